@@ -1,0 +1,402 @@
+"""The Typer app: options, completion callbacks, output routing, errors -> exit codes.
+
+Commands stay thin: parse options, call the core (catalog, query, render), route the result. Data
+goes to stdout, every message to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, NoReturn, Optional
+
+import typer
+
+from invmap import __version__, complete
+from invmap import catalog as catalog_io
+from invmap import query
+from invmap.errors import InvmapError, NotFoundError, UsageError
+from invmap.model import SOURCE_FIELDS, Catalog, Source
+from invmap.render import FIELD_HELP, FORMATS, MACHINE_FORMATS
+
+COLOR_MODES = ("auto", "always", "never")
+TABLE_ROW_CAP = 200  # a terminal table of 100,000 rows takes minutes to draw; say how many are left
+SCORED_FIELDS = (*SOURCE_FIELDS, "score")
+
+
+class InvmapGroup(typer.core.TyperGroup):
+    """Turns every InvmapError raised by a command into its message on stderr and its exit code."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InvmapError as exc:
+            report(exc)
+            raise typer.Exit(exc.exit_code) from None
+
+
+def report(exc: InvmapError) -> None:
+    lines = [f"Error: {exc.message}"]
+    if isinstance(exc, NotFoundError) and exc.candidates:
+        lines.append(f"{(exc.hint or 'candidates').capitalize()}:")
+        lines += [f"  {c}" for c in exc.candidates]
+    elif exc.hint:
+        lines.append(f"Hint: {exc.hint}")
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
+app = typer.Typer(
+    cls=InvmapGroup,
+    name="invmap",
+    help="Query a curated map of LLM-inference-engineering research: which sources address a layer, "
+    "what mechanism each proposes, and which engineering question is still open.",
+    no_args_is_help=True,
+    rich_markup_mode=None,  # plain click help: rich's help renderer costs ~60 ms on every --help
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+# --- global state -----------------------------------------------------------------------------
+
+
+@dataclass
+class State:
+    location: catalog_io.Location
+    color: str
+    _catalog: Catalog | None = None
+
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = catalog_io.load(self.location)
+        return self._catalog
+
+
+def state(ctx: typer.Context) -> State:
+    obj = ctx.find_root().obj
+    if isinstance(obj, State):
+        return obj
+    return State(catalog_io.locate(None), "auto")  # completion runs without the root callback
+
+
+def _completion_catalog(ctx: typer.Context) -> Catalog | None:
+    """The catalog for completion: `--catalog` may already be on the command line."""
+    root = ctx.find_root()
+    try:
+        return catalog_io.load(catalog_io.locate(root.params.get("catalog")))
+    except InvmapError:
+        return None  # a broken catalog completes nothing rather than printing errors into the prompt
+
+
+def _index(ctx: typer.Context) -> complete.Index | None:
+    cat = _completion_catalog(ctx)
+    if cat is None:
+        return None
+    return complete.build_index(((s.id, s.name, s.type) for s in cat.sources), dict(cat.layers))
+
+
+def complete_source(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    index = _index(ctx)
+    return complete.sources(index, incomplete) if index else []
+
+
+def complete_layer(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    index = _index(ctx)
+    return complete.layers(index, incomplete) if index else []
+
+
+def complete_type(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    index = _index(ctx)
+    return complete.types(index, incomplete) if index else []
+
+
+def complete_format(incomplete: str) -> list[tuple[str, str]]:
+    return complete.choices(FORMATS, incomplete)
+
+
+def complete_color(incomplete: str) -> list[tuple[str, str]]:
+    return complete.choices(COLOR_MODES, incomplete)
+
+
+def complete_sort(incomplete: str) -> list[tuple[str, str]]:
+    return complete.choices(query.SORT_KEYS, incomplete)
+
+
+def complete_search_in(incomplete: str) -> list[tuple[str, str]]:
+    return complete.choices(query.SEARCH_FIELDS, incomplete)
+
+
+def complete_fields(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    allowed = SCORED_FIELDS if ctx.info_name in ("search", "related") else SOURCE_FIELDS
+    return complete.fields(allowed, incomplete, FIELD_HELP)
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"invmap {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    catalog: Annotated[
+        Optional[str],
+        typer.Option("--catalog", "-c", metavar="PATH", help="Catalog file to use ('-' reads stdin). "
+                     "Default: $INVMAP_CATALOG, else the catalog shipped with invmap."),
+    ] = None,  # fmt: skip
+    color: Annotated[
+        str, typer.Option("--color", metavar="WHEN", help="Colour: auto, always or never.", autocompletion=complete_color)
+    ] = "auto",
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Print the version and exit.", callback=_version, is_eager=True)
+    ] = False,
+) -> None:
+    """Query a curated map of LLM-inference-engineering research."""
+    ctx.obj = State(catalog_io.locate(catalog), _color_mode(color))
+
+
+def _color_mode(value: str) -> str:
+    if value not in COLOR_MODES:
+        raise typer.BadParameter(f"'{value}' is not one of {', '.join(COLOR_MODES)}", param_hint="'--color'")
+    return value
+
+
+# --- shared options ---------------------------------------------------------------------------
+
+LayerOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--layer", "-l", metavar="CODE|LABEL", autocompletion=complete_layer,
+                 help="Layer code (L1..L6, P0; matches every label covering it) or part of a label. Repeat to OR."),
+]  # fmt: skip
+TypeOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--type", "-t", metavar="TYPE", autocompletion=complete_type,
+                 help="Direction/type, any case (Current, Foundational, ...). Repeat to OR."),
+]  # fmt: skip
+YearOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--year", "-y", metavar="YEARS", help="2024, 2023..2025, 2025.., ..2017 or n.d. Repeat to OR."),
+]
+FormatOpt = Annotated[
+    Optional[str],
+    typer.Option("--format", "-f", metavar="FORMAT", autocompletion=complete_format,
+                 help=f"Output format: {', '.join(FORMATS)}. Default: table on a terminal, plain in a pipe."),
+]  # fmt: skip
+JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+FieldsOpt = Annotated[
+    Optional[str],
+    typer.Option("--fields", metavar="F1,F2", autocompletion=complete_fields,
+                 help="Only these fields, in this order (see 'invmap fields')."),
+]  # fmt: skip
+ColorOpt = Annotated[
+    Optional[str],
+    typer.Option("--color", metavar="WHEN", autocompletion=complete_color, help="Colour: auto, always or never."),
+]
+SortOpt = Annotated[
+    Optional[str],
+    typer.Option("--sort", "-s", metavar="KEY", autocompletion=complete_sort,
+                 help=f"Sort by {', '.join(query.SORT_KEYS)}; undated sources sort last."),
+]  # fmt: skip
+ReverseOpt = Annotated[bool, typer.Option("--reverse", "-r", help="Reverse the order.")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="At most N results.")]
+AllOpt = Annotated[bool, typer.Option("--all", help=f"Tables: show every row (default: first {TABLE_ROW_CAP}).")]
+SourceArg = Annotated[
+    str, typer.Argument(metavar="NAME", autocompletion=complete_source,
+                        help="Id, name, Source text, arXiv id or DOI; case, spacing and small typos are forgiven.")
+]  # fmt: skip
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Output:
+    """How one command's result is written: format, fields, colour."""
+
+    fmt: str
+    fields: list[str] | None
+    color: bool
+
+    def pick(self, human: Sequence[str], machine: Sequence[str]) -> list[str]:
+        """The fields asked for, else the command's defaults for this kind of format."""
+        if self.fields is not None:
+            return self.fields
+        return list(machine if self.fmt in MACHINE_FORMATS else human)
+
+
+def output(ctx: typer.Context, fmt: str | None, json_flag: bool, fields: str | None, color: str | None,
+           allowed: Sequence[str] = SOURCE_FIELDS) -> Output:  # fmt: skip
+    from invmap.render import choose_format, parse_fields
+
+    mode = _color_mode(color) if color is not None else state(ctx).color
+    chosen = choose_format(fmt, json_flag, sys.stdout.isatty())
+    return Output(chosen, parse_fields(fields, allowed), use_color(mode, sys.stdout.isatty()))
+
+
+def use_color(mode: str, is_terminal: bool) -> bool:
+    """auto: colour only on a terminal, and never with NO_COLOR set (non-empty) or TERM=dumb."""
+    if mode != "auto":
+        return mode == "always"
+    return is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def console(color: bool) -> Any:
+    from rich.console import Console
+
+    return Console(
+        file=sys.stdout,
+        force_terminal=True if color else None,
+        no_color=not color,
+        color_system="auto" if color else None,
+        highlight=False,
+    )
+
+
+def write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def emit_records(out: Output, records: list[dict[str, Any]], fields: Sequence[str], *, title: str | None = None,
+                 show_all: bool = False) -> None:  # fmt: skip
+    from invmap import render
+
+    if out.fmt != "table":
+        write(render.render_records(records, fields, out.fmt))
+        return
+    shown = records if show_all else records[:TABLE_ROW_CAP]
+    table = render.records_table(shown, fields, title=title, more=len(records) - len(shown))
+    console(out.color).print(table)
+
+
+def emit_record(out: Output, record: dict[str, Any], fields: Sequence[str]) -> None:
+    from invmap import render
+
+    if out.fmt == "table":
+        console(out.color).print(render.record_table(record, fields))
+    else:
+        write(render.render_record(record, fields, out.fmt))
+
+
+def selected(ctx: typer.Context, layer: list[str] | None, type_: list[str] | None,
+             year: list[str] | None) -> tuple[Catalog, list[Source]]:  # fmt: skip
+    cat = state(ctx).catalog()
+    filters = query.build_filters(cat.sources, layer or (), type_ or (), year or ())
+    return cat, query.select(cat.sources, filters)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    sys.stderr.write(f"Error: {message}\n")
+    raise typer.Exit(code)
+
+
+# --- query commands ---------------------------------------------------------------------------
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    layer: LayerOpt = None,
+    type_: TypeOpt = None,
+    year: YearOpt = None,
+    sort: SortOpt = None,
+    reverse: ReverseOpt = False,
+    limit: LimitOpt = None,
+    show_all: AllOpt = False,
+    fmt: FormatOpt = None,
+    json_flag: JsonOpt = False,
+    fields: FieldsOpt = None,
+    color: ColorOpt = None,
+) -> None:
+    """List sources, filtered by layer, type and year."""
+    out = output(ctx, fmt, json_flag, fields, color)
+    _, sources = selected(ctx, layer, type_, year)
+    sources = _sorted(sources, sort, reverse)[:limit]
+    fields_ = out.pick(("id", "name", "type", "year", "layer", "mechanism"), SOURCE_FIELDS)
+    emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
+
+
+def _sorted(sources: list[Source], key: str | None, reverse: bool) -> list[Source]:
+    if key is not None and key not in query.SORT_KEYS:
+        raise UsageError(f"unknown sort key '{key}' (valid keys: {', '.join(query.SORT_KEYS)})")
+    return query.sort_sources(sources, key, reverse)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    name: SourceArg,
+    fmt: FormatOpt = None,
+    json_flag: JsonOpt = False,
+    fields: FieldsOpt = None,
+    color: ColorOpt = None,
+) -> None:
+    """Show every field of one source, found by id, name, Source text, arXiv id or DOI."""
+    out = output(ctx, fmt, json_flag, fields, color)
+    source = query.resolve(state(ctx).catalog(), name)
+    emit_record(out, source.to_dict(), out.fields or list(SOURCE_FIELDS))
+
+
+@app.command()
+def questions(
+    ctx: typer.Context,
+    layer: LayerOpt = None,
+    type_: TypeOpt = None,
+    year: YearOpt = None,
+    sort: SortOpt = None,
+    reverse: ReverseOpt = False,
+    limit: LimitOpt = None,
+    show_all: AllOpt = False,
+    fmt: FormatOpt = None,
+    json_flag: JsonOpt = False,
+    fields: FieldsOpt = None,
+    color: ColorOpt = None,
+) -> None:
+    """The unresolved engineering question of each selected source."""
+    out = output(ctx, fmt, json_flag, fields, color)
+    _, sources = selected(ctx, layer, type_, year)
+    sources = _sorted(sources, sort, reverse)[:limit]
+    fields_ = out.pick(("name", "layer", "question"), ("id", "name", "layer", "layers", "question"))
+    emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="Words to look for; order and small typos do not matter.")],
+    within: Annotated[
+        Optional[list[str]],
+        typer.Option("--in", metavar="FIELD", autocompletion=complete_search_in,
+                     help=f"Field to search: {', '.join(query.SEARCH_FIELDS)}. Repeat to widen. Default: mechanism."),
+    ] = None,  # fmt: skip
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most N results.")] = 10,
+    min_score: Annotated[float, typer.Option("--min-score", min=0, max=100, help="Drop results scoring below this.")] = 60.0,
+    layer: LayerOpt = None,
+    type_: TypeOpt = None,
+    year: YearOpt = None,
+    fmt: FormatOpt = None,
+    json_flag: JsonOpt = False,
+    fields: FieldsOpt = None,
+    color: ColorOpt = None,
+) -> None:
+    """Fuzzy-search the central mechanisms (or other fields), best first, scored 0-100."""
+    out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS)
+    searched = list(dict.fromkeys(within or ["mechanism"]))
+    unknown = [f for f in searched if f not in query.SEARCH_FIELDS]
+    if unknown:
+        raise UsageError(f"cannot search field '{unknown[0]}' (searchable: {', '.join(query.SEARCH_FIELDS)})")
+    _, sources = selected(ctx, layer, type_, year)
+    hits = query.search(sources, text, searched, limit=limit, min_score=min_score)
+    human = ["score", "id", "name", "layer", *[f for f in searched if f != "name"]]
+    emit_records(out, [{**h.source.to_dict(), "score": h.score} for h in hits], out.pick(human, SCORED_FIELDS))
+
+
+@app.command("fields")
+def fields_cmd() -> None:
+    """List the field names that --fields accepts, with their meanings."""
+    from invmap.render import fields_text
+
+    write(fields_text())

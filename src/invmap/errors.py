@@ -1,0 +1,42 @@
+"""One error hierarchy; the CLI maps each class to an exit code and a message on stderr."""
+
+from __future__ import annotations
+
+
+class InvmapError(Exception):
+    """Base class: `exit_code` is the documented process exit status."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class NotFoundError(InvmapError):
+    """No source matches, or a name matches several sources (exit 1)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, candidates: list[str] | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.candidates = candidates or []
+
+
+class UsageError(InvmapError):
+    """A value the user gave cannot be used: unknown layer, bad year, clashing options (exit 2)."""
+
+    exit_code = 2
+
+
+class CatalogError(InvmapError):
+    """The catalog cannot be read or is invalid (exit 3); `problems` lists every one found."""
+
+    exit_code = 3
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        lines = [f"{path}: {p}" for p in problems]
+        super().__init__("\n".join(lines))

@@ -1,0 +1,204 @@
+"""Catalogs in other people's formats: the seed's Markdown document (both ways) and BibTeX.
+
+`read_markdown` gives a raw table that `catalog.validate` checks exactly as it checks TOML, so an
+import is held to the same rules as `invmap check`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from invmap.errors import CatalogError
+from invmap.model import SEED_COLUMNS, Catalog, Source
+from invmap.sourcetext import derive
+
+DEFAULT_TITLE = "Imported research map"
+_BULLET = re.compile(r"^\s*[-*+]\s+")
+_DELIMITER_CELL = re.compile(r"^:?-{3,}:?$")
+
+
+def split_row(line: str) -> list[str]:
+    """`| a | b \\| c |` -> ['a', 'b | c']: unescaped pipes separate cells."""
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    cells = re.split(r"(?<!\\)\|", body)
+    return [cell.strip().replace("\\|", "|") for cell in cells]
+
+
+def escape_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def read_markdown(text: str, path: str) -> dict[str, Any]:
+    """A Markdown document with the seed's table -> a raw catalog table (not yet validated).
+
+    Text before the table is the preface (a leading `# heading` is the title), bullets after it are
+    the study procedure, other lines after it the afterword.
+    """
+    lines = text.splitlines()
+    headers = [h for h, _ in SEED_COLUMNS]
+    start = next(
+        (i for i, line in enumerate(lines[:-1]) if line.lstrip().startswith("|") and _is_delimiter(lines[i + 1])),
+        None,
+    )
+    if start is None:
+        raise CatalogError(path, ["no Markdown table found (expected a header row and a |---| row)"])
+    found = split_row(lines[start])
+    missing = [h for h in headers if h not in found]
+    if missing:
+        raise CatalogError(path, [f"table has no column {', '.join(repr(m) for m in missing)} (expected: {', '.join(headers)})"])
+    column = {key: found.index(header) for header, key in SEED_COLUMNS}
+
+    title = DEFAULT_TITLE
+    preface_lines = []
+    for line in lines[:start]:
+        if line.startswith("# ") and title == DEFAULT_TITLE and not preface_lines:
+            title = line[2:].strip()
+        elif line.strip():
+            preface_lines.append(line.strip())
+
+    sources: list[dict[str, Any]] = []
+    problems: list[str] = []
+    end = start + 2
+    while end < len(lines) and lines[end].lstrip().startswith("|"):
+        cells = split_row(lines[end])
+        row_number = end - start - 1
+        if len(cells) != len(found):
+            problems.append(f"table row {row_number} (line {end + 1}): {len(cells)} cells, expected {len(found)}")
+        else:
+            sources.append(_source_from_cells({key: cells[i] for key, i in column.items()}))
+        end += 1
+    if problems:
+        raise CatalogError(path, problems)
+    _make_ids_unique(sources)
+
+    procedure, afterword = [], []
+    for line in lines[end:]:
+        if _BULLET.match(line):
+            procedure.append(_BULLET.sub("", line).strip())
+        elif line.strip():
+            afterword.append(line.strip())
+    return {
+        "catalog": {"title": title, "preface": "\n".join(preface_lines), "procedure": procedure, "afterword": "\n".join(afterword)},
+        "sources": sources,
+    }
+
+
+def _is_delimiter(line: str) -> bool:
+    cells = split_row(line)
+    return bool(cells) and all(_DELIMITER_CELL.match(c.replace(" ", "")) for c in cells)
+
+
+def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
+    derived = derive(cells["source"])
+    entry: dict[str, Any] = {"id": derived.id, "name": derived.name, "source": cells["source"]}
+    for key in ("authors", "arxiv", "doi"):
+        if value := getattr(derived, key):
+            entry[key] = value
+    entry["type"] = cells["type"]
+    year = cells["year"]
+    if year.lower() != "n.d.":
+        entry["year"] = int(year) if year.isdigit() else year  # text stays text: validation names it
+    for key in ("layer", "mechanism", "objective", "question", "availability"):
+        entry[key] = cells[key]
+    try:
+        entry["accessed"] = dt.date.fromisoformat(cells["accessed"])
+    except ValueError:
+        entry["accessed"] = cells["accessed"]
+    return entry
+
+
+def _make_ids_unique(sources: list[dict[str, Any]]) -> None:
+    seen: dict[str, int] = {}
+    for entry in sources:
+        base = entry["id"]
+        seen[base] = seen.get(base, 0) + 1
+        if seen[base] > 1:
+            entry["id"] = f"{base}-{seen[base]}"
+
+
+def seed_cell(source: Source, key: str) -> str:
+    """A source's cell in the seed's table, as the seed writes it (`n.d.`, ISO dates)."""
+    if key == "year":
+        return source.year_text
+    if key == "accessed":
+        return source.accessed.isoformat()
+    return str(getattr(source, key))
+
+
+def to_markdown(catalog: Catalog) -> str:
+    """The seed's document: title, preface, the nine-column table, the procedure, the afterword."""
+    info = catalog.catalog
+    blocks = [f"# {info.title}"]
+    if info.preface:
+        blocks.append(info.preface)
+    rows = [
+        "| " + " | ".join(h for h, _ in SEED_COLUMNS) + " |",
+        "|" + "---|" * len(SEED_COLUMNS),
+    ]
+    rows += ["| " + " | ".join(escape_cell(seed_cell(s, key)) for _, key in SEED_COLUMNS) + " |" for s in catalog.sources]
+    blocks.append("\n".join(rows))
+    if info.procedure:
+        blocks.append("\n".join(f"- {step}" for step in info.procedure))
+    if info.afterword:
+        blocks.append(info.afterword)
+    return "\n\n".join(blocks) + "\n"
+
+
+_BIB_SPECIALS = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
+    "$": r"\$", "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}  # fmt: skip
+_BIB_SPECIAL_RE = re.compile("|".join(re.escape(k) for k in _BIB_SPECIALS))
+_WEB_TYPES = {"official project", "navigational", "companion project"}
+
+
+def bib_escape(text: str) -> str:
+    return _BIB_SPECIAL_RE.sub(lambda m: _BIB_SPECIALS[m.group(0)], text)
+
+
+def bib_authors(authors: str) -> str:
+    """`Williams, Waterman, and Patterson` -> `Williams and Waterman and Patterson`; `et al.` -> `and others`."""
+    parts = re.split(r",\s*(?:and\s+)?|\s+and\s+", authors)
+    names = ["others" if p.strip().lower() in ("et al.", "et al") else p.strip() for p in parts if p.strip()]
+    if names and names[0].lower().endswith(" et al."):
+        names = [names[0][: -len(" et al.")], "others", *names[1:]]
+    return " and ".join(bib_escape(n) if n != "others" else n for n in names)
+
+
+def bib_entry_type(source: Source) -> str:
+    if source.doi:
+        return "article"
+    if source.type.lower() in _WEB_TYPES:
+        return "online"
+    return "misc"
+
+
+def to_bibtex(catalog: Catalog) -> str:
+    """One entry per source, keyed by id; arXiv ids as eprint, DOIs as doi, titles' case kept."""
+    entries = []
+    for s in catalog.sources:
+        fields: list[tuple[str, str]] = [("title", "{" + bib_escape(s.name) + "}")]
+        if s.authors:
+            fields.append(("author", bib_authors(s.authors)))
+        if s.year is not None:
+            fields.append(("year", str(s.year)))
+        if s.arxiv:
+            fields += [("eprint", s.arxiv), ("archiveprefix", "arXiv")]
+        if s.doi:
+            fields.append(("doi", bib_escape(s.doi)))
+        if s.link:
+            fields.append(("url", s.link))
+        fields += [
+            ("urldate", s.accessed.isoformat()),
+            ("keywords", bib_escape(", ".join((*s.layers, s.type)))),
+            ("note", bib_escape(f"{s.source}. Layer: {s.layer}. {s.mechanism}")),
+        ]
+        body = ",\n".join(f"  {key} = {{{value}}}" for key, value in fields)
+        entries.append(f"@{bib_entry_type(s)}{{{s.id},\n{body}\n}}\n")
+    return "\n".join(entries)

@@ -1,0 +1,182 @@
+"""Records -> text or rich tables. Returns; never prints (the CLI decides stdout vs stderr).
+
+Records are the JSON-contract dicts of `Source.to_dict()` (plus `score` from search). rich is
+imported only by the table builders, so machine formats never load it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from invmap.errors import UsageError
+from invmap.model import SOURCE_FIELDS
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv", "markdown", "plain")
+MACHINE_FORMATS = frozenset({"json", "jsonl", "csv", "tsv"})
+
+# One-line meaning of every field, for `invmap fields` and for completion help.
+FIELD_HELP: dict[str, str] = {
+    "id": "unique lowercase kebab-case id (e.g. pagedattention, llm-d)",
+    "name": "short name (PagedAttention, vLLM)",
+    "source": "the seed's Source cell, verbatim",
+    "authors": "authors as the Source names them, or null",
+    "arxiv": "arXiv id, or null",
+    "doi": "DOI, or null",
+    "url": "link: the catalog's own, else the arXiv or DOI page, or null",
+    "type": "direction/type (Current, Foundational, Official project, ...)",
+    "year": "publication year, or null for n.d.",
+    "layer": "layer label, verbatim (L3, L2 and L3, Runtime lever)",
+    "layers": "layer codes the label covers (L1..L6, P0)",
+    "mechanism": "central mechanism",
+    "objective": "reported objective",
+    "question": "unresolved engineering question",
+    "availability": "implementation availability",
+    "accessed": "access date, YYYY-MM-DD",
+    "score": "search or related score, 0-100 (search and related only)",
+}
+HEADERS: dict[str, str] = {
+    "id": "ID", "name": "Name", "source": "Source", "authors": "Authors", "arxiv": "arXiv", "doi": "DOI",
+    "url": "URL", "type": "Type", "year": "Year", "layer": "Layer", "layers": "Codes",
+    "mechanism": "Central mechanism", "objective": "Reported objective",
+    "question": "Unresolved engineering question", "availability": "Implementation availability",
+    "accessed": "Accessed", "score": "Score",
+}  # fmt: skip
+
+
+def parse_fields(value: str | None, allowed: Sequence[str]) -> list[str] | None:
+    """`id,name,year` -> ['id', 'name', 'year']; an unknown name is a UsageError listing the valid ones."""
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"--fields needs at least one field name (valid fields: {', '.join(allowed)})")
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        word = "field" if len(unknown) == 1 else "fields"
+        raise UsageError(f"unknown {word} {', '.join(repr(n) for n in unknown)} (valid fields: {', '.join(allowed)})")
+    return list(dict.fromkeys(names))
+
+
+def choose_format(fmt: str | None, json_flag: bool, is_terminal: bool) -> str:
+    """`--json` is `--format json`; with neither, a table on a terminal and plain lines in a pipe."""
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"unknown format '{fmt}' (valid formats: {', '.join(FORMATS)})")
+    if json_flag:
+        if fmt not in (None, "json"):
+            raise UsageError(f"--json and --format {fmt} contradict each other: use one of them")
+        return "json"
+    if fmt is not None:
+        return fmt
+    return "table" if is_terminal else "plain"
+
+
+def project(records: Sequence[dict[str, Any]], fields: Sequence[str]) -> list[dict[str, Any]]:
+    return [{f: r[f] for f in fields} for r in records]
+
+
+def _machine_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ";".join(str(v) for v in value)
+    return str(value)
+
+
+def human_cell(field: str, value: Any) -> str:
+    """How a value reads in tables, plain lines and Markdown: `n.d.` for no year, lists comma-joined."""
+    if value is None:
+        return "n.d." if field == "year" else ""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if ("\t" in text or "\n" in text or "\r" in text) else text
+
+
+def render_records(records: Sequence[dict[str, Any]], fields: Sequence[str], fmt: str) -> str:
+    """Every format but `table`, for a list of records; ends with a newline unless empty."""
+    rows = project(records, fields)
+    if fmt == "json":
+        return json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if fmt in ("csv", "tsv"):
+        buffer = io.StringIO(newline="")
+        writer = csv.writer(buffer, dialect="excel" if fmt == "csv" else "excel-tab", lineterminator="\n")
+        writer.writerow(fields)
+        writer.writerows([_machine_cell(r[f]) for f in fields] for r in rows)
+        return buffer.getvalue()
+    if fmt == "markdown":
+        return markdown_table([HEADERS[f] for f in fields], [[human_cell(f, r[f]) for f in fields] for r in rows])
+    if fmt == "plain":
+        return "".join("\t".join(_one_line(human_cell(f, r[f])) for f in fields) + "\n" for r in rows)
+    raise ValueError(f"not a text format: {fmt}")
+
+
+def render_record(record: dict[str, Any], fields: Sequence[str], fmt: str) -> str:
+    """One record (`show`): JSON is an object; plain is `field:<TAB>value` lines; Markdown a two-column table."""
+    if fmt == "json":
+        return json.dumps(project([record], fields)[0], ensure_ascii=False, indent=2) + "\n"
+    if fmt == "plain":
+        return "".join(f"{f}:\t{_one_line(human_cell(f, record[f]))}\n" for f in fields)
+    if fmt == "markdown":
+        return markdown_table(["Field", "Value"], [[HEADERS[f], human_cell(f, record[f])] for f in fields])
+    return render_records([record], fields, fmt)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(_one_line(c).replace("|", "\\|") for c in cells) + " |\n"
+
+    return line(headers) + "|" + "---|" * len(headers) + "\n" + "".join(line(r) for r in rows)
+
+
+# Columns that stay narrow in a table; the long sentences share what is left.
+_NARROW = {"id", "year", "layers", "score", "accessed", "arxiv", "type"}
+
+
+def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, title: str | None = None,
+                  more: int = 0) -> Table:  # fmt: skip
+    """A rich table of records; `more` > 0 adds a caption saying how many rows were left out."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold", show_lines=False, expand=False)
+    for f in fields:
+        style = {"id": "cyan", "score": "green", "year": "magenta"}.get(f)
+        table.add_column(HEADERS[f], style=style, no_wrap=f in _NARROW, overflow="fold",
+                         justify="right" if f in ("year", "score") else "left")  # fmt: skip
+    for r in records:
+        table.add_row(*(human_cell(f, r[f]) for f in fields))
+    if more:
+        table.caption = f"{more} more; use --limit or --all, or a machine format (--format jsonl, csv)"
+    return table
+
+
+def record_table(record: dict[str, Any], fields: Sequence[str]) -> Table:
+    """`show` on a terminal: one row per field."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE, show_header=False, expand=False)
+    table.add_column("Field", style="bold", no_wrap=True)
+    table.add_column("Value", overflow="fold")
+    for f in fields:
+        table.add_row(HEADERS[f], human_cell(f, record[f]))
+    return table
+
+
+def fields_text(fields: Sequence[str] = (*SOURCE_FIELDS, "score")) -> str:
+    width = max(len(f) for f in fields)
+    return "".join(f"{f.ljust(width)}  {FIELD_HELP[f]}\n" for f in fields)
