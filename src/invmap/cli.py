@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
@@ -18,8 +18,11 @@ from invmap import __version__, complete
 from invmap import catalog as catalog_io
 from invmap import query
 from invmap.errors import InvmapError, NotFoundError, UsageError
-from invmap.model import SOURCE_FIELDS, Catalog, Source
 from invmap.render import FIELD_HELP, FORMATS, MACHINE_FORMATS
+from invmap.vocabulary import SOURCE_FIELDS
+
+if TYPE_CHECKING:  # the models load with the catalog; --help and --version never need them
+    from invmap.model import Catalog, Source
 
 COLOR_MODES = ("auto", "always", "never")
 TABLE_ROW_CAP = 200  # a terminal table of 100,000 rows takes minutes to draw; say how many are left
@@ -27,7 +30,21 @@ SCORED_FIELDS = (*SOURCE_FIELDS, "score")
 
 
 class InvmapGroup(typer.core.TyperGroup):
-    """Turns every InvmapError raised by a command into its message on stderr and its exit code."""
+    """The root command group.
+
+    Builds a subcommand only when it is used: Typer would otherwise turn every command's signature
+    into click parameters on every run (~1 ms a command), and `list` pays for `add` and `export`.
+    Turns every InvmapError raised by a command into its message on stderr and its exit code.
+    """
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        return [info.name for info in commands.registered_commands if info.name]
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+        for info in commands.registered_commands:
+            if info.name == cmd_name:
+                return typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+        return None
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
@@ -57,6 +74,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+# The subcommands, registered here and built one at a time by InvmapGroup.get_command.
+commands = typer.Typer(context_settings={"help_option_names": ["-h", "--help"]})
 
 
 # --- global state -----------------------------------------------------------------------------
@@ -296,7 +315,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
 # --- query commands ---------------------------------------------------------------------------
 
 
-@app.command("list")
+@commands.command("list")
 def list_(
     ctx: typer.Context,
     layer: LayerOpt = None,
@@ -325,7 +344,7 @@ def _sorted(sources: list[Source], key: str | None, reverse: bool) -> list[Sourc
     return query.sort_sources(sources, key, reverse)
 
 
-@app.command()
+@commands.command("show")
 def show(
     ctx: typer.Context,
     name: SourceArg,
@@ -340,7 +359,7 @@ def show(
     emit_record(out, source.to_dict(), out.fields or list(SOURCE_FIELDS))
 
 
-@app.command()
+@commands.command("questions")
 def questions(
     ctx: typer.Context,
     layer: LayerOpt = None,
@@ -363,7 +382,7 @@ def questions(
     emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
 
 
-@app.command()
+@commands.command("search")
 def search(
     ctx: typer.Context,
     text: Annotated[str, typer.Argument(help="Words to look for; order and small typos do not matter.")],
@@ -394,7 +413,7 @@ def search(
     emit_records(out, [{**h.source.to_dict(), "score": h.score} for h in hits], out.pick(human, SCORED_FIELDS))
 
 
-@app.command("fields")
+@commands.command("fields")
 def fields_cmd() -> None:
     """List the field names that --fields accepts, with their meanings."""
     from invmap.render import fields_text

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypedDict
 
-from invmap.model import LAYER_CODES
+from invmap.vocabulary import LAYER_CODES
 
 
 class Index(TypedDict):

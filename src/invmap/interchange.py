@@ -11,7 +11,8 @@ import re
 from typing import Any
 
 from invmap.errors import CatalogError
-from invmap.model import SEED_COLUMNS, Catalog, Source
+from invmap.model import Catalog, Source
+from invmap.vocabulary import SEED_COLUMNS
 from invmap.sourcetext import derive
 
 DEFAULT_TITLE = "Imported research map"

@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from invmap.errors import NotFoundError, UsageError
-from invmap.model import LAYER_CODES, LAYER_CODES_TEXT, Catalog, Source
+from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT
+
+if TYPE_CHECKING:
+    from invmap.model import Catalog, Source
 
 SEARCH_FIELDS: tuple[str, ...] = ("mechanism", "objective", "question", "name")
 SORT_KEYS: tuple[str, ...] = ("year", "name", "id", "layer", "type")

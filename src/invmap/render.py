@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from invmap.errors import UsageError
-from invmap.model import SOURCE_FIELDS
+from invmap.vocabulary import SOURCE_FIELDS
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -1,0 +1,139 @@
+"""Parsed-catalog cache and completion index, in the user's cache folder.
+
+Parsing and validating a 100,000-source catalog takes seconds; reading it back from here takes a
+fraction of one. An entry is keyed on the catalog's real path, size, mtime and invmap's version, and
+is ignored, never trusted, when missing, stale, corrupt or written by another version: the catalog
+is then parsed as if there were no cache. marshal is the format because it is built in (nothing to
+import on the TAB path), fast, and cannot run code when it reads a tampered file.
+
+`INVMAP_NO_CACHE=1` turns the cache off; `XDG_CACHE_HOME` moves it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from invmap import __version__
+
+if TYPE_CHECKING:
+    from invmap.complete import Index
+    from invmap.model import Catalog
+
+FORMAT = 1
+_RECORD_LEN = 15  # fields of model.Source; `accessed` (index 9) is stored as a date ordinal
+
+
+def enabled() -> bool:
+    return os.environ.get("INVMAP_NO_CACHE", "") in ("", "0")
+
+
+def folder() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "invmap"
+
+
+def key_of(path: str) -> list[Any] | None:
+    """What must be unchanged for an entry to count: the file, its size and mtime, our version."""
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except OSError:
+        return None
+    return [FORMAT, __version__, sys.version_info[:2], real, st.st_size, st.st_mtime_ns]
+
+
+def _entry(kind: str, key: list[Any]) -> Path:
+    digest = hashlib.sha1(key[3].encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return folder() / f"{kind}-{digest}.marshal"
+
+
+def _read(kind: str, key: list[Any]) -> Any:
+    try:
+        blob = marshal.loads(_entry(kind, key).read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(blob, dict) or blob.get("key") != _marshalable(key):
+        return None
+    return blob.get("data")
+
+
+def _marshalable(key: list[Any]) -> list[Any]:
+    return [tuple(k) if isinstance(k, tuple) else k for k in key]
+
+
+def _write(kind: str, key: list[Any], data: Any) -> None:
+    """Best effort: a cache that cannot be written (read-only home, full disk) is simply not used."""
+    target = _entry(kind, key)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(marshal.dumps({"key": _marshalable(key), "data": data}))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except (OSError, ValueError):
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def read_catalog(key: list[Any]) -> Catalog | None:
+    data = _read("catalog", key)
+    if data is None:
+        return None
+    try:
+        return _thaw(data)
+    except Exception:  # anything malformed inside a well-keyed entry: ignore it and re-parse
+        return None
+
+
+def write_catalog(key: list[Any], catalog: Catalog) -> None:
+    _write("catalog", key, _freeze(catalog))
+    write_index(key, catalog)
+
+
+def read_index(key: list[Any]) -> Index | None:
+    data = _read("index", key)
+    if not isinstance(data, dict) or not {"sources", "types", "layers"} <= data.keys():
+        return None
+    return data  # type: ignore[return-value]
+
+
+def write_index(key: list[Any], catalog: Catalog) -> None:
+    from invmap.complete import build_index
+
+    index = build_index(((s.id, s.name, s.type) for s in catalog.sources), dict(catalog.layers))
+    _write("index", key, dict(index))
+
+
+def _freeze(catalog: Catalog) -> dict[str, Any]:
+    rows = [(*s[:9], s.accessed.toordinal(), *s[10:]) for s in catalog.sources]
+    info = catalog.catalog
+    return {
+        "catalog": [info.title, info.preface, list(info.procedure), info.afterword],
+        "layers": dict(catalog.layers),
+        "sources": rows,
+    }
+
+
+def _thaw(data: dict[str, Any]) -> Catalog:
+    import datetime as dt
+
+    from invmap.model import Catalog, CatalogInfo, Source
+
+    date = dt.date.fromordinal
+    sources = []
+    for row in data["sources"]:
+        if len(row) != _RECORD_LEN:
+            raise ValueError("record of the wrong length")
+        sources.append(Source(*row[:9], date(row[9]), *row[10:]))
+    title, preface, procedure, afterword = data["catalog"]
+    info = CatalogInfo.model_construct(title=title, preface=preface, procedure=procedure, afterword=afterword)
+    return Catalog.model_construct(catalog=info, layers=data["layers"], sources=sources)
