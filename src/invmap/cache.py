@@ -4,18 +4,17 @@ Parsing and validating a 100,000-source catalog takes seconds; reading it back f
 fraction of one. An entry is keyed on the catalog's real path, size, mtime and invmap's version, and
 is ignored, never trusted, when missing, stale, corrupt or written by another version: the catalog
 is then parsed as if there were no cache. marshal is the format because it is built in (nothing to
-import on the TAB path), fast, and cannot run code when it reads a tampered file.
+import on the TAB path, which is also why paths here are plain strings, not pathlib), fast, and cannot run code when it reads a tampered file.
 
 `INVMAP_NO_CACHE=1` turns the cache off; `XDG_CACHE_HOME` moves it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import sys
-from pathlib import Path
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from invmap import __version__
@@ -32,9 +31,9 @@ def enabled() -> bool:
     return os.environ.get("INVMAP_NO_CACHE", "") in ("", "0")
 
 
-def folder() -> Path:
+def folder() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "invmap"
+    return os.path.join(base, "invmap")
 
 
 def key_of(path: str) -> list[Any] | None:
@@ -47,14 +46,16 @@ def key_of(path: str) -> list[Any] | None:
     return [FORMAT, __version__, sys.version_info[:2], real, st.st_size, st.st_mtime_ns]
 
 
-def _entry(kind: str, key: list[Any]) -> Path:
-    digest = hashlib.sha1(key[3].encode("utf-8", "surrogateescape")).hexdigest()[:20]
-    return folder() / f"{kind}-{digest}.marshal"
+def _entry(kind: str, key: list[Any]) -> str:
+    # A short name for the catalog's path; a collision only costs a miss, since the key is checked.
+    digest = zlib.crc32(key[3].encode("utf-8", "surrogateescape"))
+    return os.path.join(folder(), f"{kind}-{digest:08x}.marshal")
 
 
 def _read(kind: str, key: list[Any]) -> Any:
     try:
-        blob = marshal.loads(_entry(kind, key).read_bytes())
+        with open(_entry(kind, key), "rb") as handle:
+            blob = marshal.loads(handle.read())
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if not isinstance(blob, dict) or blob.get("key") != _marshalable(key):
@@ -69,9 +70,9 @@ def _marshalable(key: list[Any]) -> list[Any]:
 def _write(kind: str, key: list[Any], data: Any) -> None:
     """Best effort: a cache that cannot be written (read-only home, full disk) is simply not used."""
     target = _entry(kind, key)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = f"{target}.{os.getpid()}.tmp"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder(), exist_ok=True)
         with open(tmp, "wb") as handle:
             handle.write(marshal.dumps({"key": _marshalable(key), "data": data}))
             handle.flush()
@@ -79,7 +80,7 @@ def _write(kind: str, key: list[Any], data: Any) -> None:
         os.replace(tmp, target)
     except (OSError, ValueError):
         try:
-            tmp.unlink()
+            os.unlink(tmp)
         except OSError:
             pass
 

@@ -18,15 +18,14 @@ from invmap import __version__, complete
 from invmap import catalog as catalog_io
 from invmap import query
 from invmap.errors import InvmapError, NotFoundError, UsageError
-from invmap.render import FIELD_HELP, FORMATS, MACHINE_FORMATS
-from invmap.vocabulary import SOURCE_FIELDS
+from invmap.render import FORMATS, MACHINE_FORMATS
+from invmap.vocabulary import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
 
 if TYPE_CHECKING:  # the models load with the catalog; --help and --version never need them
     from invmap.model import Catalog, Source
 
 COLOR_MODES = ("auto", "always", "never")
 TABLE_ROW_CAP = 200  # a terminal table of 100,000 rows takes minutes to draw; say how many are left
-SCORED_FIELDS = (*SOURCE_FIELDS, "score")
 
 
 class InvmapGroup(typer.core.TyperGroup):

@@ -32,19 +32,31 @@ def build_index(sources: Iterable[tuple[str, str, str]], layer_titles: dict[str,
 
 
 def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    """Ids whose id or name starts with what was typed, case-insensitively; the name is the help."""
-    typed = incomplete.casefold()
-    return [(i, n) for i, n in index["sources"] if i.startswith(typed) or n.casefold().startswith(typed)]
+    """Ids starting with what was typed (the name as help); else one-word names (`Pag` -> PagedAttention).
+
+    Typer keeps only values that start with the typed text, case and all, so a name is offered
+    when the typed text matches it and no id; names with spaces would split into words in bash.
+    """
+    ids = [(i, n) for i, n in index["sources"] if i.startswith(incomplete)]
+    if ids or not incomplete:
+        return ids
+    return [(n, i) for i, n in index["sources"] if n.startswith(incomplete) and not any(c.isspace() for c in n)]
 
 
 def layers(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    typed = incomplete.casefold()
-    return [(code, title) for code, title in index["layers"].items() if code.casefold().startswith(typed)]
+    """Layer codes with their titles; lowercase ones when the typed text is lowercase (`l` -> l1, l2, ...)."""
+    return _either_case(list(index["layers"].items()), incomplete)
 
 
 def types(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    typed = incomplete.casefold()
-    return [(t, "") for t in index["types"] if t.casefold().startswith(typed)]
+    return _either_case([(t, "") for t in index["types"]], incomplete)
+
+
+def _either_case(items: list[tuple[str, str]], incomplete: str) -> list[tuple[str, str]]:
+    exact = [(v, h) for v, h in items if v.startswith(incomplete)]
+    if exact:
+        return exact
+    return [(v.lower(), h) for v, h in items if v.lower().startswith(incomplete)]
 
 
 def choices(values: Sequence[str], incomplete: str, helps: dict[str, str] | None = None) -> list[tuple[str, str]]:

@@ -7,6 +7,14 @@ import sys
 
 
 def main() -> None:
+    if os.environ.get("_INVMAP_COMPLETE"):
+        # A TAB press: answer from the completion index without importing typer, if we can.
+        from invmap.fastcomplete import answer
+
+        code = answer()
+        if code is not None:
+            sys.stdout.flush()
+            os._exit(code)  # skip interpreter teardown too: every millisecond of a TAB is felt
     try:
         from invmap.cli import app
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from invmap.errors import UsageError
-from invmap.vocabulary import SOURCE_FIELDS
+from invmap.vocabulary import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -21,26 +21,6 @@ if TYPE_CHECKING:
 FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv", "markdown", "plain")
 MACHINE_FORMATS = frozenset({"json", "jsonl", "csv", "tsv"})
 
-# One-line meaning of every field, for `invmap fields` and for completion help.
-FIELD_HELP: dict[str, str] = {
-    "id": "unique lowercase kebab-case id (e.g. pagedattention, llm-d)",
-    "name": "short name (PagedAttention, vLLM)",
-    "source": "the seed's Source cell, verbatim",
-    "authors": "authors as the Source names them, or null",
-    "arxiv": "arXiv id, or null",
-    "doi": "DOI, or null",
-    "url": "link: the catalog's own, else the arXiv or DOI page, or null",
-    "type": "direction/type (Current, Foundational, Official project, ...)",
-    "year": "publication year, or null for n.d.",
-    "layer": "layer label, verbatim (L3, L2 and L3, Runtime lever)",
-    "layers": "layer codes the label covers (L1..L6, P0)",
-    "mechanism": "central mechanism",
-    "objective": "reported objective",
-    "question": "unresolved engineering question",
-    "availability": "implementation availability",
-    "accessed": "access date, YYYY-MM-DD",
-    "score": "search or related score, 0-100 (search and related only)",
-}
 HEADERS: dict[str, str] = {
     "id": "ID", "name": "Name", "source": "Source", "authors": "Authors", "arxiv": "arXiv", "doi": "DOI",
     "url": "URL", "type": "Type", "year": "Year", "layer": "Layer", "layers": "Codes",
@@ -177,6 +157,6 @@ def record_table(record: dict[str, Any], fields: Sequence[str]) -> Table:
     return table
 
 
-def fields_text(fields: Sequence[str] = (*SOURCE_FIELDS, "score")) -> str:
+def fields_text(fields: Sequence[str] = SCORED_FIELDS) -> str:
     width = max(len(f) for f in fields)
     return "".join(f"{f.ljust(width)}  {FIELD_HELP[f]}\n" for f in fields)

@@ -66,3 +66,27 @@ SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Implementation availability", "availability"),
     ("Accessed", "accessed"),
 )
+
+# Fields of search and related results: a source's, plus its score.
+SCORED_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score")
+
+# One-line meaning of every field, for `invmap fields` and for completion help.
+FIELD_HELP: dict[str, str] = {
+    "id": "unique lowercase kebab-case id (e.g. pagedattention, llm-d)",
+    "name": "short name (PagedAttention, vLLM)",
+    "source": "the seed's Source cell, verbatim",
+    "authors": "authors as the Source names them, or null",
+    "arxiv": "arXiv id, or null",
+    "doi": "DOI, or null",
+    "url": "link: the catalog's own, else the arXiv or DOI page, or null",
+    "type": "direction/type (Current, Foundational, Official project, ...)",
+    "year": "publication year, or null for n.d.",
+    "layer": "layer label, verbatim (L3, L2 and L3, Runtime lever)",
+    "layers": "layer codes the label covers (L1..L6, P0)",
+    "mechanism": "central mechanism",
+    "objective": "reported objective",
+    "question": "unresolved engineering question",
+    "availability": "implementation availability",
+    "accessed": "access date, YYYY-MM-DD",
+    "score": "search or related score, 0-100 (search and related only)",
+}

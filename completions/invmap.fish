@@ -1,0 +1,1 @@
+complete --command invmap --no-files --arguments "(env _INVMAP_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) invmap)" --condition "env _INVMAP_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) invmap"
