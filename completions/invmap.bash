@@ -1,4 +1,3 @@
-
 _invmap_completion() {
     local IFS=$'
 '
@@ -9,4 +8,3 @@ _invmap_completion() {
 }
 
 complete -o default -F _invmap_completion invmap
-

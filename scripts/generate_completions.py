@@ -24,7 +24,8 @@ def script(shell: str) -> str:
 def main() -> None:
     folder = Path(__file__).resolve().parent.parent / "completions"
     for shell, name in SCRIPTS.items():
-        (folder / name).write_text(script(shell), encoding="utf-8")
+        # Stripped, as `invmap --show-completion` prints them: `#compdef` must open the zsh file.
+        (folder / name).write_text(script(shell).strip() + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

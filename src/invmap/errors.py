@@ -39,4 +39,6 @@ class CatalogError(InvmapError):
         self.path = path
         self.problems = problems
         lines = [f"{path}: {p}" for p in problems]
+        if len(lines) > 1:  # one line a problem, each naming the file, under a count
+            lines.insert(0, f"{path} has {len(lines)} problems:")
         super().__init__("\n".join(lines))

@@ -1,0 +1,84 @@
+"""Shared fixtures: run invmap through CliRunner and as the installed program, isolated from the user.
+
+Every test gets its own cache folder and no INVMAP_CATALOG, so results never depend on the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from invmap.cli import app
+
+ASSETS = Path(__file__).parent / "assets"
+SEED = ASSETS / "seed.md"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def installed_invmap() -> str:
+    """The `invmap` console script of the environment running the tests."""
+    beside = Path(sys.executable).with_name("invmap")
+    found = str(beside) if beside.exists() else shutil.which("invmap")
+    if not found:
+        pytest.fail("the invmap console script is not installed in this environment (pip install '.[test]')")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.delenv("INVMAP_CATALOG", raising=False)
+    monkeypatch.delenv("INVMAP_NO_CACHE", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("TERM", "xterm-256color")
+    return cache
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli():
+    """invmap in-process through Typer's CliRunner: cli('list', '--json')."""
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+        result = runner.invoke(app, list(args), input=input, env=env, prog_name="invmap")
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return Result(result.exit_code, result.stdout, result.stderr)
+
+    return run
+
+
+@pytest.fixture
+def sh():
+    """The installed invmap as a real subprocess: sh('list', '--json')."""
+    program = installed_invmap()
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, cwd: str | None = None) -> Result:
+        full_env = {**os.environ, **(env or {})}
+        done = subprocess.run([program, *args], input=input, capture_output=True, text=True, env=full_env, cwd=cwd)
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    return run
+
+
+def seed_rows() -> list[dict[str, str]]:
+    """The seed's table read independently of invmap: header names -> cells."""
+    lines = [l for l in SEED.read_text(encoding="utf-8").splitlines() if l.startswith("|")]
+    header = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+    return [dict(zip(header, (c.strip() for c in l.strip().strip("|").split("|")))) for l in lines[2:]]

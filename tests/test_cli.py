@@ -1,0 +1,273 @@
+"""The four query commands through the real CLI: records, exit codes, messages, stdout vs stderr."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import installed_invmap
+
+KEYS = ["id", "name", "source", "authors", "arxiv", "doi", "url", "type", "year", "layer", "layers",
+        "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
+ALL_IDS = None
+
+
+def ids(result) -> list[str]:
+    assert result.code == 0, result.err
+    assert result.err == ""
+    return [r["id"] for r in json.loads(result.out)]
+
+
+def all_records(cli) -> list[dict]:
+    return json.loads(cli("list", "--json").out)
+
+
+# --- list and its filters -----------------------------------------------------------------------
+
+
+def test_list_json_contract(cli):
+    records = all_records(cli)
+    assert len(records) == 30
+    assert all(list(r) == KEYS for r in records)
+    paged = next(r for r in records if r["id"] == "pagedattention")
+    assert paged == {
+        "id": "pagedattention", "name": "PagedAttention", "source": "PagedAttention, Kwon et al.",
+        "authors": "Kwon et al.", "arxiv": None, "doi": None, "url": None, "type": "Current", "year": 2023,
+        "layer": "L3", "layers": ["L3"], "mechanism": "Map logical KV blocks to physical blocks.",
+        "objective": "Improve memory management for generative-model serving.",
+        "question": "Which allocation and eviction rule avoids capacity loss for the workload?",
+        "availability": "vLLM public project.", "accessed": "2026-08-07",
+    }  # fmt: skip
+    vllm = next(r for r in records if r["id"] == "vllm")
+    assert vllm["year"] is None and vllm["layers"] == ["L2", "L3"]
+    assert next(r for r in records if r["id"] == "mooncake")["url"] == "https://arxiv.org/abs/2407.00079"
+    assert next(r for r in records if r["id"] == "bullet")["url"] == "https://doi.org/10.1145/3779212.3790135"
+    assert next(r for r in records if r["id"] == "llm-d")["layers"] == ["L4", "L5", "L6"]
+
+
+def test_layer_code_matches_every_label_covering_it(cli):
+    assert ids(cli("list", "--layer", "L3", "--json")) == ["pagedattention", "vllm", "vattention", "mooncake",
+                                                            "sglang", "lmcache"]  # fmt: skip
+    assert ids(cli("list", "--layer", "l5", "--json")) == ["mooncake", "lmcache", "distserve", "smartgen",
+                                                            "towards-load-aware-prefill-deflection", "llm-d"]  # fmt: skip
+    assert ids(cli("list", "-l", "L6", "--json")) == ["llm-d", "practical-bayesian-optimization-of-machine-learning-algorithms"]
+    assert ids(cli("list", "--layer", "P0", "--json")) == ["inference-engineering", "inference-bottleneck-lab", "kv-policy-lab"]
+
+
+def test_layer_free_text_fragment(cli):
+    assert ids(cli("list", "--layer", "runtime lever", "--json")) == [
+        "fast-inference-from-transformers-via-speculative-decoding",
+        "accelerating-large-language-model-decoding-with-speculative-sampling",
+    ]
+    assert ids(cli("list", "--layer", "Transformer anatomy", "--json")) == ["attention-is-all-you-need"]
+
+
+@pytest.mark.parametrize("value", ["L9", "P1", "banana"])
+def test_unknown_layer_is_a_usage_error(cli, value):
+    result = cli("list", "--layer", value)
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith(f"Error: unknown layer '{value}': use a code (L1, L2, L3, L4, L5, L6, P0) or part of a layer label")
+    assert "Runtime lever" in result.err
+
+
+def test_type_filter_any_case_and_or(cli):
+    assert ids(cli("list", "--type", "official PROJECT", "--json")) == ["vllm", "sglang", "llm-d"]
+    both = ids(cli("list", "-t", "survey", "-t", "speculative", "--json"))
+    assert both == ["system-aware-kv-cache-optimization-survey", "practical-bayesian-optimization-of-machine-learning-algorithms"]
+
+
+def test_unknown_type_names_valid_types(cli):
+    result = cli("list", "--type", "blog")
+    assert result.code == 2
+    assert result.err == ("Error: unknown type 'blog' (valid types: Companion project, Current, Foundational, "
+                          "Navigational, Official project, Speculative, Survey)\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "years, expected",
+    [
+        (["2008"], ["roofline"]),
+        (["..2012"], ["roofline", "practical-bayesian-optimization-of-machine-learning-algorithms"]),
+        (["2022..2022"], ["flashattention", "orca"]),
+        (["n.d."], ["official-inference-engineering-guide", "vllm", "sglang", "llm-d"]),
+        (["2008", "n.d."], ["official-inference-engineering-guide", "roofline", "vllm", "sglang", "llm-d"]),
+    ],
+)
+def test_year_filter(cli, years, expected):
+    args = [a for y in years for a in ("--year", y)]
+    assert ids(cli("list", *args, "--json")) == expected
+
+
+def test_open_ended_year_range(cli):
+    records = json.loads(cli("list", "--year", "2026..", "--json").out)
+    assert len(records) == 8 and all(r["year"] == 2026 for r in records)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("2025..2023", "Error: reversed year range '2025..2023': write 2023..2025\n"),
+    ("20x4", "Error: malformed year '20x4' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
+    ("..", "Error: malformed year '..' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
+    ("2024..2025..2026", "Error: malformed year '2024..2025..2026' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
+])  # fmt: skip
+def test_bad_years_are_usage_errors(cli, value, message):
+    result = cli("list", "--year", value)
+    assert (result.code, result.out, result.err) == (2, "", message)
+
+
+def test_different_options_and(cli):
+    assert ids(cli("list", "--layer", "L3", "--type", "official project", "--json")) == ["vllm", "sglang"]
+    assert ids(cli("list", "--layer", "L2", "--year", "2024", "--json")) == ["sarathi-serve", "nanoflow"]
+
+
+def test_empty_result_is_an_empty_array_and_success(cli):
+    result = cli("list", "--layer", "L1", "--year", "2026", "--json")
+    assert (result.code, result.out, result.err) == (0, "[]\n", "")
+    assert cli("questions", "--layer", "L1", "--year", "2026", "--json").out == "[]\n"
+
+
+# --- show ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("pagedattention", "pagedattention"), ("PagedAttention", "pagedattention"), ("paged attention", "pagedattention"),
+    ("PagedAtention", "pagedattention"), ("sarathi", "sarathi-serve"), ("2407.00079", "mooncake"),
+    ("arXiv:2407.00079", "mooncake"), ("llm-d", "llm-d"), ("LLM D", "llm-d"), ("10.1145/3731569.3764815", "aegaeon"),
+    ("vLLM documentation and public source", "vllm"), ("Roofline, Williams, Waterman, and Patterson", "roofline"),
+    ("vatention", "vattention"), ("distserv", "distserve"),
+])  # fmt: skip
+def test_show_finds_one_source(cli, name, expected):
+    result = cli("show", name, "--json")
+    assert result.code == 0 and result.err == ""
+    assert json.loads(result.out)["id"] == expected
+
+
+def test_show_json_is_one_object_with_every_key(cli):
+    record = json.loads(cli("show", "mooncake", "--json").out)
+    assert list(record) == KEYS and record["arxiv"] == "2407.00079"
+
+
+def test_show_ambiguous_lists_candidates_and_never_guesses(cli):
+    result = cli("show", "Speculative")
+    assert (result.code, result.out) == (1, "")
+    assert result.err == (
+        "Error: 'Speculative' is ambiguous: it matches 2 sources\n"
+        "Be more specific, or use an id:\n"
+        "  Fast Inference from Transformers via Speculative Decoding (fast-inference-from-transformers-via-speculative-decoding)\n"
+        "  Accelerating Large Language Model Decoding with Speculative Sampling (accelerating-large-language-model-decoding-with-speculative-sampling)\n"
+    )
+    flash = cli("show", "flash")
+    assert flash.code == 1 and "FlashAttention (flashattention)" in flash.err and "FlashInfer (flashinfer)" in flash.err
+
+
+def test_show_no_match_suggests(cli):
+    result = cli("show", "pagedattn-v2-ultra")
+    assert (result.code, result.out) == (1, "")
+    assert result.err.startswith("Error: no source matches 'pagedattn-v2-ultra'\nDid you mean:\n  PagedAttention (pagedattention)\n")
+    nothing = cli("show", "qqqqqqqq")
+    assert nothing.code == 1 and nothing.err.startswith("Error: no source matches 'qqqqqqqq'\n")
+
+
+def test_show_plain_and_table(cli):
+    plain = cli("show", "pagedattention").out.splitlines()  # not a terminal: plain field lines
+    assert plain[0] == "id:\tpagedattention" and "question:\tWhich allocation and eviction rule avoids capacity loss for the workload?" in plain
+    table = cli("show", "pagedattention", "--format", "table").out
+    assert "Unresolved engineering question" in table and "PagedAttention" in table
+
+
+# --- questions -------------------------------------------------------------------------------------
+
+
+def test_questions_default_and_json(cli):
+    records = json.loads(cli("questions", "--layer", "L5", "--json").out)
+    assert [list(r) for r in records] == [["id", "name", "layer", "layers", "question"]] * 6
+    assert records[0] == {"id": "mooncake", "name": "Mooncake", "layer": "L3 and L5", "layers": ["L3", "L5"],
+                          "question": "When do cache-tier and handoff costs outweigh reduced phase interference?"}  # fmt: skip
+    plain = cli("questions", "--layer", "L4").out.splitlines()
+    assert plain[0] == "Aegaeon\tL4\tWhich qualified profiles can share capacity without hiding model-specific objectives?"
+    table = cli("questions", "--layer", "L4", "--format", "table").out
+    assert "Unresolved engineering question" in table and "Aegaeon" in table
+
+
+# --- search ----------------------------------------------------------------------------------------
+
+
+def test_search_robust_to_typos_and_word_order(cli):
+    for text in ("virtaul memroy", "memory virtual"):
+        hits = json.loads(cli("search", text, "--json").out)
+        assert hits[0]["id"] == "vattention"
+        assert list(hits[0]) == [*KEYS, "score"]
+    scores = [h["score"] for h in json.loads(cli("search", "kv cache offload", "--json").out)]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 100 for s in scores)
+
+
+def test_search_limit_filters_and_widening(cli):
+    assert len(json.loads(cli("search", "prefill decode", "--limit", "2", "--json").out)) == 2
+    only_l5 = json.loads(cli("search", "prefill decode", "--layer", "L5", "--json").out)
+    assert only_l5 and all("L5" in h["layers"] for h in only_l5)
+    # "Bullet" is a name, not in any mechanism: --in name widens the search to it.
+    assert not any(h["id"] == "bullet" and h["score"] == 100 for h in json.loads(cli("search", "bullet", "--json").out))
+    assert json.loads(cli("search", "bullet", "--in", "name", "--json").out)[0]["id"] == "bullet"
+    assert json.loads(cli("search", "goodput", "--in", "objective", "--json").out)[0]["id"] == "distserve"
+
+
+def test_search_nothing_found_is_empty_success(cli):
+    assert (cli("search", "zzzzqqqq", "--json").out, cli("search", "zzzzqqqq", "--json").code) == ("[]\n", 0)
+
+
+def test_search_bad_field(cli):
+    result = cli("search", "kv", "--in", "colour")
+    assert result.code == 2 and result.err == "Error: cannot search field 'colour' (searchable: mechanism, objective, question, name)\n"
+
+
+# --- the installed program ---------------------------------------------------------------------------
+
+
+def test_version(cli, sh):
+    from invmap import __version__
+
+    assert cli("--version").out == f"invmap {__version__}\n"
+    assert sh("--version").out == f"invmap {__version__}\n"
+
+
+def test_subprocess_layer_filter_and_exit_codes(sh):
+    result = sh("list", "--layer", "L3", "--json")
+    assert (result.code, result.err) == (0, "")
+    assert [r["id"] for r in json.loads(result.out)] == ["pagedattention", "vllm", "vattention", "mooncake", "sglang", "lmcache"]
+    assert sh("show", "Speculative").code == 1
+    assert sh("list", "--layer", "L9").code == 2
+    assert sh("list", "--year", "2025..2023").code == 2
+    assert json.loads(sh("show", "PagedAtention", "--json").out)["id"] == "pagedattention"
+    assert json.loads(sh("search", "virtaul memroy", "--json").out)[0]["id"] == "vattention"
+    assert len(json.loads(sh("questions", "--json").out)) == 30
+
+
+def test_python_dash_m(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "invmap", "list", "--layer", "L6", "--fields", "id"],
+                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.splitlines() == ["llm-d", "practical-bayesian-optimization-of-machine-learning-algorithms"]
+
+
+def test_pipe_output_has_no_ansi_and_head_ends_quietly(tmp_path):
+    program = installed_invmap()
+    done = subprocess.run(f"'{program}' list | head -1; echo \"rc=${{PIPESTATUS[0]}}\"", shell=True, executable="/bin/bash",
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("official-inference-engineering-guide\t") and lines[1] == "rc=0"
+    # A big table into a closed pipe ends quietly too.
+    done = subprocess.run(f"'{program}' list --format table --color always | head -c 10 >/dev/null", shell=True,
+                          executable="/bin/bash", capture_output=True, text=True)  # fmt: skip
+    assert done.stderr == ""
+    plain = subprocess.run([program, "list", "--format", "table"], capture_output=True, text=True).stdout
+    assert "\x1b[" not in plain
+
+
+def test_usage_errors_from_click_exit_2(cli):
+    result = cli("list", "--limit", "0")
+    assert result.code == 2 and result.out == ""
+    assert cli("frobnicate").code == 2
+    assert cli("show").code == 2
