@@ -286,8 +286,8 @@ def emit_records(out: Output, records: list[dict[str, Any]], fields: Sequence[st
         write(render.render_records(records, fields, out.fmt))
         return
     shown = records if show_all else records[:TABLE_ROW_CAP]
-    table = render.records_table(shown, fields, title=title, more=len(records) - len(shown))
-    console(out.color).print(table)
+    screen = console(out.color)
+    screen.print(render.records_table(shown, fields, width=screen.width, title=title, more=len(records) - len(shown)))
 
 
 def emit_record(out: Output, record: dict[str, Any], fields: Sequence[str]) -> None:

@@ -122,23 +122,51 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return line(headers) + "|" + "---|" * len(headers) + "\n" + "".join(line(r) for r in rows)
 
 
-# Columns that stay narrow in a table; the long sentences share what is left.
-_NARROW = {"id", "year", "layers", "score", "accessed", "arxiv", "type"}
+# Table layout: short columns get their content's width up to a cap; the long sentences share the rest.
+_CAPS = {"id": 24, "name": 22, "type": 17, "layer": 12, "year": 4, "score": 5, "layers": 14, "accessed": 10,
+         "arxiv": 10, "doi": 24, "authors": 20, "url": 32}  # fmt: skip
+_SENTENCES = {"mechanism", "objective", "question", "availability", "source"}
 
 
-def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, title: str | None = None,
+def column_widths(rows: Sequence[Sequence[str]], fields: Sequence[str], total: int) -> list[int]:
+    """Widths for a table `total` columns wide (3 a column and 1 for the edges go to padding and rules)."""
+    natural = [max([len(HEADERS[f])] + [len(r[i]) for r in rows]) for i, f in enumerate(fields)]
+    sentences = [i for i, f in enumerate(fields) if f in _SENTENCES]
+    short = [i for i, f in enumerate(fields) if f not in _SENTENCES]
+    widths = [0 if f in _SENTENCES else min(n, _CAPS.get(f, 20)) for n, f in zip(natural, fields)]
+    room = total - 3 * len(fields) - 2
+    wanted = room - 16 * len(sentences)  # what the short columns may take and still leave sentences 16 each
+    squeezable = [i for i in short if fields[i] not in ("year", "score")]
+    while sum(widths[i] for i in short) > wanted and any(widths[i] > 6 for i in squeezable):
+        widest = max(squeezable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    spare = room - sum(widths)
+    if not sentences:  # nothing to share with: let capped columns grow back towards their content
+        for i in short:
+            extra = min(natural[i] - widths[i], max(spare, 0))
+            widths[i] += extra
+            spare -= extra
+    for rank, i in enumerate(sentences):
+        share = spare // (len(sentences) - rank)
+        widths[i] = max(min(natural[i], share), 16)
+        spare -= widths[i]
+    return widths
+
+
+def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, width: int, title: str | None = None,
                   more: int = 0) -> Table:  # fmt: skip
-    """A rich table of records; `more` > 0 adds a caption saying how many rows were left out."""
+    """A rich table of records `width` columns wide; `more` > 0 adds a caption saying how many rows were left out."""
     from rich import box
     from rich.table import Table
 
-    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold", show_lines=False, expand=False)
-    for f in fields:
+    rows = [[human_cell(f, r[f]) for f in fields] for r in records]
+    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold", show_lines=False)
+    for f, w in zip(fields, column_widths(rows, fields, width)):
         style = {"id": "cyan", "score": "green", "year": "magenta"}.get(f)
-        table.add_column(HEADERS[f], style=style, no_wrap=f in _NARROW, overflow="fold",
+        table.add_column(HEADERS[f], style=style, width=w, overflow="fold",
                          justify="right" if f in ("year", "score") else "left")  # fmt: skip
-    for r in records:
-        table.add_row(*(human_cell(f, r[f]) for f in fields))
+    for row in rows:
+        table.add_row(*row)
     if more:
         table.caption = f"{more} more; use --limit or --all, or a machine format (--format jsonl, csv)"
     return table

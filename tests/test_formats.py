@@ -1,0 +1,188 @@
+"""Output formats parsed back, field selection, sorting, colour rules, clashing options."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pty
+import subprocess
+
+import pytest
+
+from conftest import installed_invmap
+
+FIELDS = ["id", "name", "source", "authors", "arxiv", "doi", "url", "type", "year", "layer", "layers",
+          "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
+
+
+@pytest.fixture
+def records(cli) -> list[dict]:
+    return json.loads(cli("list", "--json").out)
+
+
+def as_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ";".join(value)
+    return str(value)
+
+
+def test_jsonl_is_one_object_per_line(cli, records):
+    lines = cli("list", "--format", "jsonl").out.splitlines()
+    assert [json.loads(line) for line in lines] == records
+
+
+@pytest.mark.parametrize("fmt, delimiter", [("csv", ","), ("tsv", "\t")])
+def test_csv_and_tsv_parse_back_to_the_catalog(cli, records, fmt, delimiter):
+    out = cli("list", "--format", fmt).out
+    rows = list(csv.reader(io.StringIO(out), delimiter=delimiter))
+    assert rows[0] == FIELDS
+    assert rows[1:] == [[as_text(r[f]) for f in FIELDS] for r in records]
+    roofline = next(r for r in csv.DictReader(io.StringIO(out), delimiter=delimiter) if r["id"] == "roofline")
+    assert roofline["source"] == "Roofline, Williams, Waterman, and Patterson"  # quoted, commas kept
+    llmd = next(r for r in csv.DictReader(io.StringIO(out), delimiter=delimiter) if r["id"] == "llm-d")
+    assert llmd["layers"] == "L4;L5;L6" and llmd["year"] == ""
+
+
+def test_markdown_is_a_table_with_every_row(cli):
+    out = cli("list", "--format", "markdown", "--fields", "id,name,year").out.splitlines()
+    assert out[0] == "| ID | Name | Year |" and out[1] == "|---|---|---|"
+    assert out[2] == "| official-inference-engineering-guide | Official Inference Engineering guide | n.d. |"
+    assert len(out) == 32
+
+
+def test_plain_is_one_line_per_source_without_wrapping(cli):
+    out = cli("list", "--format", "plain").out.splitlines()
+    assert len(out) == 30
+    assert out[11] == ("vattention\tvAttention\tCurrent\t2024\tL3\tUse virtual-memory-style KV management without "
+                       "committing to one paged-attention kernel design.")  # fmt: skip
+    assert all("│" not in line and "─" not in line for line in out)
+
+
+@pytest.mark.parametrize("command", [["list"], ["questions"], ["search", "kv cache"], ["show", "mooncake"]])
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv", "tsv", "markdown", "plain", "table"])
+def test_every_command_speaks_every_format(cli, command, fmt):
+    result = cli(*command, "--format", fmt, "--fields", "id,name")
+    assert result.code == 0 and result.err == "" and result.out
+
+
+def test_fields_select_and_order_every_format(cli):
+    assert json.loads(cli("list", "--layer", "L1", "--fields", "year,id", "--json").out) == [
+        {"year": 2008, "id": "roofline"}, {"year": 2022, "id": "flashattention"}, {"year": 2025, "id": "flashinfer"}]
+    assert cli("list", "--layer", "L1", "--fields", "id,year", "--format", "csv").out == (
+        "id,year\nroofline,2008\nflashattention,2022\nflashinfer,2025\n")
+    assert cli("list", "-l", "L1", "--fields", "layers,id", "--format", "tsv").out.splitlines()[1] == "L1\troofline"
+    assert json.loads(cli("show", "llm-d", "--fields", "name,layers", "--json").out) == {"name": "llm-d", "layers": ["L4", "L5", "L6"]}
+    assert cli("questions", "-l", "L6", "--fields", "id", "--format", "plain").out == (
+        "llm-d\npractical-bayesian-optimization-of-machine-learning-algorithms\n")
+    hit = json.loads(cli("search", "virtual memory", "--fields", "id,score", "--limit", "1", "--json").out)
+    assert list(hit[0]) == ["id", "score"] and hit[0]["id"] == "vattention"
+
+
+def test_unknown_field_is_a_usage_error_listing_valid_fields(cli):
+    result = cli("list", "--fields", "id,colour")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"Error: unknown field 'colour' (valid fields: {', '.join(FIELDS)})\n"
+    # score exists only where there is one
+    assert cli("list", "--fields", "score").code == 2
+    assert "valid fields:" in cli("questions", "--fields", "score", "--json").err
+    assert cli("search", "kv", "--fields", "score").code == 0
+
+
+def test_fields_command_lists_every_field(cli):
+    out = cli("fields").out.splitlines()
+    assert [line.split()[0] for line in out] == [*FIELDS, "score"]
+    assert out[0].split(None, 1)[1] == "unique lowercase kebab-case id (e.g. pagedattention, llm-d)"
+
+
+def test_clashing_options_are_usage_errors(cli):
+    result = cli("list", "--json", "--format", "csv")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == "Error: --json and --format csv contradict each other: use one of them\n"
+    assert cli("list", "--json", "--format", "json").code == 0
+    bad = cli("list", "--format", "yaml")
+    assert bad.code == 2 and bad.err == "Error: unknown format 'yaml' (valid formats: table, json, jsonl, csv, tsv, markdown, plain)\n"
+    color = cli("list", "--color", "sometimes")
+    assert color.code == 2 and "'sometimes' is not one of auto, always, never" in color.err
+
+
+def test_errors_under_json_keep_stdout_empty(cli):
+    for args in (["list", "--layer", "L9", "--json"], ["show", "nothing-like-this", "--json"], ["list", "--fields", "x", "--json"]):
+        result = cli(*args)
+        assert result.out == "" and result.err.startswith("Error: ")
+
+
+def test_sort_and_reverse(cli):
+    by_year = json.loads(cli("list", "--sort", "year", "--fields", "id,year", "--json").out)
+    years = [r["year"] for r in by_year]
+    assert years[:2] == [2008, 2012] and years[-4:] == [None] * 4
+    dated = [y for y in years if y is not None]
+    assert dated == sorted(dated)
+    reverse = [r["year"] for r in json.loads(cli("list", "--sort", "year", "--reverse", "--fields", "year", "--json").out)]
+    assert reverse[0] == 2026 and reverse[-4:] == [None] * 4
+    names = [r["name"] for r in json.loads(cli("questions", "--sort", "name", "--fields", "name", "--json").out)]
+    assert names == sorted(names, key=str.casefold)
+    layer_order = [r["id"] for r in json.loads(cli("list", "--sort", "layer", "--layer", "L5", "--fields", "id", "--json").out)]
+    assert layer_order[:2] == ["towards-load-aware-prefill-deflection", "mooncake"]  # L2.. first, then L3..
+    ids = [r["id"] for r in json.loads(cli("list", "--sort", "id", "--reverse", "--fields", "id", "--json").out)]
+    assert ids == sorted(ids, reverse=True)
+    types = [r["type"] for r in json.loads(cli("list", "--sort", "type", "--fields", "type", "--json").out)]
+    assert types == sorted(types, key=str.casefold)
+    assert cli("list", "--sort", "colour").code == 2
+
+
+def test_limit_and_table_cap(cli):
+    assert len(json.loads(cli("list", "--limit", "3", "--json").out)) == 3
+
+
+# --- colour ----------------------------------------------------------------------------------------
+
+ANSI = "\x1b["
+
+
+def run_on_terminal(*args: str, env: dict[str, str] | None = None) -> str:
+    """Run the installed invmap with stdout on a pseudo-terminal; return what it printed."""
+    primary, secondary = pty.openpty()
+    full_env = {**os.environ, "COLUMNS": "160", **(env or {})}
+    proc = subprocess.Popen([installed_invmap(), *args], stdout=secondary, stderr=subprocess.PIPE, env=full_env)
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait()
+    os.close(primary)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_terminal_gets_a_coloured_table():
+    out = run_on_terminal("list", "--layer", "L3", env={"TERM": "xterm-256color"})
+    assert ANSI in out and "PagedAttention" in out and "\t" not in out
+
+
+@pytest.mark.parametrize("env", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
+def test_no_color_and_dumb_terminal_turn_colour_off(env):
+    out = run_on_terminal("list", "--layer", "L3", env={"TERM": "xterm-256color", **env})
+    assert ANSI not in out and "vAttention" in out and "─" in out  # still a table, only without colour
+
+
+def test_color_never_on_a_terminal():
+    assert ANSI not in run_on_terminal("list", "--color", "never", env={"TERM": "xterm-256color"})
+    assert ANSI not in run_on_terminal("--color", "never", "list", env={"TERM": "xterm-256color"})
+
+
+def test_color_always_into_a_pipe(sh, cli):
+    assert ANSI in sh("list", "--format", "table", "--color", "always").out
+    assert ANSI in sh("--color", "always", "list", "--format", "table").out
+    assert ANSI in cli("list", "--format", "table", "--color", "always", env={"NO_COLOR": "1"}).out
+    assert ANSI not in sh("list", "--format", "table").out
+    # machine formats are never coloured
+    assert ANSI not in sh("list", "--json", "--color", "always").out
