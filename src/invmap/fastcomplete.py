@@ -131,13 +131,13 @@ def _candidates(kind: str, command: str, incomplete: str, catalog_path: str | No
 
 
 def _emit(shell: str, items: list[tuple[str, str]]) -> int | None:
-    width = int(os.environ.get("COLUMNS", "80") or 80) if os.environ.get("COLUMNS", "").isdigit() else 80
+    if shell == "complete_bash":  # bash shows no help text
+        sys.stdout.write("\n".join(value for value, _ in items) + "\n")
+        return 0
+    width = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 80
     for _, help_text in items:
         if help_text and (len(help_text) + 8 >= width or not _PLAIN_HELP.issuperset(help_text)):
             return None
-    if shell == "complete_bash":
-        sys.stdout.write("\n".join(value for value, _ in items) + "\n")
-        return 0
     if shell == "complete_zsh":
         if not items:
             sys.stdout.write("_files\n")

@@ -78,7 +78,7 @@ FIELD_HELP: dict[str, str] = {
     "authors": "authors as the Source names them, or null",
     "arxiv": "arXiv id, or null",
     "doi": "DOI, or null",
-    "url": "link: the catalog's own, else the arXiv or DOI page, or null",
+    "url": "the catalog's own link, else the arXiv or DOI page, or null",
     "type": "direction/type (Current, Foundational, Official project, ...)",
     "year": "publication year, or null for n.d.",
     "layer": "layer label, verbatim (L3, L2 and L3, Runtime lever)",
