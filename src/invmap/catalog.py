@@ -270,3 +270,63 @@ def require_writable(location: Location) -> Path:
             "'--catalog my-catalog.toml' or set INVMAP_CATALOG",
         )
     return Path(location.path)
+
+
+# --- editing -----------------------------------------------------------------------------------
+
+
+def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
+    """Append one `[[sources]]` table to the file, keeping everything already in it byte for byte.
+
+    The catalog must be valid first (else CatalogError, exit 3). The new source is checked exactly
+    as `check` checks a file, against the others too (a duplicate id is refused); a rejected add is a
+    UsageError (exit 2) and the file is not touched.
+    """
+    import tomli_w
+
+    path = require_writable(location)
+    data = read_bytes(str(path))
+    validate(parse(data, str(path)), str(path))  # an invalid catalog is refused before anything else
+    text = data.decode("utf-8")
+    block = tomli_w.dumps({"sources": [entry]})
+    new_text = text + ("" if text.endswith("\n") else "\n") + "\n" + block
+    try:
+        updated = validate(parse(new_text.encode("utf-8"), str(path)), str(path))
+    except CatalogError as exc:
+        raise UsageError(
+            f"cannot add this source to {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
+        ) from None
+    write_atomic(path, new_text)
+    return updated
+
+
+def canonical_status(location: Location) -> tuple[str, str]:
+    """(current text, canonical text) of a valid catalog."""
+    data = read_bytes(location.path)
+    catalog = validate(parse(data, location.path), location.path)
+    return data.decode("utf-8"), dumps(catalog)
+
+
+def copy_shipped(target: str, force: bool) -> Path:
+    """`invmap init`: a catalog of one's own, starting from the shipped one."""
+    path = Path(target)
+    if path.is_dir():
+        raise UsageError(f"{target} is a directory: give a file path such as {path / 'catalog.toml'}")
+    if path.exists() and not force:
+        raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
+    if not path.parent.exists():
+        raise UsageError(f"no such directory: {path.parent}")
+    write_atomic(path, shipped_path().read_text(encoding="utf-8"))
+    return path
+
+
+def write_output(target: str, text: str, *, force: bool = True) -> None:
+    """Write an export or import result to `target` atomically; refuse to clobber unless `force`."""
+    path = Path(target)
+    if path.is_dir():
+        raise UsageError(f"{target} is a directory")
+    if path.exists() and not force:
+        raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
+    if not path.parent.exists():
+        raise UsageError(f"no such directory: {path.parent}")
+    write_atomic(path, text)

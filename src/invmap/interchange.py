@@ -198,7 +198,7 @@ def to_bibtex(catalog: Catalog) -> str:
         fields += [
             ("urldate", s.accessed.isoformat()),
             ("keywords", bib_escape(", ".join((*s.layers, s.type)))),
-            ("note", bib_escape(f"{s.source}. Layer: {s.layer}. {s.mechanism}")),
+            ("note", bib_escape(f"{s.source.rstrip('.')}. Layer: {s.layer}. {s.mechanism}")),
         ]
         body = ",\n".join(f"  {key} = {{{value}}}" for key, value in fields)
         entries.append(f"@{bib_entry_type(s)}{{{s.id},\n{body}\n}}\n")
