@@ -1,0 +1,103 @@
+"""Property tests: generated catalogs and edits survive fmt, export and import; junk never crashes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import tomli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from invmap import catalog as catalog_io
+from invmap import interchange
+from invmap.model import Catalog
+from invmap.vocabulary import SEED_COLUMNS
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+# Any text a TOML file can hold; cells of a Markdown table are single-line and stripped.
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(str.strip)
+cell_text = (
+    st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40)
+    .map(lambda s: " ".join(s.split()))
+    .filter(bool)
+)
+labels = st.sampled_from(["L1", "L2 and L3", "L4 to L6", "Runtime lever", "P0 field guide", "L3 and L5", "Future map"])
+years = st.one_of(st.none(), st.integers(1900, dt.date.today().year + 1))
+dates = st.dates(dt.date(1990, 1, 1), dt.date(2030, 12, 31))
+
+
+@st.composite
+def catalogs(draw, text=any_text) -> Catalog:
+    count = draw(st.integers(1, 5))
+    sources = []
+    for n in range(count):
+        entry = {"id": f"s{n}-{draw(st.from_regex(r'[a-z0-9]{1,6}', fullmatch=True))}", "name": draw(text),
+                 "source": draw(text), "type": draw(text), "layer": draw(labels), "mechanism": draw(text),
+                 "objective": draw(text), "question": draw(text), "availability": draw(text), "accessed": draw(dates)}  # fmt: skip
+        if (year := draw(years)) is not None:
+            entry["year"] = year
+        if draw(st.booleans()):
+            entry["authors"] = draw(text)
+        sources.append(entry)
+    info = {"title": draw(text), "preface": draw(st.text(max_size=30)), "procedure": draw(st.lists(text, max_size=3)),
+            "afterword": draw(st.text(max_size=30))}  # fmt: skip
+    return catalog_io.validate({"catalog": info, "sources": sources}, "generated")
+
+
+@SETTINGS
+@given(catalogs())
+def test_fmt_and_toml_export_are_fixed_points(cat):
+    text = catalog_io.dumps(cat)
+    reloaded = catalog_io.validate(tomli.loads(text), "generated")
+    assert reloaded == cat
+    assert catalog_io.dumps(reloaded) == text
+
+
+@SETTINGS
+@given(catalogs(text=cell_text))
+def test_markdown_export_import_keeps_the_nine_columns(cat):
+    back = catalog_io.validate(interchange.read_markdown(interchange.to_markdown(cat), "-"), "-")
+    assert len(back.sources) == len(cat.sources)
+    for before, after in zip(cat.sources, back.sources):
+        for _, key in SEED_COLUMNS:
+            assert getattr(after, key) == getattr(before, key)
+
+
+@SETTINGS
+@given(st.binary(max_size=300))
+def test_any_bytes_as_a_catalog_exit_0_or_3(cli, data):
+    result = cli("--catalog", "-", "check", input=data)
+    assert result.code in (0, 3)
+    assert "Traceback" not in result.err
+
+
+@SETTINGS
+@given(st.text(max_size=200))
+def test_any_text_as_a_catalog_exit_0_or_3(cli, data):
+    result = cli("--catalog", "-", "list", "--json", input=data)
+    assert result.code in (0, 3)
+
+
+@SETTINGS
+@given(
+    year=st.one_of(st.text(max_size=8), st.sampled_from(["1850", "3000", "n.d.", "2024..2025"])),
+    layer=st.one_of(st.text(max_size=10), st.sampled_from(["L9", "L6 to L4", ""])),
+    ident=st.one_of(st.text(max_size=10), st.sampled_from(["pagedattention", "Bad Id", "-x-"])),
+    arxiv=st.one_of(st.text(max_size=10), st.sampled_from(["2407.00079", "abc"])),
+)
+def test_a_failing_add_never_changes_the_file(cli, tmp_path_factory, year, layer, ident, arxiv):
+    folder: Path = tmp_path_factory.mktemp("add")
+    target = folder / "c.toml"
+    target.write_bytes((Path(__file__).parent / "assets" / "mini.toml").read_bytes())
+    before = target.read_bytes()
+    result = cli("--catalog", str(target), "add", "--name", "N", "--source", "S", "--type", "Current", "--year", year,
+                 "--layer", layer, "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a",
+                 "--id", ident, "--arxiv", arxiv)  # fmt: skip
+    assert result.code in (0, 2)
+    if result.code != 0:
+        assert target.read_bytes() == before
+    else:
+        assert target.read_bytes().startswith(before)
+    assert sorted(p.name for p in folder.iterdir()) == ["c.toml"]
