@@ -27,6 +27,9 @@ HEADERS: dict[str, str] = {
     "mechanism": "Central mechanism", "objective": "Reported objective",
     "question": "Unresolved engineering question", "availability": "Implementation availability",
     "accessed": "Accessed", "score": "Score",
+    # overview views
+    "code": "Code", "title": "Title", "count": "Count", "sources": "Sources", "names": "Names",
+    "group": "Group", "key": "Key",
 }  # fmt: skip
 
 
@@ -124,8 +127,8 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 
 # Table layout: short columns get their content's width up to a cap; the long sentences share the rest.
 _CAPS = {"id": 24, "name": 22, "type": 17, "layer": 12, "year": 4, "score": 5, "layers": 14, "accessed": 10,
-         "arxiv": 10, "doi": 24, "authors": 20, "url": 32}  # fmt: skip
-_SENTENCES = {"mechanism", "objective", "question", "availability", "source"}
+         "arxiv": 10, "doi": 24, "authors": 20, "url": 32, "code": 5, "count": 5, "title": 30}  # fmt: skip
+_SENTENCES = {"mechanism", "objective", "question", "availability", "source", "names"}
 
 
 def column_widths(rows: Sequence[Sequence[str]], fields: Sequence[str], total: int) -> list[int]:
@@ -188,3 +191,83 @@ def record_table(record: dict[str, Any], fields: Sequence[str]) -> Table:
 def fields_text(fields: Sequence[str] = SCORED_FIELDS) -> str:
     width = max(len(f) for f in fields)
     return "".join(f"{f.ljust(width)}  {FIELD_HELP[f]}\n" for f in fields)
+
+
+# --- overview views ---------------------------------------------------------------------------
+
+BLOCK = "█"
+
+
+def bar_chart(title: str, counts: dict[str, int], width: int) -> str:
+    """A horizontal bar chart `width` columns wide: label, bar of blocks scaled to the largest count, count."""
+    if not counts:
+        return f"{title}\n  (none)\n"
+    label_width = max(len(k) for k in counts)
+    digits = max(len(str(n)) for n in counts.values())
+    room = max(width - label_width - digits - 6, 1)
+    top = max(counts.values()) or 1
+    lines = [title]
+    for key, n in counts.items():
+        bar = BLOCK * (max(1, round(n * room / top)) if n else 0)
+        lines.append(f"  {key.ljust(label_width)}  {bar}{' ' if bar else ''}{n}")
+    return "\n".join(lines) + "\n"
+
+
+def stats_charts(counts: dict[str, Any], width: int) -> str:
+    """`invmap stats` on a terminal: the three bar charts."""
+    return "\n".join(
+        [
+            f"{counts['total']} sources\n",
+            bar_chart("By type", counts["by_type"], width),
+            bar_chart("By year", counts["by_year"], width),
+            bar_chart("By layer code", counts["by_layer"], width),
+        ]
+    )
+
+
+def grid_table(grid: dict[str, Any]) -> Table:
+    """`invmap map`: layer codes down, years across, short names in the cells."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SQUARE, show_lines=True, header_style="bold")
+    table.add_column("Layer", style="bold cyan", no_wrap=True)
+    for year in grid["years"]:
+        table.add_column(year, overflow="fold")
+    for row in grid["rows"]:
+        table.add_row(row["code"], *("\n".join(row["cells"][y]) for y in grid["years"]))
+    return table
+
+
+def grid_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
+    """The grid as flat rows (layer, year, names) for plain, CSV and Markdown: one per non-empty cell."""
+    return [
+        {"layer": row["code"], "year": year, "names": names}
+        for row in grid["rows"]
+        for year in grid["years"]
+        if (names := row["cells"][year])
+    ]
+
+
+def guide_text(info: Any, fmt: str, width: int | None = None) -> str:
+    """The map's study procedure and notes, for reading; unwrapped unless a width is given."""
+    import textwrap
+
+    def para(text: str, indent: str = "", first: str = "") -> str:
+        if width is None:
+            return f"{first or indent}{text}"
+        return textwrap.fill(text, width=width, initial_indent=first or indent, subsequent_indent=indent)
+
+    if fmt == "markdown":
+        steps = "\n".join(f"{i}. {step}" for i, step in enumerate(info.procedure, 1))
+        parts = [f"# {info.title}", info.preface, "## Study procedure", steps, info.afterword]
+        return "\n\n".join(p for p in parts if p) + "\n"
+    blocks = [info.title]
+    if info.preface:
+        blocks.append(para(info.preface))
+    if info.procedure:
+        steps = [para(step, indent="     ", first=f"  {i}. ") for i, step in enumerate(info.procedure, 1)]
+        blocks.append("Study procedure\n" + "\n".join(steps))
+    if info.afterword:
+        blocks.append(para(info.afterword))
+    return "\n\n".join(blocks) + "\n"
