@@ -174,6 +174,8 @@ def _describe_value(value: Any) -> str:
 
 
 def describe_error(err: Any, raw: dict[str, Any]) -> str:
+    from invmap.model import FIRST_YEAR, LAST_YEAR, NOT_BLANK
+
     """One pydantic error -> `source 3 (flashattention): field 'year': expected an integer, got text '2022'`."""
     loc = list(err["loc"])
     kind = err["type"]
@@ -191,6 +193,11 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
         return "no sources: add at least one [[sources]] table"
     if kind in _EXPECTED:
         return f"{where}field '{field}': expected {_EXPECTED[kind]}, got {_describe_value(err.get('input'))}"
+    if kind == "string_pattern_mismatch" and (err.get("ctx") or {}).get("pattern") == NOT_BLANK:
+        return f"{where}field '{field}': must not be empty"
+    if kind in ("greater_than_equal", "less_than_equal") and field == "year":
+        return (f"{where}field 'year': implausible year {err.get('input')} "
+                f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)")  # fmt: skip
     if kind == "string_pattern_mismatch":
         expected = _PATTERNS.get(field, "a different form")
         return f"{where}field '{field}': {err.get('input')!r} is not {expected}"

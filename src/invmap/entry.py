@@ -1,7 +1,8 @@
-"""The `invmap` console script: run the Typer app, and end quietly when the reader goes away."""
+"""The `invmap` console script: run the Typer app, end quietly when the reader goes away, end fast."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -13,15 +14,36 @@ def main() -> None:
 
         code = answer()
         if code is not None:
-            sys.stdout.flush()
-            os._exit(code)  # skip interpreter teardown too: every millisecond of a TAB is felt
+            _exit(code)
+    # A run lives well under a second yet may allocate millions of objects from a large catalog;
+    # the cyclic collector would scan them again and again for cycles that do not exist.
+    gc.disable()
     try:
         from invmap.cli import app
 
-        app(prog_name="invmap")
+        app(prog_name="invmap")  # standalone mode: always ends in SystemExit
+        code = 0
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            sys.stderr.write(exc.code + "\n")
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BrokenPipeError:
-        # `invmap list | head -1`: the reader closed the pipe. Point stdout at /dev/null so the
-        # interpreter's final flush does not complain, and end like a finished command.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+        code = 0
+    _exit(code)
+
+
+def _exit(code: int) -> None:
+    """Flush and leave without the interpreter's teardown, which at 100,000 sources frees millions
+    of objects one by one (~0.2 s) only to hand the memory back to the OS anyway."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `invmap list | head -1`: the reader closed the pipe; what it did not read is not wanted.
+        pass
+    try:
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    if (cache := sys.modules.get("invmap.cache")) is not None:
+        cache.finish()  # a large catalog's cache entry, written once our output is complete
+    os._exit(code)

@@ -12,32 +12,24 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
-def _not_blank(text: str) -> str:
-    if not text.strip():
-        raise ValueError("must not be empty")
-    return text
-
-
 def _valid_layer(label: str) -> str:
-    _not_blank(label)
     layer_codes(label)
     return label
 
 
-def _plausible_year(year: int) -> int:
-    latest = dt.date.today().year + 1
-    if not 1900 <= year <= latest:
-        raise ValueError(f"implausible year {year} (expected 1900 to {latest}, or leave it out for n.d.)")
-    return year
+# Constraints pydantic checks in Rust rather than Python callbacks: at 100,000 sources a callback
+# per text field costs ~0.3 s. `catalog.describe_error` words their errors for people.
+NOT_BLANK = r"\S"
+FIRST_YEAR = 1900
+LAST_YEAR = dt.date.today().year + 1  # "after next year" is implausible
 
-
-Text = Annotated[str, AfterValidator(_not_blank)]
+Text = Annotated[str, Field(pattern=NOT_BLANK)]
 SourceId = Annotated[str, Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
 ArxivId = Annotated[str, Field(pattern=r"^\d{4}\.\d{4,5}(?:v\d+)?$")]
 Doi = Annotated[str, Field(pattern=r"^10\.\d{4,9}/\S+$")]
 Url = Annotated[str, Field(pattern=r"^https?://\S+$")]
-Year = Annotated[int, AfterValidator(_plausible_year)]
-LayerLabel = Annotated[str, AfterValidator(_valid_layer)]
+Year = Annotated[int, Field(ge=FIRST_YEAR, le=LAST_YEAR)]
+LayerLabel = Annotated[str, Field(pattern=NOT_BLANK), AfterValidator(_valid_layer)]
 
 class Source(NamedTuple):
     """One row of the map.
