@@ -287,7 +287,9 @@ def emit_records(out: Output, records: list[dict[str, Any]], fields: Sequence[st
         return
     shown = records if show_all else records[:TABLE_ROW_CAP]
     screen = console(out.color)
-    screen.print(render.records_table(shown, fields, width=screen.width, title=title, more=len(records) - len(shown)))
+    screen.print(render.records_table(shown, fields, width=screen.width, title=title))
+    if len(records) > len(shown):
+        screen.print(render.more_note(len(records) - len(shown)), style="dim", soft_wrap=True)
 
 
 def emit_record(out: Output, record: dict[str, Any], fields: Sequence[str]) -> None:

@@ -182,6 +182,9 @@ def resolve(catalog: Catalog, query: str) -> Source:
     match about equally well.
     """
     sources = catalog.sources
+    by_id = [s for s in sources if s.id == query]  # the common case, and cheap at any size
+    if by_id:
+        return by_id[0]
     wanted = normalize(query)
     if not wanted:
         raise NotFoundError(f"no source matches '{query}'")

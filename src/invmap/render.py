@@ -162,9 +162,14 @@ def column_widths(rows: Sequence[Sequence[str]], fields: Sequence[str], total: i
     return widths
 
 
-def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, width: int, title: str | None = None,
-                  more: int = 0) -> Table:  # fmt: skip
-    """A rich table of records `width` columns wide; `more` > 0 adds a caption saying how many rows were left out."""
+def more_note(more: int) -> str:
+    """Under a table cut short: how many rows were left out and how to see them."""
+    return f"{more} more; use --limit or --all, or a machine format (--format jsonl, csv)"
+
+
+def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, width: int,
+                  title: str | None = None) -> Table:  # fmt: skip
+    """A rich table of records, `width` columns wide."""
     from rich import box
     from rich.table import Table
 
@@ -176,8 +181,6 @@ def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, w
                          justify="right" if f in ("year", "score") else "left")  # fmt: skip
     for row in rows:
         table.add_row(*row)
-    if more:
-        table.caption = f"{more} more; use --limit or --all, or a machine format (--format jsonl, csv)"
     return table
 
 

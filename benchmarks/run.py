@@ -1,0 +1,168 @@
+"""Whole-process timings of invmap against its floors, in one run: `python benchmarks/run.py`.
+
+Each figure is the median wall time of several runs of the installed `invmap` as a new process,
+measured beside the floors it is judged against (`python -c pass`, a one-command Typer app) in the
+same run, so machine load affects both alike. Catalogs of 1k/10k/100k sources are generated once
+into benchmarks/data/ (git-ignored). Options: --runs N (default 11), --sizes 1000,10000,100000,
+--quick (runs 5, sizes 1000,10000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+HELLO = """import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def main(name: str = "world") -> None:
+    print(f"hello {name}")
+
+
+if __name__ == "__main__":
+    app()
+"""
+
+
+def invmap_program() -> str:
+    beside = Path(sys.executable).with_name("invmap")
+    found = str(beside) if beside.exists() else shutil.which("invmap")
+    if not found:
+        sys.exit("benchmarks/run.py: install invmap first (pip install .)")
+    return found
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Wall seconds and peak resident KiB of one whole process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(argv)}")
+    return elapsed, usage.ru_maxrss
+
+
+def median_ms(argv: list[str], env: dict[str, str], runs: int, before=None) -> tuple[float, int]:
+    times, peaks = [], []
+    run_once(argv, env)  # warm the OS file cache and invmap's own caches
+    for _ in range(runs):
+        if before:
+            before()
+        elapsed, peak = run_once(argv, env)
+        times.append(elapsed * 1000)
+        peaks.append(peak)
+    return statistics.median(times), max(peaks)
+
+
+def wait_for_cache(folder: Path, timeout: float = 30) -> None:
+    """A large catalog's cache is written by a background child after the command ends."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        entries = list(folder.glob("invmap/catalog-*.marshal"))
+        if entries and not list(folder.glob("invmap/*.tmp")):
+            return
+        time.sleep(0.05)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    runs = 5 if args.quick else args.runs
+    sizes = [1000, 10000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
+
+    program = invmap_program()
+    py = sys.executable
+    work = Path(tempfile.mkdtemp(prefix="invmap-bench-"))
+    hello = work / "hello.py"
+    hello.write_text(HELLO)
+    cache_home = work / "cache"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    env.pop("INVMAP_CATALOG", None)
+    rows: list[tuple[str, float, str, float, str]] = []
+
+    def add(label: str, value: float, floor_label: str, floor: float, verdict: str) -> None:
+        rows.append((label, value, floor_label, floor, verdict))
+        against = f"{floor_label} {floor:.1f} ms" if floor_label else ""
+        print(f"  {label:<58} {value:8.1f} ms   {against:<26} {verdict}", flush=True)
+
+    print(f"invmap benchmarks: {platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} cores, {platform.machine()}, {runs} runs each (median)\n")  # fmt: skip
+
+    # Floors and start-up, measured together.
+    floor_pass, _ = median_ms([py, "-c", "pass"], env, runs)
+    hello_ms, _ = median_ms([py, str(hello)], env, runs)
+    print(f"  floor: python -c pass {floor_pass:.1f} ms; Typer hello app {hello_ms:.1f} ms\n")
+    for label, argv in [
+        ("list --layer L3 --json", [program, "list", "--layer", "L3", "--json"]),
+        ("--version", [program, "--version"]),
+        ("--help", [program, "--help"]),
+        ("show PagedAttention --json", [program, "show", "PagedAttention", "--json"]),
+        ("search 'virtual memory' --json", [program, "search", "virtual memory", "--json"]),
+    ]:
+        value, _ = median_ms(argv, env, runs)
+        limit = hello_ms * 1.10
+        target = label in ("list --layer L3 --json", "--version", "--help")
+        verdict = (f"{value / hello_ms:.2f}x hello; " + ("ok" if value <= limit else "OVER") + " (<= 1.10x)") if target else f"{value / hello_ms:.2f}x hello"
+        add(label, value, "Typer hello app", hello_ms, verdict)
+
+    # TAB: the completion fast path against the interpreter floor.
+    for label, words, cword in [("TAB: show Pag", "invmap show Pag", "2"), ("TAB: list --layer ", "invmap list --layer ", "3")]:
+        tab_env = {**env, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": cword}
+        value, _ = median_ms([program], tab_env, runs)
+        add(label, value, "python -c pass", floor_pass, "ok (<= 50 ms)" if value <= 50 else "OVER (<= 50 ms)")
+
+    # Scale: generated catalogs.
+    data = HERE / "data"
+    data.mkdir(exist_ok=True)
+    for size in sizes:
+        path = data / f"catalog-{size}.toml"
+        if not path.exists():
+            print(f"\n  generating {path.name} ...", flush=True)
+            subprocess.run([py, str(HERE / "generate.py"), str(size), str(path)], check=True)
+        cat = ["--catalog", str(path)]
+        print(f"\n  {size:,} sources ({path.stat().st_size / 1e6:.0f} MB of TOML)")
+        first_runs = 3 if size >= 100_000 else runs
+
+        def clear() -> None:
+            wait_for_cache(cache_home, timeout=5) if any(cache_home.glob("invmap/*")) else None
+            shutil.rmtree(cache_home / "invmap", ignore_errors=True)
+
+        value, peak = median_ms([program, *cat, "list", "--layer", "L3", "--json"], env, first_runs, before=clear)
+        wait_for_cache(cache_home)
+        add(f"{size:>7,}: first run (no cache), peak {peak / 1024:.0f} MiB", value, "", 0,
+            "ok (<= 4 s)" if value <= 4000 else "OVER (<= 4 s)")  # fmt: skip
+        some_id = subprocess.run([program, *cat, "list", "--limit", "1", "--fields", "id", "--format", "plain"],
+                                 env=env, capture_output=True, text=True).stdout.strip()  # fmt: skip
+        for label, argv in [
+            ("list --layer L3 --json", ["list", "--layer", "L3", "--json"]),
+            ("search 'virtual memory' --limit 10", ["search", "virtual memory", "--limit", "10", "--json"]),
+            (f"show {some_id}", ["show", some_id, "--json"]),
+            ("list --format table (first 200 rows)", ["list", "--format", "table"]),
+        ]:
+            value, peak = median_ms([program, *cat, *argv], env, runs)
+            verdict = "ok (<= 1 s)" if value <= 1000 else "OVER (<= 1 s)"
+            add(f"{size:>7,}: {label}, peak {peak / 1024:.0f} MiB", value, "", 0,
+                verdict + ("" if peak <= 600 * 1024 else "; memory OVER 600 MiB"))  # fmt: skip
+
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
