@@ -316,22 +316,15 @@ def canonical_status(location: Location) -> tuple[str, str]:
 
 def copy_shipped(target: str, force: bool) -> Path:
     """`invmap init`: a catalog of one's own, starting from the shipped one."""
-    path = Path(target)
-    if path.is_dir():
-        raise UsageError(f"{target} is a directory: give a file path such as {path / 'catalog.toml'}")
-    if path.exists() and not force:
-        raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
-    if not path.parent.exists():
-        raise UsageError(f"no such directory: {path.parent}")
-    write_atomic(path, shipped_path().read_text(encoding="utf-8"))
-    return path
+    write_output(target, shipped_path().read_text(encoding="utf-8"), force=force)
+    return Path(target)
 
 
 def write_output(target: str, text: str, *, force: bool = True) -> None:
     """Write an export or import result to `target` atomically; refuse to clobber unless `force`."""
     path = Path(target)
     if path.is_dir():
-        raise UsageError(f"{target} is a directory")
+        raise UsageError(f"{target} is a directory: give a file path such as {path / 'catalog.toml'}")
     if path.exists() and not force:
         raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
     if not path.parent.exists():

@@ -301,6 +301,18 @@ def emit_record(out: Output, record: dict[str, Any], fields: Sequence[str]) -> N
         write(render.render_record(record, fields, out.fmt))
 
 
+def emit_view(out: Output, data: Any, draw: Any, rows: list[dict[str, Any]], fields: Sequence[str]) -> None:
+    """A view with a JSON shape and a terminal drawing of its own; other formats get its flat rows."""
+    if out.fmt == "json":
+        import json
+
+        write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    elif out.fmt == "table":
+        draw(console(out.color))
+    else:
+        emit_records(out, rows, fields)
+
+
 def selected(ctx: typer.Context, layer: list[str] | None, type_: list[str] | None,
              year: list[str] | None) -> tuple[Catalog, list[Source]]:  # fmt: skip
     cat = state(ctx).catalog()
@@ -644,16 +656,12 @@ def stats(
     out = output(ctx, fmt, json_flag, None, color, allowed=())
     _, sources = selected(ctx, layer, type_, year)
     counts = overview.stats(sources)
-    if out.fmt == "json":
-        import json
 
-        write(json.dumps(counts, ensure_ascii=False, indent=2) + "\n")
-    elif out.fmt == "table":
-        screen = console(out.color)
+    def draw(screen: Any) -> None:
         screen.print(render.stats_charts(counts, min(screen.width, 100)), style="cyan" if out.color else None,
                      highlight=False, markup=False, end="")  # fmt: skip
-    else:
-        emit_records(out, overview.stats_rows(counts), ["group", "key", "count"])
+
+    emit_view(out, counts, draw, overview.stats_rows(counts), ["group", "key", "count"])
 
 
 @commands.command("map")
@@ -667,14 +675,8 @@ def map_(
     out = output(ctx, fmt, json_flag, None, color, allowed=())
     _, sources = selected(ctx, layer, type_, year)
     grid = overview.grid(sources)
-    if out.fmt == "json":
-        import json
-
-        write(json.dumps(grid, ensure_ascii=False, indent=2) + "\n")
-    elif out.fmt == "table":
-        console(out.color).print(render.grid_table(grid))
-    else:
-        emit_records(out, render.grid_lines(grid), ["layer", "year", "names"])
+    emit_view(out, grid, lambda screen: screen.print(render.grid_table(grid)), render.grid_lines(grid),
+              ["layer", "year", "names"])  # fmt: skip
 
 
 @commands.command("related")
