@@ -271,3 +271,33 @@ def test_usage_errors_from_click_exit_2(cli):
     assert result.code == 2 and result.out == ""
     assert cli("frobnicate").code == 2
     assert cli("show").code == 2
+
+
+def test_bare_invmap_prints_help_and_succeeds(sh):
+    result = sh()
+    assert result.code == 0 and result.err == ""
+    assert result.out.startswith("Usage: invmap [OPTIONS] COMMAND [ARGS]...") and "  questions  " in result.out
+
+
+def test_mistyped_command_suggests(cli):
+    result = cli("lst")
+    assert result.code == 2 and result.err.endswith("Error: No such command 'lst'. Did you mean 'list'?\n")
+
+
+def test_data_is_never_read_as_markup(cli, tmp_path):
+    from conftest import ASSETS
+
+    path = tmp_path / "m.toml"
+    path.write_text((ASSETS / "mini.toml").read_text(encoding="utf-8").replace(
+        'name = "PagedAttention"', 'name = "[bold]Paged[/bold] [KV]"'), encoding="utf-8")  # fmt: skip
+    for args in (["list", "--fields", "id,name"], ["show", "pagedattention"], ["map"], ["layers"]):
+        out = cli("--catalog", str(path), *args, "--format", "table").out
+        assert "[bold]Paged[/bold] [KV]" in out, args
+
+
+def test_byte_order_mark_is_accepted(cli, tmp_path):
+    from conftest import ASSETS
+
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + (ASSETS / "mini.toml").read_bytes())
+    assert cli("--catalog", str(path), "list", "--fields", "id", "--format", "plain").out == "pagedattention\nmooncake\n"

@@ -83,7 +83,7 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - a platform without tomli
         import tomllib
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark some editors write is not TOML's business
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CatalogError(path, [f"not UTF-8 text (invalid byte at line {line})"]) from None

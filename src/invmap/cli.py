@@ -45,6 +45,24 @@ class InvmapGroup(typer.core.TyperGroup):
                 return typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
         return None
 
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:  # bare `invmap`: the help, as a success
+            sys.stdout.write(ctx.get_help() + "\n")
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as exc:  # click's UsageError ("No such command"), which typer does not export
+            # Typer's own "Did you mean" looks at the eagerly built command table, which we skip.
+            from difflib import get_close_matches
+
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches and isinstance(getattr(exc, "message", None), str) and "Did you mean" not in exc.message:
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
+            raise
+
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -172,6 +172,7 @@ def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, w
     """A rich table of records, `width` columns wide."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     rows = [[human_cell(f, r[f]) for f in fields] for r in records]
     table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold", show_lines=False)
@@ -180,7 +181,7 @@ def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, w
         table.add_column(HEADERS[f], style=style, width=w, overflow="fold",
                          justify="right" if f in ("year", "score") else "left")  # fmt: skip
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(Text, row))  # Text, not str: a "[bold]" in the data is data, not markup
     return table
 
 
@@ -189,11 +190,13 @@ def record_table(record: dict[str, Any], fields: Sequence[str]) -> Table:
     from rich import box
     from rich.table import Table
 
+    from rich.text import Text
+
     table = Table(box=box.SIMPLE, show_header=False, expand=False)
     table.add_column("Field", style="bold", no_wrap=True)
     table.add_column("Value", overflow="fold")
     for f in fields:
-        table.add_row(HEADERS[f], human_cell(f, record[f]))
+        table.add_row(HEADERS[f], Text(human_cell(f, record[f])))
     return table
 
 
@@ -243,8 +246,10 @@ def grid_table(grid: dict[str, Any]) -> Table:
     table.add_column("Layer", style="bold cyan", no_wrap=True)
     for year in grid["years"]:
         table.add_column(year, overflow="fold")
+    from rich.text import Text
+
     for row in grid["rows"]:
-        table.add_row(row["code"], *("\n".join(row["cells"][y]) for y in grid["years"]))
+        table.add_row(row["code"], *(Text("\n".join(row["cells"][y])) for y in grid["years"]))
     return table
 
 
