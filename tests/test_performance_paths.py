@@ -156,3 +156,22 @@ def test_big_tables_are_capped_with_a_note(cli, tmp_path):
     assert "50 more; use --limit or --all, or a machine format (--format jsonl, csv)" in out
     assert "s-249" in cli("--catalog", str(path), "list", "--format", "table", "--all", "--fields", "id").out
     assert len(json.loads(cli("--catalog", str(path), "list", "--json").out)) == 250
+
+
+def test_only_the_running_commands_module_is_imported():
+    probe = ("import sys\nfrom invmap.cli import app\ntry:\n    app(prog_name='invmap', args=sys.argv[1:])\n"
+             "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith('invmap.cli.')), file=sys.stderr)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe, "list", "--json"], capture_output=True, text=True)
+    assert done.stderr.strip().splitlines()[-1] == "['invmap.cli.querying', 'invmap.cli.shared']"
+
+
+def test_command_registry_matches_the_modules():
+    import importlib
+
+    from invmap.cli import COMMANDS
+
+    defined = {}
+    for module in set(COMMANDS.values()):
+        for info in importlib.import_module(f"invmap.cli.{module}").commands.registered_commands:
+            defined[info.name] = module
+    assert defined == COMMANDS

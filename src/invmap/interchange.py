@@ -12,8 +12,8 @@ from typing import Any
 
 from invmap.errors import CatalogError
 from invmap.model import Catalog, Source
-from invmap.vocabulary import SEED_COLUMNS
 from invmap.sourcetext import derive
+from invmap.vocabulary import SEED_COLUMNS
 
 DEFAULT_TITLE = "Imported research map"
 _BULLET = re.compile(r"^\s*[-*+]\s+")

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
+
 def _valid_layer(label: str) -> str:
     layer_codes(label)
     return label

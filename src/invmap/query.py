@@ -242,7 +242,7 @@ def search(sources: Sequence[Source], text: str, fields: Sequence[str] = ("mecha
     "virtual-memory-style". A source's score is its best field's; ties go to the closer whole-phrase
     match (`WRatio`), then to catalog order.
     """
-    from rapidfuzz import fuzz, process, utils
+    from rapidfuzz import fuzz, utils
 
     words = list(dict.fromkeys(utils.default_process(text).split()))
     if not words:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from invmap.errors import UsageError
-from invmap.vocabulary import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
+from invmap.vocabulary import FIELD_HELP, SCORED_FIELDS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -189,7 +189,6 @@ def record_table(record: dict[str, Any], fields: Sequence[str]) -> Table:
     """`show` on a terminal: one row per field."""
     from rich import box
     from rich.table import Table
-
     from rich.text import Text
 
     table = Table(box=box.SIMPLE, show_header=False, expand=False)
