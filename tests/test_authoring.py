@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from test_catalog_errors import EXPECTED
 
 from conftest import ASSETS, REPO, SEED, seed_rows
 from invmap import catalog as catalog_io
@@ -162,7 +163,7 @@ def test_writing_commands_refuse_broken_catalogs_untouched(cli, tmp_path, name, 
     before = target.read_bytes()
     result = cli("--catalog", str(target), *command)
     assert result.code == 3 and result.out == ""
-    assert result.err.startswith(f"Error: {target}: ")
+    assert result.err == f"Error: {target}: {EXPECTED[name]}\n"
     assert target.read_bytes() == before
     assert files_in(tmp_path) == [name]
 

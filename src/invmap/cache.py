@@ -120,7 +120,12 @@ def finish(wait: bool = False) -> None:
         return
     jobs = list(_pending)
     _pending.clear()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare: write them now, as a small catalog would
+        for key, catalog in jobs:
+            _write_now(key, catalog)
+        return
     if pid == 0:
         status = 1
         try:

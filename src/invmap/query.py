@@ -296,7 +296,12 @@ def _on_both_cores(score: Any, words: Sequence[str], texts: Sequence[str]) -> li
 
     half = len(texts) // 2
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return score(words, texts)
     if pid == 0:  # the child: score the second half, send it, and leave without any cleanup
         status = 1
         try:
