@@ -152,3 +152,13 @@ def test_real_bash_runs_the_committed_script():
     done = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True,
                           env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})  # fmt: skip
     assert done.stdout == "PagedAttention\n"
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+def test_real_fish_runs_the_committed_script():
+    warm()
+    bin_dir = str(Path(installed_invmap()).parent)
+    script = REPO / "completions" / "invmap.fish"
+    done = subprocess.run(["fish", "--no-config", "-c", f"source '{script}'; complete -C 'invmap list --layer L3'"],
+                          capture_output=True, text=True, env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})  # fmt: skip
+    assert done.stdout == "L3\tKV-cache memory management\n"
