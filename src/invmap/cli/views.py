@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -143,4 +144,7 @@ def _open_in_browser(link: str) -> bool:
         browser = webbrowser.get()
     except webbrowser.Error:
         return False
+    blocking = isinstance(browser, webbrowser.GenericBrowser) and not isinstance(browser, webbrowser.BackgroundBrowser)
+    if blocking and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False  # a console browser (lynx, w3m) would take over a script's terminal: print instead
     return bool(browser.open(link))
