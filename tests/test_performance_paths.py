@@ -175,3 +175,49 @@ def test_command_registry_matches_the_modules():
         for info in importlib.import_module(f"invmap.cli.{module}").commands.registered_commands:
             defined[info.name] = module
     assert defined == COMMANDS
+
+
+# --- parsing a large catalog on two cores -------------------------------------------------------------
+
+
+@pytest.fixture
+def split_everything(monkeypatch):
+    monkeypatch.setattr(catalog_io, "PARALLEL_PARSE_FROM", 0)
+
+
+def shipped_text() -> str:
+    return catalog_io.shipped_path().read_text(encoding="utf-8")
+
+
+def test_parsing_in_halves_equals_one_parse(split_everything):
+    import tomli
+
+    text = shipped_text()
+    assert catalog_io._parse_in_halves(text, tomli.loads) == tomli.loads(text)
+    assert catalog_io.parse(text.encode(), "x") == tomli.loads(text)
+
+
+def test_a_header_inside_a_multiline_string_is_not_a_cut(split_everything):
+    import tomli
+
+    filler = "x" * 40_000
+    trick = f'\n[[sources]]\nid = "tricky"\nmechanism = """{filler}\n[[sources]]\nid = "inside-a-string"\n"""\n'
+    text = shipped_text() + trick
+    assert text.find("\n[[sources]]\n", len(text) // 2) > text.index("tricky")  # the cut falls in the string
+    assert catalog_io._parse_in_halves(text, tomli.loads) is None
+    parsed = catalog_io.parse(text.encode(), "x")
+    assert parsed["sources"][-1]["id"] == "tricky" and "inside-a-string" in parsed["sources"][-1]["mechanism"]
+
+
+def test_errors_in_either_half_keep_their_line_numbers(split_everything):
+    import tomli
+
+    lines = shipped_text().splitlines(keepends=True)
+    for broken_line in (5, len(lines) - 3):
+        text = "".join(lines[:broken_line] + ["year = = 1\n"] + lines[broken_line:])
+        with pytest.raises(tomli.TOMLDecodeError) as whole:
+            tomli.loads(text)
+        with pytest.raises(catalog_io.CatalogError) as caught:
+            catalog_io.parse(text.encode(), "x")
+        assert caught.value.problems == [f"invalid TOML: {whole.value}"]
+        assert f"(at line {broken_line + 1}, column " in caught.value.problems[0]
