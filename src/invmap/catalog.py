@@ -100,54 +100,27 @@ _SOURCES_HEADER = "\n[[sources]]\n"
 
 
 def _parse_in_halves(text: str, loads: Any) -> dict[str, Any] | None:
-    """Parse a large catalog on two cores: a forked child parses the half after a `[[sources]]`
-    header near the middle while we parse the first half, and the two `sources` arrays are joined.
+    """Parse a large catalog on two cores: a forked child parses the part after a `[[sources]]`
+    header near the middle while we parse the part before it, and the two `sources` arrays are joined.
 
-    The cut is safe whenever both halves parse: a header line inside a multi-line string would
-    leave that string unterminated in the first half. Anything unexpected (no header to cut at, a
-    half that does not parse, a second half holding more than sources, no fork) returns None and
-    the caller parses the whole text, so results and error messages (line numbers included) are
-    exactly those of one parse.
+    The cut is safe whenever both parts parse: a header line inside a multi-line string would
+    leave that string unterminated in the first part. Anything unexpected (no header to cut at, a
+    part that does not parse, a second part holding more than sources) returns None and the caller
+    parses the whole text, so results and error messages (line numbers included) are exactly those
+    of one parse.
     """
-    import os
+    from invmap import twocores
 
-    if len(text) < PARALLEL_PARSE_FROM or not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+    if len(text) < PARALLEL_PARSE_FROM:
         return None
     cut = text.find(_SOURCES_HEADER, len(text) // 2)
     if cut < 0:
         return None
-    import pickle
-
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
+    halves = twocores.split(lambda: loads(text[: cut + 1]), lambda: loads(text[cut + 1 :]))
+    if halves is None:
         return None
-    if pid == 0:  # the child: parse the second half, stream it back (pickle: it holds dates), leave
-        status = 1
-        try:
-            os.close(read_end)
-            with os.fdopen(write_end, "wb") as pipe:
-                pickle.dump(loads(text[cut + 1 :]), pipe, protocol=pickle.HIGHEST_PROTOCOL)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    try:
-        first = loads(text[: cut + 1])
-    except Exception:
-        first = None
-    with os.fdopen(read_end, "rb") as pipe:
-        try:  # streamed from our own child through our own pipe, never held whole in memory
-            second = pickle.load(pipe) if first is not None else None
-        except Exception:
-            second = None
-    _, status = os.waitpid(pid, 0)
-    if first is None or second is None or status != 0:
-        return None
-    if not isinstance(second, dict) or set(second) != {"sources"} or not isinstance(first.get("sources"), list) or not isinstance(second["sources"], list):
+    first, second = halves
+    if set(second) != {"sources"} or not isinstance(first.get("sources"), list) or not isinstance(second["sources"], list):
         return None
     first["sources"].extend(second["sources"])
     return first

@@ -282,47 +282,16 @@ PARALLEL_FROM = 20_000  # below this, forking costs more than it saves
 
 
 def _on_both_cores(score: Any, words: Sequence[str], texts: Sequence[str]) -> list[float]:
-    """`score(words, texts)`, with a forked child scoring the second half where that pays.
+    """`score(words, texts)`, with a forked child scoring the second half where that pays."""
+    from invmap import twocores
 
-    rapidfuzz's `extract` holds the GIL, so threads do not help; a fork shares the loaded catalog
-    copy-on-write and halves the time of a 100,000-source search on two cores. Without fork (Windows)
-    or if the child fails, everything is scored here.
-    """
-    import os
-
-    if len(texts) < PARALLEL_FROM or not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+    if len(texts) < PARALLEL_FROM:
         return score(words, texts)
-    import marshal
-
     half = len(texts) // 2
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
+    halves = twocores.split(lambda: score(words, texts[:half]), lambda: score(words, texts[half:]))
+    if halves is None:
         return score(words, texts)
-    if pid == 0:  # the child: score the second half, send it, and leave without any cleanup
-        status = 1
-        try:
-            os.close(read_end)
-            with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(marshal.dumps(score(words, texts[half:])))
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    first = score(words, texts[:half])
-    with os.fdopen(read_end, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    try:
-        second = marshal.loads(data) if status == 0 else None
-    except (ValueError, EOFError, TypeError):
-        second = None
-    if not isinstance(second, list) or len(second) != len(texts) - half:
-        second = score(words, texts[half:])
-    return first + second
+    return halves[0] + halves[1]
 
 
 def related(catalog: Catalog, target: Source, limit: int = 5) -> list[Hit]:
