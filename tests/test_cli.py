@@ -300,3 +300,10 @@ def test_byte_order_mark_is_accepted(cli, tmp_path):
     path = tmp_path / "bom.toml"
     path.write_bytes(b"\xef\xbb\xbf" + (ASSETS / "mini.toml").read_bytes())
     assert cli("--catalog", str(path), "list", "--fields", "id", "--format", "plain").out == "pagedattention\nmooncake\n"
+
+
+def test_long_candidate_lists_are_cut(cli):
+    result = cli("show", "p")
+    lines = result.err.splitlines()
+    assert result.code == 1 and lines[0] == "Error: 'p' is ambiguous: it matches 11 sources"
+    assert len(lines) == 13 and lines[-1] == "  ... and 1 more"

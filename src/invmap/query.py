@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from invmap.errors import NotFoundError, UsageError
@@ -42,10 +43,7 @@ class LayerFilter(NamedTuple):
     code: str | None
     fragment: str | None
 
-    def matches(self, source: Source) -> bool:
-        return self.matches_label(source.layer)
-
-    def matches_label(self, label: str) -> bool:
+    def matches(self, label: str) -> bool:
         if self.code is not None:
             return self.code in layer_codes(label)
         return self.fragment is not None and self.fragment.casefold() in label.casefold()
@@ -59,26 +57,18 @@ class Filters:
     types: tuple[str, ...] = ()
     years: tuple[YearSpan, ...] = ()
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_layer_ok", _label_matcher(self.layers))
-
     def matches(self, source: Source) -> bool:
         return (
-            (not self.layers or self._layer_ok(source.layer))
+            (not self.layers or _any_layer_matches(self.layers, source.layer))
             and (not self.types or source.type.casefold() in self.types)
             and (not self.years or any(span.matches(source.year) for span in self.years))
         )
 
 
-def _label_matcher(layers: tuple[LayerFilter, ...]) -> Any:
-    """label -> bool, remembered per label: a catalog has few distinct labels and many sources."""
-    from functools import lru_cache
-
-    @lru_cache(maxsize=None)
-    def ok(label: str) -> bool:
-        return any(f.matches_label(label) for f in layers)
-
-    return ok
+@lru_cache(maxsize=4096)
+def _any_layer_matches(layers: tuple[LayerFilter, ...], label: str) -> bool:
+    """Remembered per label: a catalog has few distinct labels and may have 100,000 sources."""
+    return any(f.matches(label) for f in layers)
 
 
 def free_text_labels(sources: Iterable[Source]) -> list[str]:
@@ -159,6 +149,7 @@ def sort_sources(sources: Sequence[Source], key: str | None, reverse: bool = Fal
 
 MATCH_CUTOFF = 80.0  # a fuzzy match below this is only a suggestion
 TIE_MARGIN = 5.0  # candidates this close to the best are ambiguous: never guess between them
+SHOWN_CANDIDATES = 10  # an ambiguous name lists at most this many candidates
 
 
 def normalize(text: str) -> str:
@@ -218,9 +209,12 @@ def resolve(catalog: Catalog, query: str) -> Source:
 def _one(matches: list[Source], query: str) -> Source:
     if len(matches) == 1:
         return matches[0]
+    shown = [f"{s.name} ({s.id})" for s in matches[:SHOWN_CANDIDATES]]
+    if len(matches) > SHOWN_CANDIDATES:
+        shown.append(f"... and {len(matches) - SHOWN_CANDIDATES} more")
     raise NotFoundError(
         f"'{query}' is ambiguous: it matches {len(matches)} sources",
-        candidates=[f"{s.name} ({s.id})" for s in matches],
+        candidates=shown,
         hint="be more specific, or use an id",
     )
 
