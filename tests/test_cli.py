@@ -302,8 +302,17 @@ def test_byte_order_mark_is_accepted(cli, tmp_path):
     assert cli("--catalog", str(path), "list", "--fields", "id", "--format", "plain").out == "pagedattention\nmooncake\n"
 
 
-def test_long_candidate_lists_are_cut(cli):
-    result = cli("show", "p")
+def test_long_candidate_lists_are_cut(cli, tmp_path):
+    import tomli_w
+
+    from conftest import ASSETS
+    from invmap import catalog as catalog_io
+
+    table = catalog_io.to_toml_dict(catalog_io.load(str(ASSETS / "mini.toml")))
+    table["sources"] = [{**table["sources"][0], "id": f"kv-{n}", "name": f"KV {n}"} for n in range(12)]
+    path = tmp_path / "many.toml"
+    path.write_text(tomli_w.dumps(table), encoding="utf-8")
+    result = cli("--catalog", str(path), "show", "kv")
     lines = result.err.splitlines()
-    assert result.code == 1 and lines[0] == "Error: 'p' is ambiguous: it matches 11 sources"
-    assert len(lines) == 13 and lines[-1] == "  ... and 1 more"
+    assert result.code == 1 and lines[0] == "Error: 'kv' is ambiguous: it matches 12 sources"
+    assert len(lines) == 13 and lines[2] == "  KV 0 (kv-0)" and lines[-1] == "  ... and 2 more"
