@@ -72,3 +72,8 @@ def test_catalog_from_stdin(cli):
     assert (result.code, result.out, result.err) == (0, "pagedattention\nmooncake\n", "")
     broken = cli("--catalog", "-", "list", input="not = [toml")
     assert broken.code == 3 and broken.err.startswith("Error: -: invalid TOML: ")
+
+
+def test_empty_catalog_option_is_a_usage_error(cli):
+    result = cli("--catalog", "", "list")
+    assert (result.code, result.out, result.err) == (2, "", "Error: --catalog needs a path (or '-' for stdin)\n")

@@ -44,7 +44,9 @@ def shipped_path() -> Path:
 
 def locate(option: str | None) -> Location:
     """`--catalog PATH` wins over `$INVMAP_CATALOG`, which wins over the catalog shipped with invmap."""
-    if option:
+    if option is not None:
+        if not option.strip():
+            raise UsageError("--catalog needs a path (or '-' for stdin)")
         return Location(option, "--catalog option")
     if env := os.environ.get(ENV_VAR):
         return Location(env, f"${ENV_VAR}")

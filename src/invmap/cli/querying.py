@@ -108,7 +108,7 @@ def questions(
 @commands.command("search")
 def search(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(help="Words to look for; order and small typos do not matter.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="Words to look for; order and small typos do not matter.")],
     within: Annotated[
         Optional[list[str]],
         typer.Option("--in", metavar="FIELD", autocompletion=complete_search_in,
