@@ -57,7 +57,7 @@ def test_markdown_is_a_table_with_every_row(cli):
 def test_plain_is_one_line_per_source_without_wrapping(cli):
     out = cli("list", "--format", "plain").out.splitlines()
     assert len(out) == 30
-    assert out[11] == ("vattention\tvAttention\tCurrent\t2024\tL3\tUse virtual-memory-style KV management without "
+    assert out[11] == ("vattention\tvAttention\t2024\tL3\tUse virtual-memory-style KV management without "
                        "committing to one paged-attention kernel design.")  # fmt: skip
     assert all("│" not in line and "─" not in line for line in out)
 

@@ -144,7 +144,9 @@ def column_widths(rows: Sequence[Sequence[str]], fields: Sequence[str], total: i
     short = [i for i, f in enumerate(fields) if f not in _SENTENCES]
     widths = [0 if f in _SENTENCES else min(n, _CAPS.get(f, 20)) for n, f in zip(natural, fields)]
     room = total - 3 * len(fields) - 2
-    wanted = room - 16 * len(sentences)  # what the short columns may take and still leave sentences 16 each
+    # The sentences are what people read: they keep at least 45% of the room (16 columns at worst).
+    least = max(16, int(room * 0.45) // len(sentences)) if sentences else 0
+    wanted = room - least * len(sentences)
     squeezable = [i for i in short if fields[i] not in ("year", "score")]
     while sum(widths[i] for i in short) > wanted and any(widths[i] > 6 for i in squeezable):
         widest = max(squeezable, key=lambda i: widths[i])

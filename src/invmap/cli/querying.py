@@ -57,7 +57,7 @@ def list_(
     out = output(ctx, fmt, json_flag, fields, color)
     _, sources = selected(ctx, layer, type_, year)
     sources = _sorted(sources, sort, reverse)[:limit]
-    fields_ = out.pick(("id", "name", "type", "year", "layer", "mechanism"), SOURCE_FIELDS)
+    fields_ = out.pick(("id", "name", "year", "layer", "mechanism"), SOURCE_FIELDS)
     emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
 
 
