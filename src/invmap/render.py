@@ -169,15 +169,14 @@ def more_note(more: int) -> str:
     return f"{more} more; use --limit or --all, or a machine format (--format jsonl, csv)"
 
 
-def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, width: int,
-                  title: str | None = None) -> Table:  # fmt: skip
+def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, width: int) -> Table:
     """A rich table of records, `width` columns wide."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     rows = [[human_cell(f, r[f]) for f in fields] for r in records]
-    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold", show_lines=False)
+    table = Table(box=box.SIMPLE_HEAD, header_style="bold", show_lines=False)
     for f, w in zip(fields, column_widths(rows, fields, width)):
         style = {"id": "cyan", "score": "green", "year": "magenta"}.get(f)
         table.add_column(HEADERS[f], style=style, width=w, overflow="fold",

@@ -202,8 +202,7 @@ def write(text: str) -> None:
     sys.stdout.flush()
 
 
-def emit_records(out: Output, records: list[dict[str, Any]], fields: Sequence[str], *, title: str | None = None,
-                 show_all: bool = False) -> None:  # fmt: skip
+def emit_records(out: Output, records: list[dict[str, Any]], fields: Sequence[str], *, show_all: bool = False) -> None:
     from invmap import render
 
     if out.fmt != "table":
@@ -211,7 +210,7 @@ def emit_records(out: Output, records: list[dict[str, Any]], fields: Sequence[st
         return
     shown = records if show_all else records[:TABLE_ROW_CAP]
     screen = console(out.color)
-    screen.print(render.records_table(shown, fields, width=screen.width, title=title))
+    screen.print(render.records_table(shown, fields, width=screen.width))
     if len(records) > len(shown):
         screen.print(render.more_note(len(records) - len(shown)), style="dim", soft_wrap=True)
 
