@@ -226,6 +226,10 @@ class Hit(NamedTuple):
     source: Source
     score: float
 
+    def to_dict(self) -> dict[str, Any]:
+        """The source's JSON-contract record, plus its `score`."""
+        return {**self.source.to_dict(), "score": self.score}
+
 
 def search(sources: Sequence[Source], text: str, fields: Sequence[str] = ("mechanism",),
            limit: int | None = 10, min_score: float = 60.0) -> list[Hit]:  # fmt: skip

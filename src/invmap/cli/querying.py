@@ -55,16 +55,18 @@ def list_(
 ) -> None:
     """List sources, filtered by layer, type and year."""
     out = output(ctx, fmt, json_flag, fields, color)
-    _, sources = selected(ctx, layer, type_, year)
-    sources = _sorted(sources, sort, reverse)[:limit]
+    sources = _selected_in_order(ctx, layer, type_, year, sort, reverse, limit)
     fields_ = out.pick(("id", "name", "year", "layer", "mechanism"), SOURCE_FIELDS)
     emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
 
 
-def _sorted(sources: list[Source], key: str | None, reverse: bool) -> list[Source]:
-    if key is not None and key not in query.SORT_KEYS:
-        raise UsageError(f"unknown sort key '{key}' (valid keys: {', '.join(query.SORT_KEYS)})")
-    return query.sort_sources(sources, key, reverse)
+def _selected_in_order(ctx: typer.Context, layer: list[str] | None, type_: list[str] | None, year: list[str] | None,
+                       sort: str | None, reverse: bool, limit: int | None) -> list[Source]:  # fmt: skip
+    """What `list` and `questions` show: the filtered sources, sorted, cut to --limit."""
+    if sort is not None and sort not in query.SORT_KEYS:
+        raise UsageError(f"unknown sort key '{sort}' (valid keys: {', '.join(query.SORT_KEYS)})")
+    _, sources = selected(ctx, layer, type_, year)
+    return query.sort_sources(sources, sort, reverse)[:limit]
 
 
 @commands.command("show")
@@ -99,8 +101,7 @@ def questions(
 ) -> None:
     """The unresolved engineering question of each selected source."""
     out = output(ctx, fmt, json_flag, fields, color)
-    _, sources = selected(ctx, layer, type_, year)
-    sources = _sorted(sources, sort, reverse)[:limit]
+    sources = _selected_in_order(ctx, layer, type_, year, sort, reverse, limit)
     fields_ = out.pick(("name", "layer", "question"), ("id", "name", "layer", "layers", "question"))
     emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
 
@@ -133,7 +134,7 @@ def search(
     _, sources = selected(ctx, layer, type_, year)
     hits = query.search(sources, text, searched, limit=limit, min_score=min_score)
     human = ["score", "id", "name", "layer", *[f for f in searched if f != "name"]]
-    emit_records(out, [{**h.source.to_dict(), "score": h.score} for h in hits], out.pick(human, SCORED_FIELDS))
+    emit_records(out, [h.to_dict() for h in hits], out.pick(human, SCORED_FIELDS))
 
 
 @commands.command("fields")

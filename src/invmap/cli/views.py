@@ -97,7 +97,7 @@ def related(
     out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS)
     cat = state(ctx).catalog()
     hits = query.related(cat, query.resolve(cat, name), limit=limit)
-    records = [{**h.source.to_dict(), "score": h.score} for h in hits]
+    records = [h.to_dict() for h in hits]
     emit_records(out, records, out.pick(["score", "id", "name", "layer", "mechanism"], SCORED_FIELDS))
 
 
