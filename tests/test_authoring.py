@@ -336,3 +336,10 @@ def test_import_validates_like_check(cli):
     result = cli("import", "-", input="\n".join(table) + "\n")
     assert result.code == 3
     assert result.err == "Error: -: source 1 (official-inference-engineering-guide): field 'year': expected an integer, got text 'soon'\n"
+
+
+def test_tsv_and_jsonl_exports_parse_back(cli):
+    records = json.loads(cli("list", "--json").out)
+    rows = list(csv.DictReader(io.StringIO(cli("export", "--format", "tsv").out), delimiter="\t"))
+    assert [r["id"] for r in rows] == [r["id"] for r in records] and rows[0]["source"] == records[0]["source"]
+    assert [json.loads(line) for line in cli("export", "--format", "jsonl").out.splitlines()] == records

@@ -316,3 +316,11 @@ def test_long_candidate_lists_are_cut(cli, tmp_path):
     lines = result.err.splitlines()
     assert result.code == 1 and lines[0] == "Error: 'kv' is ambiguous: it matches 12 sources"
     assert len(lines) == 13 and lines[2] == "  KV 0 (kv-0)" and lines[-1] == "  ... and 2 more"
+
+
+def test_min_score_drops_weaker_matches(cli):
+    everything = json.loads(cli("search", "kv cache offload", "--min-score", "0", "--limit", "30", "--json").out)
+    strict = json.loads(cli("search", "kv cache offload", "--min-score", "90", "--limit", "30", "--json").out)
+    assert len(everything) == 30 and strict and all(h["score"] >= 90 for h in strict)
+    assert [h["id"] for h in strict] == [h["id"] for h in everything if h["score"] >= 90]
+    assert cli("-V").out == cli("--version").out

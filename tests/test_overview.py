@@ -149,3 +149,15 @@ def test_open_a_source_without_link(cli):
     result = cli("open", "vllm", "--print")
     assert (result.code, result.out) == (1, "")
     assert result.err == "Error: vLLM (vllm) has no link: the catalog gives no url, arXiv id or DOI\n"
+
+
+def test_views_in_row_formats(cli):
+    import csv
+    import io
+
+    stats_rows = list(csv.DictReader(io.StringIO(cli("stats", "--format", "csv").out)))
+    assert stats_rows[0] == {"group": "type", "key": "Current", "count": "18"}
+    grid_md = cli("map", "--format", "markdown", "--year", "2008").out.splitlines()
+    assert grid_md == ["| Layer | Year | Names |", "|---|---|---|", "| L1 | 2008 | Roofline |"]
+    layers_md = cli("layers", "--format", "markdown").out.splitlines()
+    assert layers_md[0] == "| Code | Title | Count | Names |" and layers_md[4].startswith("| L3 | KV-cache memory management | 6 | PagedAttention")
