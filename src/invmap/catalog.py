@@ -1,25 +1,35 @@
 """Find, load, validate and write catalog files.
 
 Every problem a user can cause (a missing file, bad TOML, a wrong field, a duplicate id) becomes a
-`CatalogError` that names the file, the source and the field; nothing here prints.
+`CatalogError` that names the file, the source and the field; a file that cannot be written is a
+`WriteError` (exit 4). Writers lock, re-read, write atomically, and write through symlinks.
+Nothing here prints.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
+import re
+import signal
+import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from invmap.errors import CatalogError, UsageError
-from invmap.vocabulary import LAYER_CODES, SOURCE_FIELDS
+from invmap.errors import CatalogError, UsageError, WriteError
+from invmap.fields import MAX_ID, MAX_NAME, STORED_FIELDS
+from invmap.vocabulary import LAYER_CODES
 
 if TYPE_CHECKING:  # pydantic models are built on first load, not when --help or --version runs
     from invmap.model import Catalog
 
 ENV_VAR = "INVMAP_CATALOG"
+MAX_VAR = "INVMAP_MAX_CATALOG"
+DEFAULT_MAX = 2 * 1024**3  # bytes; a catalog this large is a mistake (`-c /dev/zero`), not a map
 STDIN = "-"
 
 
@@ -35,11 +45,18 @@ class Location(NamedTuple):
 
     @property
     def is_shipped(self) -> bool:
-        return not self.is_stdin and _same_file(self.path, shipped_path())
+        return not self.is_stdin and is_shipped(self.path)
 
 
 def shipped_path() -> Path:
     return Path(__file__).with_name("catalog.toml")
+
+
+def is_shipped(path: str | Path) -> bool:
+    try:
+        return os.path.samefile(path, shipped_path())
+    except OSError:
+        return False
 
 
 def locate(option: str | None) -> Location:
@@ -53,33 +70,59 @@ def locate(option: str | None) -> Location:
     return Location(str(shipped_path()), "shipped with invmap")
 
 
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
+def max_size() -> int:
+    """`$INVMAP_MAX_CATALOG` in bytes, with an optional K, M or G suffix; else 2 GiB."""
+    text = os.environ.get(MAX_VAR, "").strip()
+    m = re.fullmatch(r"(\d+)\s*([KkMmGg]?)i?[Bb]?", text)
+    if not m:
+        return DEFAULT_MAX
+    return int(m.group(1)) * 1024 ** " KMG".index(m.group(2).upper() or " ")
 
 
 def read_bytes(path: str) -> bytes:
-    """The file's bytes, or stdin's for `-`; a missing file or a folder is a CatalogError."""
+    """The file's bytes, or stdin's for `-`; at most `max_size()` bytes, read only from what can be read.
+
+    A missing file, a folder, an unreadable or oversize file is a CatalogError (exit 3); a closed
+    stdin is a WriteError (exit 4: a standard stream cannot be used).
+    """
+    limit = max_size()
+    too_big = f"larger than {limit:,} bytes (${MAX_VAR} sets the limit)"
     if path == STDIN:
-        return sys.stdin.buffer.read()
+        if sys.stdin is None or sys.stdin.closed:
+            raise WriteError("cannot read the catalog from stdin: it is closed")
+        try:
+            data = sys.stdin.buffer.read(limit + 1)
+        except (OSError, ValueError) as exc:
+            raise WriteError(f"cannot read the catalog from stdin: {getattr(exc, 'strerror', None) or exc}") from None
+        if len(data) > limit:
+            raise CatalogError(path, [too_big])
+        return data
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise CatalogError(path, [too_big])
+            data = handle.read(limit + 1)
     except FileNotFoundError:
         raise CatalogError(path, ["no such file"]) from None
     except IsADirectoryError:
         raise CatalogError(path, ["is a directory, not a catalog file"]) from None
     except PermissionError:
         raise CatalogError(path, ["permission denied"]) from None
+    except MemoryError:
+        raise CatalogError(path, [too_big]) from None
     except OSError as exc:
         raise CatalogError(path, [f"cannot be read: {exc.strerror or exc}"]) from None
+    if len(data) > limit:
+        raise CatalogError(path, [too_big])
+    return data
 
 
 def parse(data: bytes, path: str) -> dict[str, Any]:
-    """TOML bytes -> a table; undecodable or malformed text is a CatalogError with line and column."""
-    # tomli's compiled wheel parses ~3x faster than the stdlib's pure-Python tomllib (same API);
-    # measured at 87 MB: 2.7 s against 8.2 s.
+    """TOML bytes -> a table; undecodable, malformed or absurdly nested text is a CatalogError."""
+    # tomli's compiled wheel parses ~3x faster than the stdlib's pure-Python tomllib (same API).
     try:
         import tomli as tomllib
     except ImportError:  # pragma: no cover - a platform without tomli
@@ -90,59 +133,22 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
         line = data[: exc.start].count(b"\n") + 1
         raise CatalogError(path, [f"not UTF-8 text (invalid byte at line {line})"]) from None
     if not text.strip():
-        raise CatalogError(path, ["is empty: a catalog needs a [catalog] table and at least one [[sources]] entry"])
+        raise CatalogError(path, ["is empty: a catalog needs at least one [[sources]] table"])
     try:
-        return _parse_in_halves(text, tomllib.loads) or tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(path, [f"invalid TOML: {exc}"]) from None
-
-
-PARALLEL_PARSE_FROM = 8_000_000  # characters (~9,000 sources); below this a fork costs more than it saves
-_SOURCES_HEADER = "\n[[sources]]\n"
-
-
-def _parse_in_halves(text: str, loads: Any) -> dict[str, Any] | None:
-    """Parse a large catalog on two cores: a forked child parses the part after a `[[sources]]`
-    header near the middle while we parse the part before it, and the two `sources` arrays are joined.
-
-    The cut is safe whenever both parts parse: a header line inside a multi-line string would
-    leave that string unterminated in the first part. Anything unexpected (no header to cut at, a
-    part that does not parse, a second part holding more than sources) returns None and the caller
-    parses the whole text, so results and error messages (line numbers included) are exactly those
-    of one parse.
-    """
-    from invmap import twocores
-
-    if len(text) < PARALLEL_PARSE_FROM:
-        return None
-    cut = text.find(_SOURCES_HEADER, len(text) // 2)
-    if cut < 0:
-        return None
-    halves = twocores.split(lambda: loads(text[: cut + 1]), lambda: loads(text[cut + 1 :]))
-    if halves is None:
-        return None
-    first, second = halves
-    if set(second) != {"sources"} or not isinstance(first.get("sources"), list) or not isinstance(second["sources"], list):
-        return None
-    first["sources"].extend(second["sources"])
-    return first
+    except RecursionError:
+        raise CatalogError(path, ["invalid TOML: nested too deeply"]) from None
+    except MemoryError:
+        raise CatalogError(path, ["too large to parse in the memory available"]) from None
 
 
 def load(location: Location | str) -> Catalog:
-    """Read and validate a catalog, or raise one CatalogError listing every problem.
-
-    A file unchanged since the last run comes from the parsed-catalog cache (see cache.py).
-    """
-    from invmap import cache
-
+    """Read and validate a catalog, or raise one CatalogError listing every problem. Complete when it
+    returns: nothing is deferred. (Query commands read the SQLite index, `index.py`, built from this.)"""
     path = location.path if isinstance(location, Location) else location
-    key = cache.key_of(path) if path != STDIN and cache.enabled() else None
-    if key is not None and (hit := cache.read_catalog(key)) is not None:
-        return hit
-    catalog = validate(parse(read_bytes(path), path), path)
-    if key is not None:
-        cache.write_catalog(key, catalog)
-    return catalog
+    return validate(parse(read_bytes(path), path), path)
 
 
 def validate(raw: dict[str, Any], path: str) -> Catalog:
@@ -156,10 +162,23 @@ def validate(raw: dict[str, Any], path: str) -> Catalog:
         catalog = Catalog.model_validate(raw)
     except ValidationError as exc:
         problems.extend(describe_error(err, raw) for err in exc.errors(include_url=False))
+    except RecursionError:
+        problems.append("nested too deeply")
     problems.extend(duplicate_id_problems(raw))
     if problems or catalog is None:
         raise CatalogError(path, problems)
     return catalog
+
+
+def warnings(catalog: Catalog) -> list[str]:
+    """What `check` mentions without failing: ids and names too long to show or type comfortably."""
+    out = []
+    for position, s in enumerate(catalog.sources, start=1):
+        if len(s.id) > MAX_ID:
+            out.append(f"source {position} ({s.id}): id is {len(s.id)} characters; at most {MAX_ID} read well")
+        if len(s.name) > MAX_NAME:
+            out.append(f"source {position} ({s.id}): name is {len(s.name)} characters; at most {MAX_NAME} read well")
+    return out
 
 
 def duplicate_id_problems(raw: dict[str, Any]) -> list[str]:
@@ -186,37 +205,43 @@ _EXPECTED = {
     "date_type": "a TOML date such as 2026-08-07 (no quotes)",
     "list_type": "an array",
     "model_type": "a table",
+    "model_attributes_type": "a table",
     "dict_type": "a table",
 }
 _PATTERNS = {
     "id": "lowercase kebab-case such as 'llm-d'",
     "arxiv": "an arXiv id such as '2407.00079'",
     "doi": "a DOI such as '10.1145/3731569.3764815'",
-    "url": "an http(s) URL",
+    "url": "an absolute http(s) URL without spaces",
+    "code": "an absolute http(s) URL without spaces",
 }
+_FORBIDDEN_CHAR = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_FORBIDDEN_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _describe_value(value: Any) -> str:
+    from invmap.safe import escape
+
     kinds = {str: "text", bool: "a boolean", int: "an integer", float: "a float", dt.date: "a date",
              dt.datetime: "a date-time", dt.time: "a time", list: "an array", dict: "a table"}  # fmt: skip
     kind = kinds.get(type(value), type(value).__name__)
-    shown = repr(value) if isinstance(value, (str, int, float)) else ""
+    shown = escape(repr(value)) if isinstance(value, (str, int, float)) else ""
     if len(shown) > 40:
         shown = shown[:37] + "..."
     return f"{kind} {shown}".strip()
 
 
 def describe_error(err: Any, raw: dict[str, Any]) -> str:
-    from invmap.model import FIRST_YEAR, LAST_YEAR, NOT_BLANK
-
     """One pydantic error -> `source 3 (flashattention): field 'year': expected an integer, got text '2022'`."""
-    loc = list(err["loc"])
+    from invmap.model import CLEAN_PROSE, CLEAN_TEXT, FIRST_YEAR, LAST_YEAR
+    from invmap.safe import escape
+
+    loc = [part for part in err["loc"] if not (isinstance(part, str) and "[" in part)]  # drop validator names
     kind = err["type"]
     where = _where(loc, raw)
-    field = str(loc[-1]) if loc else ""
+    field = escape(str(loc[-1])) if loc else ""
+    value = err.get("input")
     if kind == "missing":
-        if loc == ["catalog"]:
-            return "missing the [catalog] table (title, preface, procedure, afterword)"
         if loc == ["sources"]:
             return "no sources: add at least one [[sources]] table"
         return f"{where}missing required field '{field}'"
@@ -225,43 +250,56 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
     if kind == "too_short" and loc == ["sources"]:
         return "no sources: add at least one [[sources]] table"
     if kind in _EXPECTED:
-        return f"{where}field '{field}': expected {_EXPECTED[kind]}, got {_describe_value(err.get('input'))}"
-    if kind == "string_pattern_mismatch" and (err.get("ctx") or {}).get("pattern") == NOT_BLANK:
-        return f"{where}field '{field}': must not be empty"
+        return f"{where}field '{field}': expected {_EXPECTED[kind]}, got {_describe_value(value)}"
+    pattern = (err.get("ctx") or {}).get("pattern")
+    if kind == "string_pattern_mismatch" and isinstance(value, str):
+        bad = (_FORBIDDEN_CHAR if pattern == CLEAN_PROSE else _FORBIDDEN_IN_LINE).search(value)
+        if bad:
+            return f"{where}field '{field}': contains the control character U+{ord(bad.group()):04X}"
+        if pattern == CLEAN_TEXT:
+            return f"{where}field '{field}': must not be empty"
     if kind in ("greater_than_equal", "less_than_equal") and field == "year":
-        return (f"{where}field 'year': implausible year {err.get('input')} "
+        return (f"{where}field 'year': implausible year {value} "
                 f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)")  # fmt: skip
     if kind == "string_pattern_mismatch":
         expected = _PATTERNS.get(field, "a different form")
-        return f"{where}field '{field}': {err.get('input')!r} is not {expected}"
-    message = str(err["msg"]).removeprefix("Value error, ")
+        return f"{where}field '{field}': {escape(repr(value))} is not {expected}"
+    message = escape(str(err["msg"]).removeprefix("Value error, "))
     return f"{where}field '{field}': {message}"
 
 
 def _where(loc: list[Any], raw: dict[str, Any]) -> str:
     """`source 3 (flashattention): ` for a source's field, `[catalog]: ` for the catalog table."""
+    from invmap.safe import escape
+
     if len(loc) >= 2 and loc[0] == "sources" and isinstance(loc[1], int):
         position = loc[1] + 1
         entry = raw.get("sources", [None] * (loc[1] + 1))[loc[1]]
         ident = entry.get("id") if isinstance(entry, dict) else None
-        label = f"source {position} ({ident})" if isinstance(ident, str) and ident else f"source {position}"
+        label = f"source {position} ({escape(ident)})" if isinstance(ident, str) and ident else f"source {position}"
         return f"{label}: "
-    if loc and loc[0] in ("catalog", "layers") and len(loc) > 1:
-        return f"[{loc[0]}]: "
+    if loc and loc[0] == "layers" and len(loc) > 1:
+        return f"[layers] {escape(str(loc[1]))}: " if len(loc) > 2 else "[layers]: "
+    if loc and loc[0] == "catalog" and len(loc) > 1:
+        return "[catalog]: "
     return ""
 
 
 def to_toml_dict(catalog: Catalog) -> dict[str, Any]:
-    """The canonical table: fixed key order, absent optional values left out, no derived keys."""
-    info = catalog.catalog
-    out: dict[str, Any] = {
-        "catalog": {"title": info.title, "preface": info.preface, "procedure": list(info.procedure), "afterword": info.afterword}
-    }
+    """The canonical table: fixed key order, absent optional values left out, no derived keys,
+    no empty `[catalog]` or `[layers]` table."""
+    out: dict[str, Any] = {}
+    if (info := catalog.catalog) is not None:
+        out["catalog"] = {"title": info.title, "preface": info.preface, "procedure": list(info.procedure),
+                          "afterword": info.afterword}  # fmt: skip
     if catalog.layers:
-        out["layers"] = {code: catalog.layers[code] for code in LAYER_CODES if code in catalog.layers}
-    stored = [f for f in SOURCE_FIELDS if f != "layers"]
+        out["layers"] = {
+            code: {k: v for k, v in catalog.layers[code].model_dump().items() if v is not None}
+            for code in LAYER_CODES
+            if code in catalog.layers
+        }
     out["sources"] = [
-        {f: value for f in stored if (value := getattr(source, f)) is not None} for source in catalog.sources
+        {f: value for f in STORED_FIELDS if (value := getattr(source, f)) is not None} for source in catalog.sources
     ]
     return out
 
@@ -273,30 +311,109 @@ def dumps(catalog: Catalog) -> str:
     return tomli_w.dumps(to_toml_dict(catalog))
 
 
-def write_atomic(path: str | Path, text: str) -> None:
+# --- writing -----------------------------------------------------------------------------------
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived during a write: clean up like Ctrl-C, then end with 128 + signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_clean_up() -> Iterator[None]:
+    def stop(signum: int, _frame: Any) -> None:
+        raise _Stopped(signum)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, stop)
+    except (ValueError, OSError, AttributeError):  # not the main thread, or no such signal here
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def resolve_target(path: str | Path) -> Path:
+    """A symlink is written through: the file it points to is the one changed."""
+    return Path(os.path.realpath(path))
+
+
+def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
     """Replace `path` with `text` all at once: a temp file in the same folder, fsync, rename.
 
-    Whatever happens before the rename (an error, Ctrl-C), the old file stays as it was and the
-    temporary file is removed.
+    A symlink is followed; a device or FIFO is written in place; a new file gets the umask's mode,
+    a replaced one keeps its mode. Whatever happens before the rename (an error, Ctrl-C, SIGTERM,
+    SIGHUP), the old file stays as it was and the temporary file is removed. OSError -> WriteError.
     """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    target = resolve_target(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if target.exists():
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
+        existing = os.stat(target)
+    except FileNotFoundError:
+        existing = None
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        if stat.S_ISDIR(existing.st_mode):
+            raise UsageError(f"{path} is a directory: give a file path such as {Path(path) / 'catalog.toml'}")
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            with open(target, "w", encoding="utf-8", newline=newline) as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return
+    tmp = None
+    try:
+        with _signals_clean_up():
+            try:
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as handle:
+                    handle.write(text)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                mode = existing.st_mode & 0o7777 if existing is not None else 0o666 & ~_umask()
+                os.chmod(tmp, mode)
+                os.replace(tmp, target)
+                tmp = None
+            finally:
+                if tmp is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except _Stopped as stopped:
+        raise SystemExit(128 + stopped.signum) from None
+
+
+@contextlib.contextmanager
+def locked(path: str | Path) -> Iterator[None]:
+    """An exclusive lock on a hidden sibling `.NAME.lock`, held across a read-modify-write, so
+    concurrent writers take turns and none loses another's update (as git's index.lock)."""
+    import fcntl
+
+    target = resolve_target(path)
+    lock_path = target.with_name(f".{target.name}.lock")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+    except OSError as exc:
+        raise WriteError(f"cannot lock {path} for writing ({lock_path}): {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock; the lock file stays, as an empty marker
 
 
 def require_writable(location: Location) -> Path:
@@ -304,12 +421,20 @@ def require_writable(location: Location) -> Path:
     if location.is_stdin:
         raise UsageError("cannot write to a catalog read from stdin; pass --catalog PATH")
     if location.is_shipped:
-        raise UsageError(
-            f"refusing to change the catalog shipped with invmap ({location.path})",
-            hint="start a catalog of your own with 'invmap init my-catalog.toml', then use "
-            "'--catalog my-catalog.toml' or set INVMAP_CATALOG",
-        )
+        raise _shipped_refusal(location.path)
     return Path(location.path)
+
+
+def _shipped_refusal(path: str) -> UsageError:
+    return UsageError(
+        f"refusing to change the catalog shipped with invmap ({path})",
+        hint="start a catalog of your own with 'invmap init my-catalog.toml', then use "
+        "'--catalog my-catalog.toml' or set INVMAP_CATALOG",
+    )
+
+
+def _newline_of(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 # --- editing -----------------------------------------------------------------------------------
@@ -318,33 +443,45 @@ def require_writable(location: Location) -> Path:
 def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
     """Append one `[[sources]]` table to the file, keeping everything already in it byte for byte.
 
-    The catalog must be valid first (else CatalogError, exit 3). The new source is checked exactly
-    as `check` checks a file, against the others too (a duplicate id is refused); a rejected add is a
-    UsageError (exit 2) and the file is not touched.
+    Under the file's lock: the catalog is re-read, must be valid (else CatalogError, exit 3), and the
+    new source is checked exactly as `check` checks a file, against the others too (a duplicate id is
+    refused); a rejected add is a UsageError (exit 2) and the file is not touched. The file's line
+    ending (LF or CRLF) is kept.
     """
     import tomli_w
 
     path = require_writable(location)
-    data = read_bytes(str(path))
-    validate(parse(data, str(path)), str(path))  # an invalid catalog is refused before anything else
-    text = data.decode("utf-8")
-    block = tomli_w.dumps({"sources": [entry]})
-    new_text = text + ("" if text.endswith("\n") else "\n") + "\n" + block
-    try:
-        updated = validate(parse(new_text.encode("utf-8"), str(path)), str(path))
-    except CatalogError as exc:
-        raise UsageError(
-            f"cannot add this source to {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
-        ) from None
-    write_atomic(path, new_text)
+    with locked(path):
+        data = read_bytes(str(path))
+        validate(parse(data, str(path)), str(path))  # an invalid catalog is refused before anything else
+        text = data.decode("utf-8-sig")
+        newline = _newline_of(text)
+        body = text.replace("\r\n", "\n")
+        block = tomli_w.dumps({"sources": [entry]})
+        new_text = body + ("" if body.endswith("\n") or not body else "\n") + "\n" + block
+        try:
+            updated = validate(parse(new_text.encode("utf-8"), str(path)), str(path))
+        except CatalogError as exc:
+            raise UsageError(
+                f"cannot add this source to {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
+            ) from None
+        write_atomic(path, new_text, newline=newline)
     return updated
 
 
-def canonical_status(location: Location) -> tuple[str, str]:
-    """(current text, canonical text) of a valid catalog."""
-    data = read_bytes(location.path)
-    catalog = validate(parse(data, location.path), location.path)
-    return data.decode("utf-8"), dumps(catalog)
+def reformat(location: Location, check_only: bool) -> bool:
+    """`fmt`: True if the file was (or, with `check_only`, would be) rewritten."""
+    if not check_only:
+        require_writable(location)
+    with locked(location.path) if not check_only else contextlib.nullcontext():
+        data = read_bytes(location.path)
+        catalog = validate(parse(data, location.path), location.path)
+        current, canonical = data.decode("utf-8"), dumps(catalog)
+        if current == canonical:
+            return False
+        if not check_only:
+            write_atomic(location.path, canonical)
+        return True
 
 
 def copy_shipped(target: str, force: bool) -> Path:
@@ -353,13 +490,29 @@ def copy_shipped(target: str, force: bool) -> Path:
     return Path(target)
 
 
-def write_output(target: str, text: str, *, force: bool = True) -> None:
-    """Write an export or import result to `target` atomically; refuse to clobber unless `force`."""
+def write_output(target: str, text: str, *, force: bool = False) -> None:
+    """Write an export, import or record to `target` (under its lock, atomically). The CLI sends
+    `-o -` to stdout before calling this.
+
+    Refused (exit 2): an empty path, a directory, an existing regular file without `force`, and the
+    shipped catalog, with or without `force`.
+    """
+    if not target.strip():
+        raise UsageError("a path is required")
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"{target} is a directory: give a file path such as {path / 'catalog.toml'}")
-    if path.exists() and not force:
-        raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
-    if not path.parent.exists():
+    if is_shipped(path):
+        raise _shipped_refusal(target)
+    if not resolve_target(path).parent.exists():
         raise UsageError(f"no such directory: {path.parent}")
-    write_atomic(path, text)
+    regular = path.exists() and stat.S_ISREG(os.stat(path).st_mode)
+    if regular and not force:
+        raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
+    if not regular and path.exists():  # a device or FIFO: written in place, no lock file beside it
+        write_atomic(path, text)
+        return
+    with locked(path):
+        if path.exists() and not force:  # created by someone else while we waited
+            raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
+        write_atomic(path, text)

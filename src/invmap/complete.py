@@ -1,62 +1,70 @@
-"""Completion candidates as (value, help) pairs, from a small index of the catalog.
+"""Completion candidates as (value, help) pairs, from a small view of the catalog's index.
 
 No typer and no pydantic here: the same functions answer Typer's completion callbacks and the
-fast path in `entry.py` that replies before typer is imported.
+fast path (`fastcomplete.py`) that replies before typer is imported. Matching ignores case
+(`att` offers `Attention Is All You Need`); in bash a value with a space is offered escaped
+(`Official\\ project`) so that it is inserted as one shell word.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TypedDict
+import os
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
 from invmap.vocabulary import LAYER_CODES
 
 
 class Index(TypedDict):
-    """What completion needs from a catalog, small enough to read on every TAB."""
+    """What completion needs from a catalog."""
 
     sources: list[tuple[str, str]]  # (id, name) in catalog order
     types: list[str]
     layers: dict[str, str]  # code -> title ("" where the catalog gives none)
 
 
-def build_index(sources: Iterable[tuple[str, str, str]], layer_titles: dict[str, str]) -> Index:
-    """From (id, name, type) triples and the catalog's `[layers]` titles."""
-    entries = list(sources)
-    types = sorted({t for _, _, t in entries}, key=str.casefold)
+def from_index(index: Any) -> Index:
+    """From an open `index.Index` (or anything with the same two queries)."""
+    rows = index.records(columns=("id", "name"))
+    levels = index.levels()
     return {
-        "sources": [(i, n) for i, n, _ in entries],
-        "types": types,
-        "layers": {code: layer_titles.get(code, "") for code in LAYER_CODES},
+        "sources": [(r["id"], r["name"]) for r in rows],
+        "types": sorted(set(index.distinct("type")), key=str.casefold),
+        "layers": {code: levels.get(code, ("", None))[0] for code in LAYER_CODES},
     }
 
 
-def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    """Ids starting with what was typed (the name as help); else one-word names (`Pag` -> PagedAttention).
+def _shell_word(value: str) -> str:
+    """Bash inserts a candidate as typed: escape what would split it or be read by the shell."""
+    if os.environ.get("_INVMAP_COMPLETE") != "complete_bash":
+        return value
+    return "".join("\\" + c if c in " \t'\"\\$`()&;|<>*?[]{}!#~" else c for c in value)
 
-    Typer keeps only values that start with the typed text, case and all, so a name is offered
-    when the typed text matches it and no id; names with spaces would split into words in bash.
-    """
-    ids = [(i, n) for i, n in index["sources"] if i.startswith(incomplete)]
-    if ids or not incomplete:
+
+def _starts(value: str, incomplete: str) -> bool:
+    return value.casefold().startswith(incomplete.casefold())
+
+
+def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
+    """Ids starting with what was typed (the name as help), then names (`att` -> Attention Is All You Need)."""
+    typed = incomplete.replace("\\ ", " ")
+    ids = [(i, n) for i, n in index["sources"] if _starts(i, typed)]
+    if ids or not typed:
         return ids
-    return [(n, i) for i, n in index["sources"] if n.startswith(incomplete) and not any(c.isspace() for c in n)]
+    return [(_shell_word(n), i) for i, n in index["sources"] if _starts(n, typed)]
 
 
 def layers(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    """Layer codes with their titles; lowercase ones when the typed text is lowercase (`l` -> l1, l2, ...)."""
-    return _either_case(list(index["layers"].items()), incomplete)
+    """Level codes with their titles; lowercase ones when the typed text is lowercase (`l` -> l1, l2, ...)."""
+    exact = [(v, h) for v, h in index["layers"].items() if v.startswith(incomplete)]
+    if exact:
+        return exact
+    return [(v.lower(), h) for v, h in index["layers"].items() if v.lower().startswith(incomplete)]
 
 
 def types(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    return _either_case([(t, "") for t in index["types"]], incomplete)
-
-
-def _either_case(items: list[tuple[str, str]], incomplete: str) -> list[tuple[str, str]]:
-    exact = [(v, h) for v, h in items if v.startswith(incomplete)]
-    if exact:
-        return exact
-    return [(v.lower(), h) for v, h in items if v.lower().startswith(incomplete)]
+    typed = incomplete.replace("\\ ", " ")
+    return [(_shell_word(t), "") for t in index["types"] if _starts(t, typed)]
 
 
 def choices(values: Sequence[str], incomplete: str, helps: dict[str, str] | None = None) -> list[tuple[str, str]]:

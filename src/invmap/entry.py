@@ -1,49 +1,88 @@
-"""The `invmap` console script: run the Typer app, end quietly when the reader goes away, end fast."""
+"""The `invmap` console script: run the Typer app; end quietly when the reader goes away.
+
+Exit statuses: 0 ok (a reader that closed the pipe early included), 1 not found or ambiguous,
+2 usage, 3 invalid catalog or record, 4 a file or standard stream could not be used, 130 Ctrl-C.
+"""
 
 from __future__ import annotations
 
-import gc
 import os
+import signal
 import sys
 
 
 def main() -> None:
-    if os.environ.get("_INVMAP_COMPLETE"):
-        # A TAB press: answer from the completion index without importing typer, if we can.
-        from invmap.fastcomplete import answer
+    signal.signal(signal.SIGINT, _interrupted)  # click would print "Aborted!" and exit 1
+    try:
+        code = _run()
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(_finish(code))
 
-        code = answer()
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise SystemExit(130)
+
+
+def _run() -> int:
+    if os.environ.get("_INVMAP_COMPLETE"):
+        # A TAB press: answer from the catalog's index without importing typer, if we can.
+        try:
+            from invmap.fastcomplete import answer
+
+            code = answer()
+        except Exception:  # never a traceback into a prompt; Typer's path will answer
+            code = None
         if code is not None:
-            _exit(code)
+            return code
     # A run lives well under a second yet may allocate millions of objects from a large catalog;
     # the cyclic collector would scan them again and again for cycles that do not exist.
+    import gc
+
     gc.disable()
     try:
         from invmap.cli import app
 
         app(prog_name="invmap")  # standalone mode: always ends in SystemExit
-        code = 0
+        return 0
     except SystemExit as exc:
         if isinstance(exc.code, str):
-            sys.stderr.write(exc.code + "\n")
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            _say(exc.code)
+            return 1
+        return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:
-        code = 0
-    _exit(code)
+        return 0
 
 
-def _exit(code: int) -> None:
-    """Flush and leave without the interpreter's teardown, which at 100,000 sources frees millions
-    of objects one by one (~0.2 s) only to hand the memory back to the OS anyway."""
+def _say(text: str) -> None:
     try:
-        sys.stdout.flush()
+        sys.stderr.write(text + "\n")
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _finish(code: int) -> int:
+    """Flush stdout; a reader that went away (`| head`) is not an error: exit 0 and say nothing.
+    A stdout that cannot be written (`> /dev/full`, closed) is exit 4 with one line on stderr."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:
-        # `invmap list | head -1`: the reader closed the pipe; what it did not read is not wanted.
-        pass
+        quiet_stdout()
+        return code
+    except (OSError, ValueError) as exc:
+        quiet_stdout()
+        _say(f"Error: cannot write to stdout: {getattr(exc, 'strerror', None) or exc}")
+        return 4
+    return code
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's own final flush cannot fail again."""
     try:
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
         pass
-    if (cache := sys.modules.get("invmap.cache")) is not None:
-        cache.finish()  # a large catalog's cache entry, written once our output is complete
-    os._exit(code)
+

@@ -1,4 +1,8 @@
-"""One error hierarchy; the CLI maps each class to an exit code and a message on stderr."""
+"""One error hierarchy; the CLI maps each class to an exit code and a message on stderr.
+
+Messages may quote what a user typed or what a catalog holds: the CLI escapes control characters
+(`safe.escape`) before anything reaches the terminal.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ class UsageError(InvmapError):
 
 
 class CatalogError(InvmapError):
-    """The catalog cannot be read or is invalid (exit 3); `problems` lists every one found."""
+    """The catalog (or a record file) cannot be read or is invalid (exit 3); `problems` lists every one."""
 
     exit_code = 3
 
@@ -42,3 +46,9 @@ class CatalogError(InvmapError):
         if len(lines) > 1:  # one line a problem, each naming the file, under a count
             lines.insert(0, f"{path} has {len(lines)} problems:")
         super().__init__("\n".join(lines))
+
+
+class WriteError(InvmapError):
+    """A file could not be written, or a standard stream could not be used (exit 4)."""
+
+    exit_code = 4

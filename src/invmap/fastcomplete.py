@@ -1,9 +1,9 @@
 """Answer shell completion before typer, pydantic and rich are imported.
 
 The shell runs `invmap` on every TAB. Typer's own completion path costs a full start (~150 ms);
-this module answers the common requests (a source name after `show`, the value of `--layer`,
-`--type`, `--fields`, `--format`, `--sort`, `--color`) from the small index that `cache.py`
-writes whenever the catalog is loaded, in Typer's exact output format for bash, zsh and fish.
+this module answers the common requests (source names after `show`/`open`/`related`/`record new`,
+the value of `--layer`, `--type`, `--fields`, `--format`, `--sort`, `--color`) from the catalog's
+SQLite index (`index.py`), in Typer's exact output format for bash, zsh and fish.
 Anything it is not sure of (command names, option names, a stale index, help text that rich would
 re-render) it declines, and Typer answers as usual; tests compare both answers word for word.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-from invmap import cache, complete
-from invmap.vocabulary import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
+from invmap import complete
+from invmap.fields import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS, TEXT_FIELDS
 
 COMPLETE_VAR = "_INVMAP_COMPLETE"
 
@@ -27,14 +27,15 @@ _ORDER = {"--sort": "sort", "-s": "sort", "--limit": None, "-n": None}
 VALUE_OPTIONS["list"] = VALUE_OPTIONS["questions"] = {**_FILTERS, **_ORDER, **_OUTPUT}
 VALUE_OPTIONS["search"] = {**_FILTERS, **_OUTPUT, "--in": "search_in", "--limit": None, "-n": None, "--min-score": None}
 VALUE_OPTIONS["show"] = dict(_OUTPUT)
-SOURCE_COMMANDS = frozenset({"show", "related", "open"})
+SOURCE_COMMANDS = frozenset({"show", "open"})  # every argument is a name
+ONE_SOURCE_COMMANDS = frozenset({"related"})  # the first argument is a name
 GLOBAL_VALUE_OPTIONS = {"--catalog": "catalog", "-c": "catalog", "--color": "color"}
 
 _CHOICES = {
     "format": ("table", "json", "jsonl", "csv", "tsv", "markdown", "plain"),
     "color": ("auto", "always", "never"),
     "sort": ("year", "name", "id", "layer", "type"),
-    "search_in": ("mechanism", "objective", "question", "name"),
+    "search_in": (*TEXT_FIELDS, "all"),
 }
 # Help text rich would print differently (markup, emoji codes, escapes) is left to Typer.
 _PLAIN_HELP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,.()'/+&-_;!?=<>%#@*")
@@ -45,7 +46,10 @@ def answer() -> int | None:
     shell = os.environ.get(COMPLETE_VAR, "")
     if shell not in ("complete_bash", "complete_zsh", "complete_fish"):
         return None
-    args, incomplete = _words(shell)
+    words = _words(shell)
+    if words is None:  # a malformed request (COMP_CWORD=abc): nothing to offer, and nothing said
+        return 0
+    args, incomplete = words
     request = _request(args, incomplete)
     if request is None:
         return None
@@ -56,7 +60,7 @@ def answer() -> int | None:
     return _emit(shell, items)
 
 
-def _words(shell: str) -> tuple[list[str], str]:
+def _words(shell: str) -> tuple[list[str], str] | None:
     """The words before the cursor and the one being typed, as Typer's completion classes split them."""
     from shlex import shlex
 
@@ -73,7 +77,10 @@ def _words(shell: str) -> tuple[list[str], str]:
 
     if shell == "complete_bash":
         words = split(os.environ.get("COMP_WORDS", ""))
-        cword = int(os.environ.get("COMP_CWORD", "0") or 0)
+        cword_text = os.environ.get("COMP_CWORD", "")
+        if "COMP_WORDS" not in os.environ or not cword_text.isdigit() or not words:
+            return None
+        cword = int(cword_text)
         return words[1:cword], (words[cword] if cword < len(words) else "")
     line = os.environ.get("_TYPER_COMPLETE_ARGS", "")
     words = split(line)[1:]
@@ -105,7 +112,9 @@ def _request(args: list[str], incomplete: str) -> tuple[str, str, str | None] | 
         if kind is None or any(word.startswith("-") and word not in options for word in rest[:-1]):
             return None
         return kind, command, catalog_path
-    if command in SOURCE_COMMANDS and not rest:
+    if command in SOURCE_COMMANDS and not any(word.startswith("-") for word in rest):
+        return "source", command, catalog_path
+    if (command in ONE_SOURCE_COMMANDS and not rest) or (command == "record" and rest == ["new"]):
         return "source", command, catalog_path
     return None
 
@@ -116,11 +125,19 @@ def _candidates(kind: str, command: str, incomplete: str, catalog_path: str | No
     if kind == "fields":
         allowed = SCORED_FIELDS if command in ("search", "related") else SOURCE_FIELDS
         return complete.fields(allowed, incomplete, FIELD_HELP)
+    from invmap import index as index_db
+
     path = catalog_path or os.environ.get("INVMAP_CATALOG") or os.path.join(os.path.dirname(__file__), "catalog.toml")
-    key = cache.key_of(path) if cache.enabled() else None
-    index = cache.read_index(key) if key else None
-    if index is None:
-        return None  # never loaded, or changed since: Typer's path loads it and refreshes the index
+    key = index_db.key_of(path) if index_db.enabled() else None
+    con = index_db.open_current(key) if key else None
+    if con is None:
+        return None  # never indexed, or changed since: Typer's path indexes it
+    try:
+        index = complete.from_index(index_db.Index(con, lambda: con))
+    except Exception:  # anything odd in the file: let Typer's path answer from the catalog itself
+        return None
+    finally:
+        con.close()
     if kind == "source":
         return complete.sources(index, incomplete)
     if kind == "layer":

@@ -16,7 +16,9 @@ from invmap.sourcetext import derive
 from invmap.vocabulary import SEED_COLUMNS
 
 DEFAULT_TITLE = "Imported research map"
-_BULLET = re.compile(r"^\s*[-*+]\s+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # bullets or a numbered list
+_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_CODE_HOST = re.compile(r"^https?://(?:www\.)?(?:github\.com|gitlab\.com|codeberg\.org)/[^/\s]+/[^/\s#?]+/?$", re.I)
 _DELIMITER_CELL = re.compile(r"^:?-{3,}:?$")
 
 
@@ -95,12 +97,40 @@ def _is_delimiter(line: str) -> bool:
     return bool(cells) and all(_DELIMITER_CELL.match(c.replace(" ", "")) for c in cells)
 
 
+def unlink(cell: str) -> tuple[str, list[str]]:
+    """`[vLLM documentation](https://docs.vllm.ai/) and [public source](https://github.com/...)` ->
+    ('vLLM documentation and public source', [the two links])."""
+    links = [m.group(2) for m in _LINK.finditer(cell)]
+    return _LINK.sub(lambda m: m.group(1), cell), links
+
+
 def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
+    from invmap.identifiers import arxiv_id, doi
+
+    source_links: list[str] = []
+    availability_links: list[str] = []
+    for key in list(cells):
+        cells[key], found = unlink(cells[key])
+        if key == "source":
+            source_links = found
+        elif key == "availability":
+            availability_links = found
     derived = derive(cells["source"])
     entry: dict[str, Any] = {"id": derived.id, "name": derived.name, "source": cells["source"]}
     for key in ("authors", "arxiv", "doi"):
         if value := getattr(derived, key):
             entry[key] = value
+    if source_links:  # the first link is the source's own: an arXiv or DOI link fills those fields
+        first = source_links[0]
+        if (a := arxiv_id(first)) is not None:
+            entry.setdefault("arxiv", a)
+        elif first.lower().startswith(("https://doi.org/", "http://doi.org/", "https://dx.doi.org/")) and doi(first):
+            entry.setdefault("doi", doi(first))
+        else:
+            entry["url"] = first
+    code = next((link for link in [*source_links, *availability_links] if _CODE_HOST.match(link)), None)
+    if code:
+        entry["code"] = code
     entry["type"] = cells["type"]
     year = cells["year"]
     if year.lower() != "n.d.":
@@ -132,9 +162,18 @@ def seed_cell(source: Source, key: str) -> str:
     return str(getattr(source, key))
 
 
-def to_markdown(catalog: Catalog) -> str:
+def _linked_cell(source: Source, key: str) -> str:
+    """With `--links`: the Source cell links to the source's link, availability to its code."""
+    cell = escape_cell(seed_cell(source, key)).replace("[", "\\[").replace("]", "\\]")
+    target = source.link if key == "source" else source.code if key == "availability" else None
+    return f"[{cell}]({target})" if target else cell
+
+
+def to_markdown(catalog: Catalog, links: bool = False) -> str:
     """The seed's document: title, preface, the nine-column table, the procedure, the afterword."""
-    info = catalog.catalog
+    from invmap.model import CatalogInfo
+
+    info = catalog.catalog or CatalogInfo(title=DEFAULT_TITLE)
     blocks = [f"# {info.title}"]
     if info.preface:
         blocks.append(info.preface)
@@ -142,7 +181,8 @@ def to_markdown(catalog: Catalog) -> str:
         "| " + " | ".join(h for h, _ in SEED_COLUMNS) + " |",
         "|" + "---|" * len(SEED_COLUMNS),
     ]
-    rows += ["| " + " | ".join(escape_cell(seed_cell(s, key)) for _, key in SEED_COLUMNS) + " |" for s in catalog.sources]
+    cell = _linked_cell if links else (lambda s, key: escape_cell(seed_cell(s, key)))
+    rows += ["| " + " | ".join(cell(s, key) for _, key in SEED_COLUMNS) + " |" for s in catalog.sources]
     blocks.append("\n".join(rows))
     if info.procedure:
         blocks.append("\n".join(f"- {step}" for step in info.procedure))
@@ -184,7 +224,7 @@ def to_bibtex(catalog: Catalog) -> str:
     """One entry per source, keyed by id; arXiv ids as eprint, DOIs as doi, titles' case kept."""
     entries = []
     for s in catalog.sources:
-        fields: list[tuple[str, str]] = [("title", "{" + bib_escape(s.name) + "}")]
+        fields: list[tuple[str, str]] = [("title", "{" + bib_escape(s.title or s.name) + "}")]
         if s.authors:
             fields.append(("author", bib_authors(s.authors)))
         if s.year is not None:
@@ -200,6 +240,8 @@ def to_bibtex(catalog: Catalog) -> str:
             ("keywords", bib_escape(", ".join((*s.layers, s.type)))),
             ("note", bib_escape(f"{s.source.rstrip('.')}. Layer: {s.layer}. {s.mechanism}")),
         ]
+        if s.code:
+            fields.append(("howpublished", "\\url{" + s.code + "}"))
         body = ",\n".join(f"  {key} = {{{value}}}" for key, value in fields)
         entries.append(f"@{bib_entry_type(s)}{{{s.id},\n{body}\n}}\n")
     return "\n".join(entries)

@@ -1,56 +1,53 @@
-"""The map's shape: sources per layer, counts by type, year and layer, the layer-by-year grid.
+"""The map's shape: sources per level, counts by type, year and layer, the layer-by-year grid.
 
-Plain data from a catalog; `render.py` draws it.
+Plain data from records; `render.py` draws it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from invmap.vocabulary import LAYER_CODES
-
-if TYPE_CHECKING:
-    from invmap.model import Catalog, Source
 
 UNDATED = "n.d."
 NO_CODE = "other"  # the grid's row for sources whose label carries no code
 
 
-def layer_rows(catalog: Catalog, sources: Sequence[Source]) -> list[dict[str, Any]]:
+def layer_rows(levels: dict[str, tuple[str, str | None]], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per code (L1..L6, P0), then one per free-text label that carries no code."""
     rows = []
     for code in LAYER_CODES:
-        members = [s for s in sources if code in s.layers]
-        rows.append(_layer_row(code, catalog.layers.get(code, ""), members))
-    free: dict[str, list[Source]] = {}
-    for s in sources:
-        if not s.layers:
-            free.setdefault(s.layer, []).append(s)
-    rows += [_layer_row(None, label, members) for label, members in free.items()]
+        title, scope = levels.get(code, (None, None))
+        rows.append(_layer_row(code, title, scope, [r for r in records if code in r["layers"]]))
+    free: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if not r["layers"]:
+            free.setdefault(r["layer"], []).append(r)
+    rows += [_layer_row(None, label, None, members) for label, members in free.items()]
     return rows
 
 
-def _layer_row(code: str | None, title: str, members: list[Source]) -> dict[str, Any]:
-    return {"code": code, "title": title, "count": len(members), "sources": [s.id for s in members],
-            "names": [s.name for s in members]}  # fmt: skip
+def _layer_row(code: str | None, title: str | None, scope: str | None, members: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"code": code, "title": title, "scope": scope, "count": len(members),
+            "sources": [r["id"] for r in members], "names": [r["name"] for r in members]}  # fmt: skip
 
 
 def year_key(year: int | None) -> str:
     return UNDATED if year is None else str(year)
 
 
-def stats(sources: Sequence[Source]) -> dict[str, Any]:
+def stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Counts by type (most first), by year (oldest first, n.d. last) and by layer code (map order)."""
-    types = Counter(s.type for s in sources)
-    years = Counter(s.year for s in sources)
+    types = Counter(r["type"] for r in records)
+    years = Counter(r["year"] for r in records)
     ordered_years = sorted(y for y in years if y is not None) + ([None] if None in years else [])
     return {
-        "total": len(sources),
+        "total": len(records),
         "by_type": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0].casefold()))),
         "by_year": {year_key(y): years[y] for y in ordered_years},
-        "by_layer": {code: sum(code in s.layers for s in sources) for code in LAYER_CODES},
+        "by_layer": {code: sum(code in r["layers"] for r in records) for code in LAYER_CODES},
     }
 
 
@@ -63,15 +60,21 @@ def stats_rows(counts: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def grid(sources: Sequence[Source]) -> dict[str, Any]:
-    """Layer codes (then `other`) by years (then n.d.): the short names in each cell, catalog order."""
-    years = sorted({s.year for s in sources if s.year is not None})
-    columns = [str(y) for y in years] + ([UNDATED] if any(s.year is None for s in sources) else [])
+def grid(records: Sequence[dict[str, Any]], only: set[str] | None = None) -> dict[str, Any]:
+    """Layer codes (then `other`) by years (then n.d.): the short names in each cell, catalog order.
+    Only rows and columns that hold a source, and only the codes in `only` when given (so
+    `map --layer L3` shows level 3 alone)."""
+    if only is not None:
+        records = [r for r in records if not r["layers"] or set(r["layers"]) & only]
+    years = sorted({r["year"] for r in records if r["year"] is not None})
+    columns = [str(y) for y in years] + ([UNDATED] if any(r["year"] is None for r in records) else [])
     rows = []
     for code in (*LAYER_CODES, NO_CODE):
-        members = [s for s in sources if (code in s.layers if code != NO_CODE else not s.layers)]
-        if code == NO_CODE and not members:
+        if only is not None and code != NO_CODE and code not in only:
             continue
-        cells = {column: [s.name for s in members if year_key(s.year) == column] for column in columns}
+        members = [r for r in records if (code in r["layers"] if code != NO_CODE else not r["layers"])]
+        if not members:
+            continue
+        cells = {column: [r["name"] for r in members if year_key(r["year"]) == column] for column in columns}
         rows.append({"code": code, "cells": cells})
     return {"years": columns, "rows": rows}

@@ -1,27 +1,44 @@
-"""Selecting sources: filters, name resolution, fuzzy search, related sources, sorting.
+"""Selecting sources from the index: filters, name and identifier resolution, search, related sources.
 
-The only module that imports rapidfuzz, and only inside the functions that score text, so
-`list` and `questions` never pay for it.
+The only module that imports rapidfuzz, and only inside the functions that score text, so `list`
+and `questions` never pay for it. Records are the JSON-contract dicts the index returns.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from invmap.errors import NotFoundError, UsageError
+from invmap.fields import SOURCE_FIELDS, TEXT_FIELDS
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
 if TYPE_CHECKING:
-    from invmap.model import Catalog, Source
+    from invmap.index import Index
 
-SEARCH_FIELDS: tuple[str, ...] = ("mechanism", "objective", "question", "name")
 SORT_KEYS: tuple[str, ...] = ("year", "name", "id", "layer", "type")
+SEARCH_DEFAULT: tuple[str, ...] = ("name", "source", "title", "mechanism")
+SEARCH_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, "all")
 _LOOKS_LIKE_CODE = re.compile(r"^[LP]\d+$", re.IGNORECASE)
 _YEAR_SPAN = re.compile(r"^(\d{4})?(\.\.)?(\d{4})?$")
+
+
+def split_values(values: Sequence[str] | None) -> list[str]:
+    """`--layer L3,L5 --layer L1` -> [L3, L5, L1]: a comma list means the same as repeating the option."""
+    return [part.strip() for value in values or () for part in value.split(",") if part.strip()]
+
+
+def did_you_mean(value: str, choices: Sequence[str]) -> str | None:
+    from difflib import get_close_matches
+
+    folded = {c.casefold(): c for c in choices}
+    close = get_close_matches(value.casefold(), list(folded), n=1, cutoff=0.6)
+    return folded[close[0]] if close else None
+
+
+# --- filters -----------------------------------------------------------------------------------
 
 
 class YearSpan(NamedTuple):
@@ -31,71 +48,17 @@ class YearSpan(NamedTuple):
     high: int | None
     undated: bool = False
 
-    def matches(self, year: int | None) -> bool:
-        if self.undated or year is None:
-            return self.undated and year is None
-        return (self.low is None or year >= self.low) and (self.high is None or year <= self.high)
-
-
-class LayerFilter(NamedTuple):
-    """A layer code (matches every label that covers it) or a fragment of a label."""
-
-    code: str | None
-    fragment: str | None
-
-    def matches(self, label: str) -> bool:
-        if self.code is not None:
-            return self.code in layer_codes(label)
-        return self.fragment is not None and self.fragment.casefold() in label.casefold()
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Values of one option are ORed; different options are ANDed."""
-
-    layers: tuple[LayerFilter, ...] = ()
-    types: tuple[str, ...] = ()
-    years: tuple[YearSpan, ...] = ()
-
-    def matches(self, source: Source) -> bool:
-        return (
-            (not self.layers or _any_layer_matches(self.layers, source.layer))
-            and (not self.types or source.type.casefold() in self.types)
-            and (not self.years or any(span.matches(source.year) for span in self.years))
-        )
-
-
-@lru_cache(maxsize=4096)
-def _any_layer_matches(layers: tuple[LayerFilter, ...], label: str) -> bool:
-    """Remembered per label: a catalog has few distinct labels and may have 100,000 sources."""
-    return any(f.matches(label) for f in layers)
-
-
-def free_text_labels(sources: Iterable[Source]) -> list[str]:
-    """Layer labels that carry no code, in catalog order (`Transformer anatomy`, `Runtime lever`)."""
-    return list(dict.fromkeys(s.layer for s in sources if not s.layers))
-
-
-def parse_layer(value: str, sources: Sequence[Source]) -> LayerFilter:
-    """`L5`/`l5` -> a code; `runtime lever` -> a label fragment; `L9` or a fragment matching nothing -> UsageError."""
-    text = value.strip()
-    if text.upper() in LAYER_CODES:
-        return LayerFilter(text.upper(), None)
-    if text and not _LOOKS_LIKE_CODE.match(text):
-        if any(text.casefold() in s.layer.casefold() for s in sources):
-            return LayerFilter(None, text)
-    labels = ", ".join(free_text_labels(sources))
-    raise UsageError(
-        f"unknown layer '{value}': use a code ({LAYER_CODES_TEXT}) or part of a layer label (such as {labels})"
-    )
-
-
-def parse_type(value: str, sources: Sequence[Source]) -> str:
-    """A type, case-insensitively; returns its casefolded form for matching."""
-    types = sorted(set(s.type for s in sources), key=str.casefold)
-    if value.strip().casefold() in {t.casefold() for t in types}:
-        return value.strip().casefold()
-    raise UsageError(f"unknown type '{value}' (valid types: {', '.join(types)})")
+    def sql(self) -> tuple[str, list[Any]]:
+        if self.undated:
+            return "year IS NULL", []
+        parts, params = [], []
+        if self.low is not None:
+            parts.append("year >= ?")
+            params.append(self.low)
+        if self.high is not None:
+            parts.append("year <= ?")
+            params.append(self.high)
+        return "(" + " AND ".join(parts or ["year IS NOT NULL"]) + ")", params
 
 
 def parse_year(value: str) -> YearSpan:
@@ -115,200 +78,274 @@ def parse_year(value: str) -> YearSpan:
     return YearSpan(low, high)
 
 
-def build_filters(sources: Sequence[Source], layers: Sequence[str] = (), types: Sequence[str] = (),
-                  years: Sequence[str] = ()) -> Filters:  # fmt: skip
-    return Filters(
-        tuple(parse_layer(v, sources) for v in layers),
-        tuple(parse_type(v, sources) for v in types),
-        tuple(parse_year(v) for v in years),
-    )
+def level_matches(text: str, title: str, scope: str | None) -> bool:
+    """Whole words or phrases of a level's title or scope: `disaggregation`, `cache management`."""
+    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, text.split())) + r"(?!\w)"
+    return any(re.search(pattern, part or "", re.IGNORECASE) for part in (title, scope))
 
 
-def select(sources: Iterable[Source], filters: Filters) -> list[Source]:
-    return [s for s in sources if filters.matches(s)]
+@dataclass
+class Filters:
+    """Values of one option are ORed; different options are ANDed. `where` is SQL over the index."""
+
+    clauses: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
+    codes: set[str] | None = None  # the level codes a --layer option selected (None: no --layer)
+    described: list[str] = field(default_factory=list)  # `--type survey --layer L1`, for messages
+
+    @property
+    def where(self) -> str:
+        return " AND ".join(self.clauses)
+
+    def add(self, parts: list[tuple[str, list[Any]]]) -> None:
+        if parts:
+            self.clauses.append("(" + " OR ".join(sql for sql, _ in parts) + ")")
+            for _, params in parts:
+                self.params.extend(params)
 
 
-def sort_sources(sources: Sequence[Source], key: str | None, reverse: bool = False) -> list[Source]:
+def _in(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+    if not values:
+        return "0", []
+    return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+
+def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
+    """A code (L5, l5), words of a level's title or scope (`disaggregation`), or part of a label:
+    (SQL, its parameters, the level codes selected)."""
+    text = value.strip()
+    if text.upper() in LAYER_CODES:
+        return "pos IN (SELECT pos FROM codes WHERE code = ?)", [text.upper()], [text.upper()]
+    if text and not _LOOKS_LIKE_CODE.match(text):
+        codes = [code for code, (title, scope) in index.levels().items() if level_matches(text, title, scope)]
+        labels = [label for label in index.distinct("layer") if text.casefold() in label.casefold()]
+        if codes or labels:
+            by_code = _in("code", codes)
+            return (f"(pos IN (SELECT pos FROM codes WHERE {by_code[0]}) OR {_in('layer', labels)[0]})",
+                    by_code[1] + labels, codes + [c for lab in labels for c in layer_codes(lab)])  # fmt: skip
+    words = [t for t, _ in index.levels().values()] + [lab for lab in index.distinct("layer") if not layer_codes(lab)]
+    close = did_you_mean(text, [*LAYER_CODES, *words])
+    hint = f"; did you mean '{close}'?" if close else ""
+    labels = ", ".join(lab for lab in index.distinct("layer") if not layer_codes(lab)) or "none in this catalog"
+    raise UsageError(f"unknown layer '{value}'{hint} (use a code, {LAYER_CODES_TEXT}; words of a level's title or "
+                     f"scope, see 'invmap layers'; or part of a layer label such as {labels})")  # fmt: skip
+
+
+def type_values(index: Index, value: str) -> list[str]:
+    """The catalog's spelling of a type, matched case-insensitively."""
+    types = sorted(set(index.distinct("type")), key=str.casefold)
+    found = [t for t in types if t.casefold() == value.strip().casefold()]
+    if found:
+        return found
+    close = did_you_mean(value, types)
+    hint = f"; did you mean '{close}'?" if close else ""
+    raise UsageError(f"unknown type '{value}'{hint} (valid types: {', '.join(types)})")
+
+
+def build_filters(index: Index, layers: Sequence[str] | None = (), types: Sequence[str] | None = (),
+                  years: Sequence[str] | None = ()) -> Filters:  # fmt: skip
+    filters = Filters()
+    layer_values, type_list, year_values = split_values(layers), split_values(types), split_values(years)
+    layer_parts = [layer_clause(index, v) for v in layer_values]
+    filters.add([(sql, params) for sql, params, _ in layer_parts])
+    if layer_parts:
+        filters.codes = {code for _, _, codes in layer_parts for code in codes}
+    filters.add([_in("type", [t for v in type_list for t in type_values(index, v)])] if type_list else [])
+    filters.add([parse_year(v).sql() for v in year_values])
+    for option, values in (("--layer", layer_values), ("--type", type_list), ("--year", year_values)):
+        filters.described += [f"{option} {v}" for v in values]
+    return filters
+
+
+def select(index: Index, filters: Filters, columns: Sequence[str] = SOURCE_FIELDS) -> list[dict[str, Any]]:
+    return index.records(filters.where, filters.params, columns)
+
+
+def sort_records(records: list[dict[str, Any]], key: str | None, reverse: bool = False) -> list[dict[str, Any]]:
     """Sort by one key; sources without a year go last whichever the direction."""
     if key is None:
-        return list(reversed(sources)) if reverse else list(sources)
+        return list(reversed(records)) if reverse else list(records)
+    if key not in SORT_KEYS:
+        raise UsageError(f"unknown sort key '{key}' (valid keys: {', '.join(SORT_KEYS)})")
     if key == "year":
-        dated = sorted((s for s in sources if s.year is not None), key=lambda s: s.year or 0, reverse=reverse)
-        return dated + [s for s in sources if s.year is None]
+        dated = sorted((r for r in records if r["year"] is not None), key=lambda r: r["year"], reverse=reverse)
+        return dated + [r for r in records if r["year"] is None]
     if key == "layer":
         order = {code: i for i, code in enumerate(LAYER_CODES)}
 
-        def layer_key(s: Source) -> tuple[int, str]:
-            return (order[s.layers[0]] if s.layers else len(order), s.layer.casefold())
+        def layer_key(r: dict[str, Any]) -> tuple[int, str]:
+            codes = layer_codes(r["layer"])
+            return (order[codes[0]] if codes else len(order), r["layer"].casefold())
 
-        return sorted(sources, key=layer_key, reverse=reverse)
-    return sorted(sources, key=lambda s: str(getattr(s, key)).casefold(), reverse=reverse)
+        return sorted(records, key=layer_key, reverse=reverse)
+    return sorted(records, key=lambda r: str(r[key]).casefold(), reverse=reverse)
 
 
-# --- name resolution ---------------------------------------------------------------------------
+# --- name and identifier resolution ------------------------------------------------------------
 
 MATCH_CUTOFF = 80.0  # a fuzzy match below this is only a suggestion
 TIE_MARGIN = 5.0  # candidates this close to the best are ambiguous: never guess between them
 SHOWN_CANDIDATES = 10  # an ambiguous name lists at most this many candidates
 
 
-def normalize(text: str) -> str:
-    """Case, spacing and punctuation do not matter: `Paged attention` == `pagedattention`."""
-    return re.sub(r"[\W_]+", "", text.casefold())
+def label(record: dict[str, Any]) -> str:
+    return f"{record['name']} ({record['id']})"
 
 
-def _exact_keys(source: Source) -> list[str]:
-    keys = [source.id, source.name, source.source]
-    if source.arxiv:
-        keys += [source.arxiv, f"arXiv:{source.arxiv}"]
-    if source.doi:
-        keys += [source.doi, f"DOI:{source.doi}"]
-    return [normalize(k) for k in keys]
+def resolve(index: Index, query: str) -> dict[str, Any]:
+    """One source by id, name, Source text, title, arXiv id, DOI or link; then a unique prefix of a name
+    or id; then a fuzzy match. Never guesses: ties are ambiguous (NotFoundError with the candidates).
 
-
-def resolve(catalog: Catalog, query: str) -> Source:
-    """One source by id, name, Source text, arXiv id or DOI: exact, then unique prefix, then fuzzy.
-
-    Raises NotFoundError with suggestions when nothing matches, or with the candidates when several
-    match about equally well.
+    An identifier-like query (an arXiv id, a DOI, a URL) that matches nothing is simply not found.
     """
-    sources = catalog.sources
-    by_id = [s for s in sources if s.id == query]  # the common case, and cheap at any size
-    if by_id:
-        return by_id[0]
+    from invmap.identifiers import keys_for_query
+    from invmap.index import normalize
+
+    def found(positions: list[int]) -> dict[str, Any]:
+        records = index.at(positions)
+        exact = [r for r in records if r["id"] == query]
+        return _one(exact or records, query)
+
+    identifier_keys = keys_for_query(query)
+    if identifier_keys is not None:
+        positions = index.lookup(identifier_keys)
+        if not positions:
+            raise NotFoundError(f"no source matches '{query}'", hint="no source has this arXiv id, DOI or link")
+        return found(positions)
     wanted = normalize(query)
     if not wanted:
         raise NotFoundError(f"no source matches '{query}'")
-    exact = [s for s in sources if wanted in _exact_keys(s)]
-    if exact:
-        return _one(exact, query)
-    prefixed = [s for s in sources if normalize(s.name).startswith(wanted) or s.id.replace("-", "").startswith(wanted)]
-    if prefixed:
-        return _one(prefixed, query)
+    if positions := index.lookup([wanted], ("id", "name", "source", "title")):
+        return found(positions)
+    if positions := index.prefixed(wanted, ("id", "name")):
+        return found(positions)
 
     # Typos and words inside a title: rapidfuzz's weighted ratio over names, ids and Source texts.
     from rapidfuzz import fuzz, process, utils
 
     best: dict[int, float] = {}
-    for field in ("name", "id", "source"):
-        choices = [getattr(s, field) for s in sources]
-        for _, score, index in process.extract(query, choices, scorer=fuzz.WRatio, processor=utils.default_process,
-                                               limit=10, score_cutoff=50):  # fmt: skip
-            best[index] = max(best.get(index, 0.0), score)
+    for column in ("name", "id", "source"):
+        choices = index.values(column)
+        for _, score, i in process.extract(query, choices, scorer=fuzz.WRatio, processor=utils.default_process,
+                                           limit=10, score_cutoff=50):  # fmt: skip
+            best[i] = max(best.get(i, 0.0), score)
     ranked = sorted(best.items(), key=lambda item: -item[1])
     if ranked and ranked[0][1] >= MATCH_CUTOFF:
         top = ranked[0][1]
-        close = [sources[i] for i, score in ranked if score >= top - TIE_MARGIN]
-        return _one(close, query)
-    suggestions = [f"{sources[i].name} ({sources[i].id})" for i, _ in ranked[:3]]
-    if not suggestions:
-        raise NotFoundError(f"no source matches '{query}'", hint=f"try 'invmap search \"{query}\" --in name' or 'invmap list'")
-    raise NotFoundError(f"no source matches '{query}'", candidates=suggestions, hint="did you mean")
+        return found([i for i, score in ranked if score >= top - TIE_MARGIN])
+    if not ranked:
+        raise NotFoundError(f"no source matches '{query}', and no name is close",
+                            hint=f"try 'invmap search \"{query}\"' or 'invmap list'")  # fmt: skip
+    near = index.at([i for i, _ in ranked[:3]])
+    raise NotFoundError(f"no source matches '{query}'", candidates=[label(r) for r in near], hint="did you mean")
 
 
-def _one(matches: list[Source], query: str) -> Source:
+def _one(matches: list[dict[str, Any]], query: str) -> dict[str, Any]:
     if len(matches) == 1:
         return matches[0]
-    shown = [f"{s.name} ({s.id})" for s in matches[:SHOWN_CANDIDATES]]
+    shown = [label(r) for r in matches[:SHOWN_CANDIDATES]]
     if len(matches) > SHOWN_CANDIDATES:
         shown.append(f"... and {len(matches) - SHOWN_CANDIDATES} more")
-    raise NotFoundError(
-        f"'{query}' is ambiguous: it matches {len(matches)} sources",
-        candidates=shown,
-        hint="be more specific, or use an id",
-    )
+    raise NotFoundError(f"'{query}' is ambiguous: it matches {len(matches)} sources", candidates=shown,
+                        hint="be more specific, or use an id")  # fmt: skip
 
 
-# --- fuzzy search --------------------------------------------------------------------------------
+def resolve_all(index: Index, queries: Sequence[str]) -> list[dict[str, Any]]:
+    """Every name resolved first; any miss fails the whole command."""
+    return [resolve(index, q) for q in queries]
 
 
-class Hit(NamedTuple):
-    source: Source
-    score: float
+# --- search --------------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """The source's JSON-contract record, plus its `score`."""
-        return {**self.source.to_dict(), "score": self.score}
+# Tiers: a match on the name, id or Source text ranks above one in the title, above one in a sentence.
+NAME_TIER = ("id", "name", "source")
+TITLE_TIER = ("title",)
+WORD_MATCH = 80.0  # in the name and title tiers every word of the query must match this well
 
 
-def search(sources: Sequence[Source], text: str, fields: Sequence[str] = ("mechanism",),
-           limit: int | None = 10, min_score: float = 60.0) -> list[Hit]:  # fmt: skip
-    """Rank sources by how well the words of `text` appear in the chosen fields, typos allowed.
+def search_fields(within: Sequence[str] | None) -> list[str]:
+    values = split_values(within)
+    if not values:
+        return ["id", *SEARCH_DEFAULT]
+    if "all" in values:
+        return list(TEXT_FIELDS)
+    unknown = [f for f in values if f not in TEXT_FIELDS]
+    if unknown:
+        close = did_you_mean(unknown[0], TEXT_FIELDS)
+        hint = f"; did you mean '{close}'?" if close else ""
+        raise UsageError(f"cannot search field '{unknown[0]}'{hint} (searchable: {', '.join(SEARCH_FIELDS)})")
+    fields = list(dict.fromkeys(values))
+    return ["id", *fields] if "name" in fields and "id" not in fields else fields
+
+
+def search(index: Index, filters: Filters, text: str, fields: Sequence[str], limit: int | None = 10,
+           min_score: float = 60.0) -> list[dict[str, Any]]:  # fmt: skip
+    """Records with a `score` (0-100), best first.
 
     A field's score is the mean, over the query's words, of each word's best partial match in it
-    (rapidfuzz `partial_ratio`), so word order does not matter and `virtaul memroy` still finds
-    "virtual-memory-style". A source's score is its best field's; ties go to the closer whole-phrase
-    match (`WRatio`), then to catalog order.
+    (rapidfuzz `partial_ratio`), so word order, case and small typos do not matter. A source ranks in
+    the best tier where it matches: the name/id/Source tier and the title tier need every word to match
+    (>= 80), the sentence tier needs the mean to reach `min_score`. Within a tier, the better score
+    first, then catalog order.
     """
-    from rapidfuzz import fuzz, utils
+    from rapidfuzz import utils
 
     words = list(dict.fromkeys(utils.default_process(text).split()))
     if not words:
         raise UsageError("search needs some text to look for")
-    scores = [0.0] * len(sources)
-    for field in fields:
-        texts = [getattr(s, field) for s in sources]
-        scores = [max(a, b) for a, b in zip(scores, _on_both_cores(_word_scores, words, texts))]
-    rounded = [round(score, 1) for score in scores]
-    kept = sorted((i for i, score in enumerate(rounded) if score >= min_score), key=lambda i: (-rounded[i], i))
-    if limit is not None and len(kept) > limit:
-        # Only ties across the cut need the tie-break: keep everything scoring the last kept score.
-        last = rounded[kept[limit - 1]]
-        kept = [i for i in kept if rounded[i] >= last]
-    phrase = utils.default_process(text)
-
-    def tie_break(i: int) -> float:
-        return max(fuzz.WRatio(phrase, utils.default_process(getattr(sources[i], f))) for f in fields)
-
-    kept.sort(key=lambda i: (-rounded[i], -tie_break(i), i))
-    return [Hit(sources[i], rounded[i]) for i in kept[:limit]]
+    rows = index.records(filters.where, filters.params, ["pos", *dict.fromkeys(fields)])
+    # positions within `rows`, so the full records of the winners can be fetched afterwards
+    best: dict[int, tuple[int, float]] = {}
+    for tier, tier_fields in ((3, NAME_TIER), (2, TITLE_TIER), (1, None)):
+        chosen = [f for f in fields if (f in tier_fields if tier_fields else f not in (*NAME_TIER, *TITLE_TIER))]
+        for f in chosen:
+            texts = [r[f] or "" for r in rows]
+            strict = tier > 1
+            for i, score in _field_scores(words, texts, strict, min_score).items():
+                if score >= min_score and (i not in best or (tier, score) > best[i]):
+                    best[i] = (tier, score)
+    ranked = sorted(best, key=lambda i: (-best[i][0], -round(best[i][1], 1), i))[:limit]
+    full = index.at([rows[i]["pos"] for i in ranked])
+    return [{**record, "score": round(best[i][1], 1)} for record, i in zip(full, ranked)]
 
 
-def _word_scores(words: Sequence[str], texts: Sequence[str]) -> list[float]:
-    """Per text, the mean over `words` of each word's rapidfuzz partial_ratio against it."""
+def _field_scores(words: Sequence[str], texts: Sequence[str], strict: bool, min_score: float) -> dict[int, float]:
+    """Per text index: the mean word score, for the texts that can still qualify."""
     from rapidfuzz import fuzz, process, utils
 
-    totals = [0.0] * len(texts)
+    n = len(words)
+    # A word scoring below this cannot lift the mean to min_score even if every other word scores 100.
+    floor = WORD_MATCH if strict else max(0.0, n * min_score - 100.0 * (n - 1))
+    totals: dict[int, float] | None = None
     for word in words:
-        for _, score, index in process.extract_iter(word, texts, scorer=fuzz.partial_ratio,
-                                                    processor=utils.default_process):  # fmt: skip
-            totals[index] += score
-    return [t / len(words) for t in totals]
+        scores = {i: s for _, s, i in process.extract_iter(word, texts, scorer=fuzz.partial_ratio,
+                                                             processor=utils.default_process, score_cutoff=floor)}  # fmt: skip
+        if strict or totals is None:
+            totals = scores if totals is None else {i: totals[i] + s for i, s in scores.items() if i in totals}
+        else:
+            totals = {i: totals.get(i, 0.0) + scores.get(i, 0.0) for i in totals.keys() | scores.keys()}
+        if not totals:
+            return {}
+    return {i: t / n for i, t in (totals or {}).items()}
 
 
-PARALLEL_FROM = 20_000  # below this, forking costs more than it saves
-
-
-def _on_both_cores(score: Any, words: Sequence[str], texts: Sequence[str]) -> list[float]:
-    """`score(words, texts)`, with a forked child scoring the second half where that pays."""
-    from invmap import twocores
-
-    if len(texts) < PARALLEL_FROM:
-        return score(words, texts)
-    half = len(texts) // 2
-    halves = twocores.split(lambda: score(words, texts[:half]), lambda: score(words, texts[half:]))
-    if halves is None:
-        return score(words, texts)
-    return halves[0] + halves[1]
-
-
-def related(catalog: Catalog, target: Source, limit: int = 5) -> list[Hit]:
+def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
     """Sources nearest to `target`: shared layer codes (40%) and similar mechanism and question (60%)."""
     from rapidfuzz import fuzz, utils
 
-    def text(s: Source) -> str:
-        return utils.default_process(f"{s.mechanism} {s.question}")
+    def text(r: dict[str, Any]) -> str:
+        return utils.default_process(f"{r['mechanism']} {r['question']}")
 
     mine = text(target)
-    codes = set(target.layers)
+    codes = set(target["layers"])
     hits = []
-    for s in catalog.sources:
-        if s.id == target.id:
+    for r in index.records(columns=("pos", "id", "layer", "layers", "mechanism", "question")):
+        if r["id"] == target["id"]:
             continue
-        theirs = set(s.layers)
+        theirs = set(r["layers"])
         union = codes | theirs
-        overlap = len(codes & theirs) / len(union) if union else (1.0 if s.layer == target.layer else 0.0)
-        similarity = fuzz.token_set_ratio(mine, text(s))
-        hits.append(Hit(s, round(40 * overlap + 0.6 * similarity, 1)))
-    hits.sort(key=lambda h: -h.score)
-    return hits[:limit]
+        overlap = len(codes & theirs) / len(union) if union else (1.0 if r["layer"] == target["layer"] else 0.0)
+        hits.append((round(40 * overlap + 0.6 * fuzz.token_set_ratio(mine, text(r)), 1), r["pos"]))
+    hits.sort(key=lambda h: -h[0])
+    top = hits[:limit]
+    return [{**record, "score": score} for record, (score, _) in zip(index.at([p for _, p in top]), top)]

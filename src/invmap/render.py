@@ -1,36 +1,78 @@
-"""Records -> text or rich tables. Returns; never prints (the CLI decides stdout vs stderr).
+"""Records -> text or rich renderables. Returns; never prints (the CLI's `emit` decides where output goes).
 
-Records are the JSON-contract dicts of `Source.to_dict()` (plus `score` from search). rich is
-imported only by the table builders, so machine formats never load it.
+Output formats are one enum (`Format`); text formats are rendered by `text(result, fmt)`, terminal
+views by `screen(result, width, color)`. rich is imported only by the terminal renderers, so machine
+formats never load it. JSON is encoded by one encoder (`to_json`).
 """
 
 from __future__ import annotations
 
 import csv
+import enum
 import io
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from invmap.errors import UsageError
-from invmap.vocabulary import FIELD_HELP, SCORED_FIELDS
+from invmap.fields import FIELD_HELP, HEADERS, SCORED_FIELDS, WRAPPING
+from invmap.safe import escape
 
-if TYPE_CHECKING:
-    from rich.table import Table
 
-FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv", "markdown", "plain")
+class Format(str, enum.Enum):
+    TABLE = "table"
+    JSON = "json"
+    JSONL = "jsonl"
+    CSV = "csv"
+    TSV = "tsv"
+    MARKDOWN = "markdown"
+    PLAIN = "plain"
+
+
+FORMATS: tuple[str, ...] = tuple(f.value for f in Format)
 MACHINE_FORMATS = frozenset({"json", "jsonl", "csv", "tsv"})
+EXTRA_HEADERS = {"code": "Code", "title": "Title", "scope": "Scope", "count": "Count", "sources": "Sources",
+                 "names": "Names", "group": "Group", "key": "Key", "records": "Records", "record_id": "Record",
+                 "result_type": "Result", "valid": "Valid", "addresses": "Addresses", "path": "File"}  # fmt: skip
+WRAP_EXTRA = frozenset({"title", "scope", "names", "sources", "records", "addresses"})
 
-HEADERS: dict[str, str] = {
-    "id": "ID", "name": "Name", "source": "Source", "authors": "Authors", "arxiv": "arXiv", "doi": "DOI",
-    "url": "URL", "type": "Type", "year": "Year", "layer": "Layer", "layers": "Codes",
-    "mechanism": "Central mechanism", "objective": "Reported objective",
-    "question": "Unresolved engineering question", "availability": "Implementation availability",
-    "accessed": "Accessed", "score": "Score",
-    # overview views
-    "code": "Code", "title": "Title", "count": "Count", "sources": "Sources", "names": "Names",
-    "group": "Group", "key": "Key",
-}  # fmt: skip
+
+def header(f: str) -> str:
+    return HEADERS.get(f) or EXTRA_HEADERS.get(f, f.capitalize())
+
+
+@dataclass
+class Result:
+    """What a command produced: flat `rows` (with `fields`) for every format; optionally a different
+    JSON shape (`data`) and a terminal drawing of its own (`draw(width, color) -> renderable`)."""
+
+    rows: list[dict[str, Any]]
+    fields: list[str]
+    data: Any = None
+    draw: Callable[[int, bool], Any] | None = None
+    single: bool = False  # one record (`show`): JSON is an object, plain is `field:<TAB>value` lines
+    formats: tuple[str, ...] = FORMATS
+    json_indent: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def check_format(fmt: str, allowed: Sequence[str], command: str) -> None:
+    if fmt not in allowed:
+        raise UsageError(f"{command} cannot print '{fmt}' (its formats: {', '.join(allowed)})")
+
+
+def choose_format(fmt: str | None, json_flag: bool, is_terminal: bool, allowed: Sequence[str] = FORMATS,
+                  command: str = "this command") -> str:  # fmt: skip
+    """`--json` is `--format json`; with neither, a table on a terminal and plain lines in a pipe."""
+    if json_flag:
+        if fmt not in (None, "json"):
+            raise UsageError(f"--json and --format {fmt} contradict each other: use one of them")
+        fmt = "json"
+    if fmt is None:
+        fmt = "table" if is_terminal else "plain"
+    check_format(fmt, allowed, command)
+    return fmt
 
 
 def parse_fields(value: str | None, allowed: Sequence[str]) -> list[str] | None:
@@ -47,37 +89,32 @@ def parse_fields(value: str | None, allowed: Sequence[str]) -> list[str] | None:
     return list(dict.fromkeys(names))
 
 
-def choose_format(fmt: str | None, json_flag: bool, is_terminal: bool) -> str:
-    """`--json` is `--format json`; with neither, a table on a terminal and plain lines in a pipe."""
-    if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"unknown format '{fmt}' (valid formats: {', '.join(FORMATS)})")
-    if json_flag:
-        if fmt not in (None, "json"):
-            raise UsageError(f"--json and --format {fmt} contradict each other: use one of them")
-        return "json"
-    if fmt is not None:
-        return fmt
-    return "table" if is_terminal else "plain"
+# --- text formats ------------------------------------------------------------------------------
 
 
-def project(records: Sequence[dict[str, Any]], fields: Sequence[str]) -> list[dict[str, Any]]:
-    return [{f: r[f] for f in fields} for r in records]
+def to_json(data: Any, indent: int | None = 2) -> str:
+    """The one JSON encoder: UTF-8 text kept as is (the CLI escapes what the stream cannot encode)."""
+    return json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
 
 
 def _machine_cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return ";".join(str(v) for v in value)
     return str(value)
 
 
-def human_cell(field: str, value: Any) -> str:
-    """How a value reads in tables, plain lines and Markdown: `n.d.` for no year, lists comma-joined."""
+def human_cell(f: str, value: Any, joiner: str = ", ") -> str:
+    """How a value reads in tables and Markdown: `n.d.` for no year, lists joined."""
     if value is None:
-        return "n.d." if field == "year" else ""
+        return "n.d." if f == "year" else ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return joiner.join(str(v) for v in value)
     if isinstance(value, float):
         return f"{value:.1f}"
     return str(value)
@@ -87,15 +124,27 @@ def _one_line(text: str) -> str:
     return " ".join(text.split()) if ("\t" in text or "\n" in text or "\r" in text) else text
 
 
-def render_records(records: Sequence[dict[str, Any]], fields: Sequence[str], fmt: str) -> str:
-    """Every format but `table`, for a list of records; ends with a newline unless empty."""
-    rows = project(records, fields)
+EXCEL_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def excel_safe(cell: str) -> str:
+    """OWASP's rule for spreadsheets: a cell that could start a formula gets a leading `'`."""
+    return "'" + cell if cell.startswith(EXCEL_TRIGGERS) else cell
+
+
+def text(result: Result, fmt: str, *, excel: bool = False) -> str:
+    """Every format but `table`; ends with a newline unless empty."""
+    fields = result.fields
+    rows = [{f: r.get(f) for f in fields} for r in result.rows]
     if fmt == "json":
-        # One record a line inside the array: readable, and encoded by json's C encoder, which
-        # `indent=` would swap for the pure-Python one (~1 s more at 100,000 sources).
+        if result.data is not None:
+            return to_json(result.data, indent=2)
+        if result.single:
+            return to_json(rows[0], indent=2)
+        # One record a line inside the array: readable, and fast (the C encoder; indent= is pure Python).
         if not rows:
             return "[]\n"
-        encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder, not one per record
+        encode = json.JSONEncoder(ensure_ascii=False).encode
         return "[\n" + ",\n".join(map(encode, rows)) + "\n]\n"
     if fmt == "jsonl":
         encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -104,24 +153,25 @@ def render_records(records: Sequence[dict[str, Any]], fields: Sequence[str], fmt
         buffer = io.StringIO(newline="")
         writer = csv.writer(buffer, dialect="excel" if fmt == "csv" else "excel-tab", lineterminator="\n")
         writer.writerow(fields)
-        writer.writerows([_machine_cell(r[f]) for f in fields] for r in rows)
+        cell = excel_safe if excel else (lambda c: c)
+        writer.writerows([cell(_machine_cell(r[f])) for f in fields] for r in rows)
         return buffer.getvalue()
     if fmt == "markdown":
-        return markdown_table([HEADERS[f] for f in fields], [[human_cell(f, r[f]) for f in fields] for r in rows])
+        if result.single:
+            return markdown_table(["Field", "Value"], [[header(f), human_cell(f, rows[0][f])] for f in fields])
+        return markdown_table([header(f) for f in fields], [[human_cell(f, r[f]) for f in fields] for r in rows])
     if fmt == "plain":
-        return "".join("\t".join(_one_line(human_cell(f, r[f])) for f in fields) + "\n" for r in rows)
+        if result.single:
+            return "".join(f"{f}:\t{_one_line(_machine_cell(rows[0][f]) if f != 'year' else human_cell(f, rows[0][f]))}\n"
+                           for f in fields)  # fmt: skip
+        return "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in rows)
     raise ValueError(f"not a text format: {fmt}")
 
 
-def render_record(record: dict[str, Any], fields: Sequence[str], fmt: str) -> str:
-    """One record (`show`): JSON is an object; plain is `field:<TAB>value` lines; Markdown a two-column table."""
-    if fmt == "json":
-        return json.dumps(project([record], fields)[0], ensure_ascii=False, indent=2) + "\n"
-    if fmt == "plain":
-        return "".join(f"{f}:\t{_one_line(human_cell(f, record[f]))}\n" for f in fields)
-    if fmt == "markdown":
-        return markdown_table(["Field", "Value"], [[HEADERS[f], human_cell(f, record[f])] for f in fields])
-    return render_records([record], fields, fmt)
+def _plain_cell(f: str, value: Any) -> str:
+    if isinstance(value, list):
+        return ";".join(str(v) for v in value)  # as csv and tsv join lists
+    return _one_line(human_cell(f, value))
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -131,126 +181,263 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return line(headers) + "|" + "---|" * len(headers) + "\n" + "".join(line(r) for r in rows)
 
 
-# Table layout: short columns get their content's width up to a cap; the long sentences share the rest.
-_CAPS = {"id": 24, "name": 22, "type": 17, "layer": 12, "year": 4, "score": 5, "layers": 14, "accessed": 10,
-         "arxiv": 10, "doi": 24, "authors": 20, "url": 32, "code": 5, "count": 5, "title": 30}  # fmt: skip
-_SENTENCES = {"mechanism", "objective", "question", "availability", "source", "names"}
-
-
-def column_widths(rows: Sequence[Sequence[str]], fields: Sequence[str], total: int) -> list[int]:
-    """Widths for a table `total` columns wide (3 a column and 1 for the edges go to padding and rules)."""
-    natural = [max([len(HEADERS[f])] + [len(r[i]) for r in rows]) for i, f in enumerate(fields)]
-    sentences = [i for i, f in enumerate(fields) if f in _SENTENCES]
-    short = [i for i, f in enumerate(fields) if f not in _SENTENCES]
-    widths = [0 if f in _SENTENCES else min(n, _CAPS.get(f, 20)) for n, f in zip(natural, fields)]
-    room = total - 3 * len(fields) - 2
-    # The sentences are what people read: they keep at least 45% of the room (16 columns at worst).
-    least = max(16, int(room * 0.45) // len(sentences)) if sentences else 0
-    wanted = room - least * len(sentences)
-    squeezable = [i for i in short if fields[i] not in ("year", "score")]
-    while sum(widths[i] for i in short) > wanted and any(widths[i] > 6 for i in squeezable):
-        widest = max(squeezable, key=lambda i: widths[i])
-        widths[widest] -= 1
-    spare = room - sum(widths)
-    if not sentences:  # nothing to share with: let capped columns grow back towards their content
-        for i in short:
-            extra = min(natural[i] - widths[i], max(spare, 0))
-            widths[i] += extra
-            spare -= extra
-    for rank, i in enumerate(sentences):
-        share = spare // (len(sentences) - rank)
-        widths[i] = max(min(natural[i], share), 16)
-        spare -= widths[i]
-    return widths
-
-
-def more_note(more: int) -> str:
-    """Under a table cut short: how many rows were left out and how to see them."""
-    return f"{more} more; use --limit or --all, or a machine format (--format jsonl, csv)"
-
-
-def records_table(records: Sequence[dict[str, Any]], fields: Sequence[str], *, width: int) -> Table:
-    """A rich table of records, `width` columns wide."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    rows = [[human_cell(f, r[f]) for f in fields] for r in records]
-    table = Table(box=box.SIMPLE_HEAD, header_style="bold", show_lines=False)
-    for f, w in zip(fields, column_widths(rows, fields, width)):
-        style = {"id": "cyan", "score": "green", "year": "magenta"}.get(f)
-        table.add_column(HEADERS[f], style=style, width=w, overflow="fold",
-                         justify="right" if f in ("year", "score") else "left")  # fmt: skip
-    for row in rows:
-        table.add_row(*map(Text, row))  # Text, not str: a "[bold]" in the data is data, not markup
-    return table
-
-
-def record_table(record: dict[str, Any], fields: Sequence[str]) -> Table:
-    """`show` on a terminal: one row per field."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(box=box.SIMPLE, show_header=False, expand=False)
-    table.add_column("Field", style="bold", no_wrap=True)
-    table.add_column("Value", overflow="fold")
-    for f in fields:
-        table.add_row(HEADERS[f], Text(human_cell(f, record[f])))
-    return table
-
-
 def fields_text(fields: Sequence[str] = SCORED_FIELDS) -> str:
     width = max(len(f) for f in fields)
     return "".join(f"{f.ljust(width)}  {FIELD_HELP[f]}\n" for f in fields)
 
 
-# --- overview views ---------------------------------------------------------------------------
+# --- terminal tables ---------------------------------------------------------------------------
+
+GAP = 2  # columns between two table columns
+MIN_SENTENCE = 36  # a sentence column narrower than this reads badly: drop other columns first
+NARROW = 60  # below this many columns, one block per source instead of a table
+# Which columns go first when the terminal is too narrow (documented in the README).
+DROP_ORDER = ("type", "layers", "accessed", "authors", "arxiv", "doi", "name", "year", "layer", "title", "source")
+
+
+def wraps(f: str) -> bool:
+    return f in WRAPPING or f in WRAP_EXTRA
+
+
+def pack(items: Sequence[str], width: int, sep: str = ", ") -> list[str]:
+    """Items on lines at most `width` wide, each item whole (an item wider than `width` gets a line)."""
+    lines: list[str] = []
+    current = ""
+    for n, item in enumerate(items):
+        piece = item + (sep.rstrip() if n < len(items) - 1 else "")
+        candidate = f"{current} {piece}" if current else piece
+        if current and len(candidate) > width:
+            lines.append(current)
+            current = piece
+        else:
+            current = candidate
+    if current:
+        lines.append(current)
+    return lines
+
+
+def _longest_word(texts: Sequence[str]) -> int:
+    return max((len(w) for t in texts for w in t.split()), default=1)
+
+
+def layout(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int) -> tuple[list[str], dict[str, int]] | None:
+    """The columns that fit `width` and their widths, or None when only the stacked layout can.
+
+    Identifier columns get their whole natural width and never wrap; wrapping columns get at least
+    `MIN_SENTENCE` (or their natural width if less) and never less than their longest word. Columns in
+    `DROP_ORDER` go, in that order, until the rest fit; `name` goes only while `id` stays, and a table
+    keeps at least one identifier.
+    """
+    if width < NARROW:
+        return None
+    cells = {f: [human_cell(f, r.get(f)) for r in rows] for f in fields}
+    natural = {f: max([len(header(f)), *(len(line) for c in cells[f] for line in c.split("\n"))]) for f in fields}
+
+    def minimum(f: str) -> int:
+        if not wraps(f):
+            return natural[f]
+        return max(min(natural[f], MIN_SENTENCE if f not in ("layer", "source") else 10), _longest_word(cells[f]),
+                   len(header(f)) if len(header(f)) <= 12 else 1)  # fmt: skip
+
+    shown = list(fields)
+    while sum(minimum(f) for f in shown) + GAP * (len(shown) - 1) > width:
+        droppable = [f for f in DROP_ORDER if f in shown and not (f == "name" and "id" not in shown)]
+        identifiers = [f for f in shown if f in ("id", "name")]
+        droppable = [f for f in droppable if not (f in identifiers and len(identifiers) == 1)]
+        if not droppable or len(shown) == 1:
+            return None
+        shown.remove(droppable[0])
+    widths = {f: minimum(f) for f in shown}
+    spare = width - sum(widths.values()) - GAP * (len(shown) - 1)
+    growing = [f for f in shown if wraps(f)]
+    # Short labels first reach their natural width (up to 20), then the sentences share the rest.
+    for f in sorted(growing, key=lambda f: f not in ("layer",)):
+        cap = natural[f] if f not in ("layer",) else min(natural[f], 20)
+        if f == "layer":
+            extra = min(cap - widths[f], spare)
+            widths[f] += max(extra, 0)
+            spare -= max(extra, 0)
+    sentences = [f for f in growing if f != "layer"]
+    while spare > 0 and sentences:
+        hungry = [f for f in sentences if widths[f] < natural[f]]
+        if not hungry:
+            break
+        share = max(spare // len(hungry), 1)
+        for f in hungry:
+            extra = min(share, natural[f] - widths[f], spare)
+            widths[f] += extra
+            spare -= extra
+    return shown, widths
+
+
+def _cell(f: str, value: Any, width: int, link: str | None, color: bool) -> Any:
+    from rich.style import Style
+    from rich.text import Text
+
+    if isinstance(value, list) and wraps(f):
+        return Text("\n".join(pack([escape(str(v)) for v in value], width)))
+    content = escape(human_cell(f, value))
+    style = None
+    if color and link and link.startswith(("https://", "http://")) and f in ("name", "id"):
+        style = Style(link=link)
+    return Text(content, style=style or "")
+
+
+def records_table(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, color: bool) -> Any:
+    """A table `width` columns wide that never splits an identifier; a stacked view when it cannot."""
+    from rich import box
+    from rich.table import Table
+
+    fitted = layout(rows, fields, width)
+    if fitted is None:
+        return stacked(rows, fields, width, color)
+    shown, widths = fitted
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, GAP - 1, 0, 0),
+                  header_style="bold", collapse_padding=True)  # fmt: skip
+    for f in shown:
+        style = {"id": "cyan", "score": "green", "year": "magenta", "code": "cyan"}.get(f) if color else None
+        table.add_column(header(f), style=style, width=widths[f], no_wrap=not wraps(f), overflow="fold",
+                         justify="right" if f in ("year", "score", "count") else "left")  # fmt: skip
+    for r in rows:
+        link = r.get("url") if isinstance(r.get("url"), str) else None
+        table.add_row(*(_cell(f, r.get(f), widths[f], link, color) for f in shown))
+    return table
+
+
+def stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, color: bool) -> Any:
+    """One block per source: the first identifier as a heading, then `Label  value` lines."""
+    from rich.console import Group
+    from rich.text import Text
+
+    blocks: list[Any] = []
+    for n, r in enumerate(rows):
+        if n:
+            blocks.append(Text(""))
+        blocks.extend(field_lines(r, fields, width, color))
+    return Group(*blocks)
+
+
+SHORT_HEADERS = {"mechanism": "Mechanism", "objective": "Objective", "question": "Open question",
+                 "availability": "Availability"}  # fmt: skip
+
+
+def short_header(f: str) -> str:
+    """Labels of the one-block-per-source views: short, so the values get the width."""
+    return SHORT_HEADERS.get(f) or header(f)
+
+
+def field_lines(record: dict[str, Any], fields: Sequence[str], width: int, color: bool,
+                skip_empty: bool = False) -> list[Any]:  # fmt: skip
+    """`Label  value` lines, values wrapped at spaces to the width; links whole on their own line."""
+    from rich.text import Text
+
+    shown = [f for f in fields if not (skip_empty and record.get(f) in (None, "", []))]
+    label_width = max((len(short_header(f)) for f in shown), default=0)
+    room = max(width - label_width - 2, 20)
+    lines = []
+    for f in shown:
+        value = record.get(f)
+        content = escape(human_cell(f, value))
+        if f in ("url", "code") or not wraps(f):
+            parts = [content]  # identifiers and links whole, even past the edge
+        elif isinstance(value, list):
+            parts = pack([escape(str(v)) for v in value], room)
+        else:
+            import textwrap
+
+            parts = textwrap.wrap(content, room, break_long_words=False, break_on_hyphens=False) or [""]
+        for i, part in enumerate(parts):
+            label = short_header(f) if i == 0 else ""
+            line = Text(no_wrap=True, overflow="ignore")
+            line.append(label.ljust(label_width) + "  ", style="bold" if color else "")
+            line.append(part)
+            lines.append(line)
+    return lines
+
+
+def record_view(record: dict[str, Any], fields: Sequence[str], width: int, color: bool) -> Any:
+    """`show` on a terminal: empty fields left out, the layer once with its codes, links whole."""
+    from rich.console import Group
+
+    shown = dict(record)
+    if "layer" in fields and "layers" in fields and record.get("layers"):
+        codes = ", ".join(record["layers"])
+        if codes != record["layer"]:
+            shown["layer"] = f"{record['layer']} ({codes})"
+    kept = [f for f in fields if not (f == "layers" and "layer" in fields)]
+    return Group(*field_lines(shown, kept, width, color, skip_empty=True))
+
+
+# --- overview views ----------------------------------------------------------------------------
 
 BLOCK = "█"
 
 
-def bar_chart(title: str, counts: dict[str, int], width: int) -> str:
-    """A horizontal bar chart `width` columns wide: label, bar of blocks scaled to the largest count, count."""
-    if not counts:
-        return f"{title}\n  (none)\n"
-    label_width = max(len(k) for k in counts)
-    digits = max(len(str(n)) for n in counts.values())
-    room = max(width - label_width - digits - 6, 1)
-    top = max(counts.values()) or 1
-    lines = [title]
-    for key, n in counts.items():
-        bar = BLOCK * (max(1, round(n * room / top)) if n else 0)
-        lines.append(f"  {key.ljust(label_width)}  {bar}{' ' if bar else ''}{n}")
-    return "\n".join(lines) + "\n"
+def bar_charts(groups: Sequence[tuple[str, dict[str, int]]], width: int) -> str:
+    """Horizontal bar charts on one scale: the same count draws the same bar length in every chart."""
+    keys = [k for _, counts in groups for k in counts]
+    if not keys:
+        return "(no sources)\n"
+    label_width = max(len(k) for k in keys)
+    top = max((n for _, counts in groups for n in counts.values()), default=1) or 1
+    digits = len(str(top))
+    room = max(width - label_width - digits - 5, 1)
+    out = []
+    for title, counts in groups:
+        out.append(title)
+        if not counts:
+            out.append("  (none)")
+        for key, n in counts.items():
+            bar = BLOCK * (max(1, round(n * room / top)) if n else 0)
+            out.append(f"  {escape(key).ljust(label_width)}  {bar}{' ' if bar else ''}{n}")
+        out.append("")
+    return "\n".join(out[:-1]) + "\n"
 
 
-def stats_charts(counts: dict[str, Any], width: int) -> str:
-    """`invmap stats` on a terminal: the three bar charts."""
-    return "\n".join(
-        [
-            f"{counts['total']} sources\n",
-            bar_chart("By type", counts["by_type"], width),
-            bar_chart("By year", counts["by_year"], width),
-            bar_chart("By layer code", counts["by_layer"], width),
-        ]
-    )
-
-
-def grid_table(grid: dict[str, Any]) -> Table:
-    """`invmap map`: layer codes down, years across, short names in the cells."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(box=box.SQUARE, show_lines=True, header_style="bold")
-    table.add_column("Layer", style="bold cyan", no_wrap=True)
-    for year in grid["years"]:
-        table.add_column(year, overflow="fold")
+def grid_view(grid: dict[str, Any], titles: dict[str, str], width: int, color: bool) -> Any:
+    """`map`: one block per level, `year: names` runs packed to the width, each name whole."""
     from rich.text import Text
 
+    lines = Text()
+    first = True
     for row in grid["rows"]:
-        table.add_row(row["code"], *(Text("\n".join(row["cells"][y])) for y in grid["years"]))
-    return table
+        cells = [(year, names) for year, names in row["cells"].items() if names]
+        if not cells:
+            continue
+        if not first:
+            lines.append("\n")
+        first = False
+        heading = row["code"] + (f"  {titles[row['code']]}" if titles.get(row["code"]) else "")
+        lines.append(escape(heading), style="bold cyan" if color else "")
+        for line in _pack_runs(cells, max(width - 4, 20)):
+            lines.append("\n    " + line)
+    return lines
+
+
+def _pack_runs(cells: Sequence[tuple[str, Sequence[str]]], width: int) -> list[str]:
+    """`2023: A, B · 2024: C` packed into lines; a year's run may continue on the next line."""
+    tokens: list[str] = []
+    for c, (year, names) in enumerate(cells):
+        for n, name in enumerate(names):
+            token = (f"{year}: " if n == 0 else "") + escape(name)
+            last_of_year = n == len(names) - 1
+            if not last_of_year:
+                token += ","
+            elif c < len(cells) - 1:
+                token += " ·"
+            tokens.append(token)
+    lines: list[str] = []
+    current = ""
+    for token in tokens:
+        candidate = f"{current} {token}" if current else token
+        if current and len(candidate) > width:
+            lines.append(current)
+            current = token
+        else:
+            current = candidate
+    if current:
+        lines.append(current)
+    return lines
 
 
 def grid_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
@@ -259,29 +446,32 @@ def grid_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
         {"layer": row["code"], "year": year, "names": names}
         for row in grid["rows"]
         for year in grid["years"]
-        if (names := row["cells"][year])
+        if (names := row["cells"].get(year))
     ]
 
 
-def guide_text(info: Any, fmt: str, width: int | None = None) -> str:
+def guide_text(info: dict[str, Any] | None, fmt: str, width: int | None = None) -> str:
     """The map's study procedure and notes, for reading; unwrapped unless a width is given."""
     import textwrap
 
-    def para(text: str, indent: str = "", first: str = "") -> str:
+    if info is None:
+        return "This catalog has no notes: it has no [catalog] table (title, preface, procedure, afterword).\n"
+
+    def para(body: str, indent: str = "", first: str = "") -> str:
         if width is None:
-            return f"{first or indent}{text}"
-        return textwrap.fill(text, width=width, initial_indent=first or indent, subsequent_indent=indent)
+            return f"{first or indent}{body}"
+        return textwrap.fill(body, width=width, initial_indent=first or indent, subsequent_indent=indent)
 
     if fmt == "markdown":
-        steps = "\n".join(f"{i}. {step}" for i, step in enumerate(info.procedure, 1))
-        parts = [f"# {info.title}", info.preface, "## Study procedure", steps, info.afterword]
+        steps = "\n".join(f"{i}. {step}" for i, step in enumerate(info["procedure"], 1))
+        parts = [f"# {info['title']}", info["preface"], "## Study procedure" if steps else "", steps, info["afterword"]]
         return "\n\n".join(p for p in parts if p) + "\n"
-    blocks = [info.title]
-    if info.preface:
-        blocks.append(para(info.preface))
-    if info.procedure:
-        steps = [para(step, indent="     ", first=f"  {i}. ") for i, step in enumerate(info.procedure, 1)]
+    blocks = [info["title"]]
+    if info["preface"]:
+        blocks.append(para(info["preface"]))
+    if info["procedure"]:
+        steps = [para(step, indent="     ", first=f"  {i}. ") for i, step in enumerate(info["procedure"], 1)]
         blocks.append("Study procedure\n" + "\n".join(steps))
-    if info.afterword:
-        blocks.append(para(info.afterword))
+    if info["afterword"]:
+        blocks.append(para(info["afterword"]))
     return "\n\n".join(blocks) + "\n"

@@ -1,7 +1,7 @@
-"""The map's vocabulary: layer codes and how labels name them, field order, the seed's columns.
+"""The map's vocabulary: layer codes and how labels name them, the seed's columns.
 
 Plain constants and one pure function, with no pydantic: completion, help and the records all
-share them, and the light paths must not pay for building the models.
+share them, and the light paths must not pay for building the models. Fields live in `fields.py`.
 """
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ from functools import lru_cache
 
 # The layer codes of the map, in display order: six system layers, then the portfolio layer.
 LAYER_CODES: tuple[str, ...] = ("L1", "L2", "L3", "L4", "L5", "L6", "P0")
-LAYER_CODES_TEXT = "L1, L2, L3, L4, L5, L6, P0"
+LAYER_CODES_TEXT = ", ".join(LAYER_CODES)
 
 # "L3", "l3", and ranges such as "L4 to L6", "L4-L6" or "L4..L6".
-_CODE_OR_RANGE = re.compile(
-    r"\b([LP])(\d+)\b(?:\s*(?:to|-|–|\.\.)\s*\b([LP])(\d+)\b)?", re.IGNORECASE
-)
+_CODE_OR_RANGE = re.compile(r"\b([LP])(\d+)\b(?:\s*(?:to|-|–|\.\.)\s*\b([LP])(\d+)\b)?", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
@@ -48,12 +46,6 @@ def _require_code(code: str, label: str) -> None:
         raise ValueError(f"unknown layer code '{code}' in {label!r} (valid codes: {LAYER_CODES_TEXT})")
 
 
-# Field order of a source everywhere: catalog.toml, JSON, CSV. `layers` is derived from `layer`.
-SOURCE_FIELDS: tuple[str, ...] = (
-    "id", "name", "source", "authors", "arxiv", "doi", "url", "type", "year",
-    "layer", "layers", "mechanism", "objective", "question", "availability", "accessed",
-)  # fmt: skip
-
 # The nine columns of the seed's table, with the seed's headers.
 SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Direction/type", "type"),
@@ -66,27 +58,3 @@ SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Implementation availability", "availability"),
     ("Accessed", "accessed"),
 )
-
-# Fields of search and related results: a source's, plus its score.
-SCORED_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score")
-
-# One-line meaning of every field, for `invmap fields` and for completion help.
-FIELD_HELP: dict[str, str] = {
-    "id": "unique lowercase kebab-case id (e.g. pagedattention, llm-d)",
-    "name": "short name (PagedAttention, vLLM)",
-    "source": "the seed's Source cell, verbatim",
-    "authors": "authors as the Source names them, or null",
-    "arxiv": "arXiv id, or null",
-    "doi": "DOI, or null",
-    "url": "the catalog's own link, else the arXiv or DOI page, or null",
-    "type": "direction/type (Current, Foundational, Official project, ...)",
-    "year": "publication year, or null for n.d.",
-    "layer": "layer label, verbatim (L3, L2 and L3, Runtime lever)",
-    "layers": "layer codes the label covers (L1..L6, P0)",
-    "mechanism": "central mechanism",
-    "objective": "reported objective",
-    "question": "unresolved engineering question",
-    "availability": "implementation availability",
-    "accessed": "access date, YYYY-MM-DD",
-    "score": "search or related score, 0-100 (search and related only)",
-}

@@ -18,13 +18,38 @@ from invmap import catalog as catalog_io
 from invmap.cli.shared import State, color_mode, complete_color
 from invmap.errors import InvmapError, NotFoundError
 
-# Every command, in the order --help lists them, and the module that defines it.
-COMMANDS: dict[str, str] = {
-    "list": "querying", "show": "querying", "questions": "querying", "search": "querying", "fields": "querying",
-    "layers": "views", "stats": "views", "map": "views", "related": "views", "guide": "views", "open": "views",
-    "where": "authoring", "check": "authoring", "init": "authoring", "add": "authoring", "fmt": "authoring",
-    "export": "authoring", "import": "authoring",
-}  # fmt: skip
+# Every command, grouped and in the order --help lists them: (module, one-sentence summary).
+GROUPS: dict[str, dict[str, tuple[str, str]]] = {
+    "Query": {
+        "list": ("querying", "List sources, filtered by layer, type and year."),
+        "show": ("querying", "Show every field of one or more sources."),
+        "questions": ("querying", "Print each source's unresolved engineering question."),
+        "search": ("querying", "Search names, titles and mechanisms, best match first."),
+        "fields": ("querying", "List the field names that --fields accepts."),
+    },
+    "Overview": {
+        "layers": ("views", "Show the six levels and the sources in each."),
+        "stats": ("views", "Count sources by type, year and level."),
+        "map": ("views", "Show the map: levels down, years across."),
+        "related": ("views", "List the sources nearest to one source."),
+        "guide": ("views", "Print the map's study procedure and notes."),
+        "open": ("views", "Open a source's link or code in a browser."),
+    },
+    "Authoring": {
+        "where": ("authoring", "Print which catalog is active, and why."),
+        "check": ("authoring", "Validate the catalog and list every problem."),
+        "init": ("authoring", "Start a catalog of your own."),
+        "add": ("authoring", "Add a source to your catalog."),
+        "fmt": ("authoring", "Rewrite the catalog in canonical form."),
+        "export": ("authoring", "Export as Markdown, CSV, JSON, BibTeX or TOML."),
+        "import": ("authoring", "Turn a Markdown table into a catalog."),
+    },
+    "Records": {
+        "record": ("records", "Draft and check experiment records."),
+        "records": ("records", "List experiment records and the sources they address."),
+    },
+}
+COMMANDS: dict[str, str] = {name: module for group in GROUPS.values() for name, (module, _) in group.items()}
 
 
 class InvmapGroup(typer.core.TyperGroup):
@@ -45,7 +70,16 @@ class InvmapGroup(typer.core.TyperGroup):
         for info in module.commands.registered_commands:
             if info.name == cmd_name:
                 return typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+        for info in getattr(module.commands, "registered_groups", []):
+            if info.name == cmd_name:
+                return typer.main.get_group_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
         return None
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """Commands in groups, each summary a sentence (no command module is imported for this)."""
+        for group, commands in GROUPS.items():
+            with formatter.section(f"{group} commands"):
+                formatter.write_dl([(name, summary) for name, (_, summary) in commands.items()])
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if not args and not ctx.resilient_parsing:  # bare `invmap`: the help, as a success
@@ -60,7 +94,10 @@ class InvmapGroup(typer.core.TyperGroup):
             # Typer's own "Did you mean" looks at the eagerly built command table, which we skip.
             from difflib import get_close_matches
 
-            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            word = args[0].lstrip("-") if args else ""
+            matches = get_close_matches(word, self.list_commands(ctx)) if args else []
+            if args and args[0] == "version":
+                matches = ["--version"]
             if matches and isinstance(getattr(exc, "message", None), str) and "Did you mean" not in exc.message:
                 exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
             raise
@@ -74,20 +111,30 @@ class InvmapGroup(typer.core.TyperGroup):
 
 
 def report(exc: InvmapError) -> None:
+    """The error on stderr, with every control character escaped: a message may quote a hostile
+    argument, file name or catalog cell."""
+    from invmap.safe import escape
+
     lines = [f"Error: {exc.message}"]
     if isinstance(exc, NotFoundError) and exc.candidates:
         lines.append(f"{(exc.hint or 'candidates').capitalize()}:")
         lines += [f"  {c}" for c in exc.candidates]
     elif exc.hint:
         lines.append(f"Hint: {exc.hint}")
-    sys.stderr.write("\n".join(lines) + "\n")
+    text = "\n".join(escape(line) for line in "\n".join(lines).split("\n")) + "\n"
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # a closed stderr must not change the exit code
 
 
 app = typer.Typer(
     cls=InvmapGroup,
     name="invmap",
-    help="Query a curated map of LLM-inference-engineering research: which sources address a layer, "
-    "what mechanism each proposes, and which engineering question is still open.",
+    help="Query a curated map of LLM-inference-engineering research: which sources address a level, "
+    "what mechanism each proposes, which engineering question is still open, and where to read it.",
+    epilog="\b\nExamples:\n  invmap list --layer L3\n  invmap show PagedAttention\n  invmap questions --layer L5 --json | jq -r '.[].question'\n\nRun 'invmap COMMAND --help' for a command's options and examples.",
     no_args_is_help=True,
     rich_markup_mode=None,  # plain click help: rich's help renderer costs ~60 ms on every --help
     pretty_exceptions_enable=False,
@@ -96,8 +143,17 @@ app = typer.Typer(
 
 
 def _version(value: bool) -> None:
+    """`invmap 0.3.0 — 30 sources, accessed 2026-08-07`: the shipped catalog, whatever --catalog says."""
     if value:
-        sys.stdout.write(f"invmap {__version__}\n")
+        from invmap.cli.shared import write
+        from invmap.index import open_catalog
+
+        try:
+            shipped = open_catalog(catalog_io.locate(None)._replace(path=str(catalog_io.shipped_path())))
+            latest = max(shipped.values("accessed"), default="n.d.")
+            write(f"invmap {__version__} — {shipped.count()} sources, accessed {latest}\n")
+        except InvmapError:
+            write(f"invmap {__version__}\n")
         raise typer.Exit()
 
 
@@ -112,9 +168,10 @@ def main(
     color: Annotated[
         str, typer.Option("--color", metavar="WHEN", help="Colour: auto, always or never.", autocompletion=complete_color)
     ] = "auto",
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="Never send output through a pager.")] = False,
     version: Annotated[
         bool, typer.Option("--version", "-V", help="Print the version and exit.", callback=_version, is_eager=True)
     ] = False,
 ) -> None:
     """Query a curated map of LLM-inference-engineering research."""
-    ctx.obj = State(catalog_io.locate(catalog), color_mode(color))
+    ctx.obj = State(catalog_io.locate(catalog), color_mode(color), pager=not no_pager)

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import sys
+import inspect
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from invmap import catalog as catalog_io
-from invmap import complete, query
-from invmap.cli.shared import (
-    JsonOpt,
-    LayerOpt,
-    TypeOpt,
-    YearOpt,
-    selected,
-    state,
-    write,
-)
+from invmap import complete
+from invmap.cli.querying import examples
+from invmap.cli.shared import JsonOpt, LayerOpt, TypeOpt, YearOpt, filters, index, state, write
 from invmap.errors import CatalogError, NotFoundError, UsageError
-from invmap.vocabulary import SOURCE_FIELDS
+from invmap.fields import FIELDS, SOURCE_FIELDS
 
 if TYPE_CHECKING:  # the models load with the catalog; --help and --version never need them
     from invmap.model import Catalog
@@ -29,132 +22,181 @@ commands = typer.Typer()
 
 EXPORT_FORMATS = ("markdown", "csv", "tsv", "json", "jsonl", "bibtex", "toml")
 OutputOpt = Annotated[
-    Optional[str], typer.Option("--output", "-o", metavar="PATH", help="Write to PATH instead of stdout.")
+    Optional[str], typer.Option("--output", "-o", metavar="PATH", help="Write to PATH ('-' is stdout) instead of stdout.")
 ]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite PATH if it exists.")]
 
 
 def complete_export_format(incomplete: str) -> list[tuple[str, str]]:
     return complete.choices(EXPORT_FORMATS, incomplete)
 
 
-@commands.command("where")
+def _to_output(target: str | None, text: str, force: bool) -> bool:
+    """Write `text` to `target` (stdout when None or '-'); True if a file was written."""
+    if target is None or target == "-":
+        write(text)
+        return False
+    catalog_io.write_output(target, text, force=force)
+    return True
+
+
+@commands.command("where", epilog=examples("invmap where", "invmap where --json | jq .index"))
 def where(ctx: typer.Context, json_flag: JsonOpt = False) -> None:
-    """Print which catalog file is active, and why."""
+    """Print which catalog file is active, and why; with --json, also the state of its index."""
+    from invmap import index as index_db
+    from invmap.render import to_json
+    from invmap.safe import escape
+
     location = state(ctx).location
     if json_flag:
-        import json
-
-        write(json.dumps({"path": location.path, "reason": location.reason, "shipped": location.is_shipped}) + "\n")
+        write(to_json({"path": location.path, "reason": location.reason, "shipped": location.is_shipped,
+                       "index": index_db.state_of(location.path)}, indent=None))  # fmt: skip
     else:
-        write(f"{location.path}\t({location.reason})\n")
+        write(f"{escape(location.path)}\t({location.reason})\n")
 
 
-@commands.command("check")
+@commands.command("check", epilog=examples("invmap check", "invmap --catalog my-map.toml check --json"))
 def check(ctx: typer.Context, json_flag: JsonOpt = False) -> None:
-    """Validate the active catalog and report every problem (exit 0 when clean, 3 when not)."""
-    from invmap.errors import CatalogError
+    """Validate the active catalog and report every problem (exit 0 when valid, 3 when not)."""
+    import sys
+
+    from invmap.render import to_json
+    from invmap.safe import escape
 
     location = state(ctx).location
     try:
-        cat = catalog_io.validate(catalog_io.parse(catalog_io.read_bytes(location.path), location.path), location.path)
+        cat = catalog_io.load(location)
     except CatalogError as exc:
         if not json_flag:
             raise
-        import json
-
-        write(json.dumps({"path": location.path, "valid": False, "sources": None, "problems": exc.problems}, indent=2) + "\n")
+        write(to_json({"path": location.path, "valid": False, "sources": None, "problems": exc.problems, "warnings": []}))
         raise typer.Exit(exc.exit_code) from None
+    warnings = catalog_io.warnings(cat)
+    count = len(cat.sources)
     if json_flag:
-        import json
+        write(to_json({"path": location.path, "valid": True, "sources": count, "problems": [], "warnings": warnings}))
+        return
+    for line in warnings:
+        sys.stderr.write(f"warning: {escape(location.path)}: {escape(line)}\n")
+    write(f"{escape(location.path)}: ok, {count} source{'s' if count != 1 else ''}\n")
 
-        write(json.dumps({"path": location.path, "valid": True, "sources": len(cat.sources), "problems": []}, indent=2) + "\n")
-    else:
-        write(f"{location.path}: ok, {len(cat.sources)} sources\n")
 
-
-@commands.command("init")
+@commands.command("init", epilog=examples("invmap init my-map.toml", "export INVMAP_CATALOG=$PWD/my-map.toml"))
 def init(
     path: Annotated[str, typer.Argument(metavar="PATH", help="Where to write the new catalog.")],
-    force: Annotated[bool, typer.Option("--force", help="Overwrite PATH if it exists.")] = False,
+    force: ForceOpt = False,
 ) -> None:
     """Start a catalog of your own: a copy of the shipped catalog at PATH."""
-    written = catalog_io.copy_shipped(path, force)
+    from invmap.safe import escape
+
+    written = escape(str(catalog_io.copy_shipped(path, force)))
     write(f"Wrote {written}; use it with --catalog {written} or INVMAP_CATALOG={written}\n")
 
 
-@commands.command("add")
-def add(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Option("--name", help="Short name, e.g. PagedAttention.")],
-    source: Annotated[str, typer.Option("--source", help="The Source text, e.g. 'PagedAttention, Kwon et al.'.")],
-    type_: Annotated[str, typer.Option("--type", help="Direction/type, e.g. Current.")],
-    year: Annotated[str, typer.Option("--year", help="Year, or n.d. for undated.")],
-    layer: Annotated[str, typer.Option("--layer", help="Layer label, e.g. 'L3' or 'L2 and L3'.")],
-    mechanism: Annotated[str, typer.Option("--mechanism", help="Central mechanism.")],
-    objective: Annotated[str, typer.Option("--objective", help="Reported objective.")],
-    question: Annotated[str, typer.Option("--question", help="Unresolved engineering question.")],
-    availability: Annotated[str, typer.Option("--availability", help="Implementation availability.")],
-    id_: Annotated[Optional[str], typer.Option("--id", help="Unique kebab-case id. Default: slug of --name.")] = None,
-    authors: Annotated[Optional[str], typer.Option("--authors", help="Authors, e.g. 'Kwon et al.'.")] = None,
-    arxiv: Annotated[Optional[str], typer.Option("--arxiv", help="arXiv id, e.g. 2407.00079.")] = None,
-    doi: Annotated[Optional[str], typer.Option("--doi", help="DOI, e.g. 10.1145/3731569.3764815.")] = None,
-    url: Annotated[Optional[str], typer.Option("--url", help="Link to the source.")] = None,
-    accessed: Annotated[Optional[str], typer.Option("--accessed", help="Access date YYYY-MM-DD. Default: today.")] = None,
-    json_flag: JsonOpt = False,
-) -> None:
+# `add` takes one option per stored field of `fields.FIELDS`; these are the ones it may leave out.
+_ADD_OPTIONAL = {"id": "Default: the name's slug.", "accessed": "Default: today."}
+
+
+def _add(ctx: typer.Context, json_flag: bool = False, **values: Any) -> None:
     """Add a source to the active catalog (never the shipped one); a rejected add changes nothing."""
     import datetime as dt
 
+    from invmap import query
     from invmap.sourcetext import slug
 
     location = state(ctx).location
     catalog_io.require_writable(location)
-    entry: dict[str, Any] = {"id": id_ if id_ is not None else slug(name), "name": name, "source": source}
-    for key, value in (("authors", authors), ("arxiv", arxiv), ("doi", doi), ("url", url)):
+    entry: dict[str, Any] = {}
+    for f in FIELDS:
+        value = values.get(f.name)
+        if not f.stored:
+            continue
+        if f.name == "id" and value is None:
+            value = slug(values["name"])
+        if f.name == "year" and value is not None:
+            span = query.parse_year(value)
+            if span.undated:
+                continue
+            if span.low is None or span.low != span.high:
+                raise UsageError(f"--year takes one year or n.d., not a range: '{value}'")
+            value = span.low
+        if f.kind == "date":
+            try:
+                value = dt.date.fromisoformat(value) if value is not None else dt.date.today()
+            except ValueError:
+                raise UsageError(f"--{f.name} takes a date such as 2026-08-07, not '{value}'") from None
         if value is not None:
-            entry[key] = value
-    entry["type"] = type_
-    span = query.parse_year(year)
-    if not span.undated:
-        if span.low is None or span.low != span.high:
-            raise UsageError(f"--year takes one year or n.d., not a range: '{year}'")
-        entry["year"] = span.low
-    entry.update(layer=layer, mechanism=mechanism, objective=objective, question=question, availability=availability)
-    try:
-        entry["accessed"] = dt.date.fromisoformat(accessed) if accessed is not None else dt.date.today()
-    except ValueError:
-        raise UsageError(f"--accessed takes a date such as 2026-08-07, not '{accessed}'") from None
+            entry[f.name] = value
     updated = catalog_io.add_source(location, entry)
     added = next(s for s in reversed(updated.sources) if s.id == entry["id"])
     if json_flag:
-        import json
+        from invmap.render import to_json
 
-        write(json.dumps(added.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        write(to_json(added.to_dict()))
     else:
-        write(f"Added {added.id} to {location.path}\n")
+        from invmap.safe import escape
+
+        write(f"Added {added.id} to {escape(location.path)}\n")
 
 
-@commands.command("fmt")
+def _add_signature() -> inspect.Signature:
+    """`add`'s options, derived from the field declaration."""
+    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    for f in FIELDS:
+        if not f.stored:
+            continue
+        required = (f.required or f.name == "year") and f.name not in _ADD_OPTIONAL
+        text = f.help[0].upper() + f.help[1:] + "."
+        if f.name == "year":
+            text = "Publication year, or n.d. for undated."
+        elif f.example:
+            text += f" Example: {f.example}."
+        text += f" {_ADD_OPTIONAL.get(f.name, '')}".rstrip()
+        option = typer.Option(f"--{f.name}", metavar="TEXT" if f.kind == "text" else f.kind.upper(), help=text)
+        annotation = Annotated[str, option] if required else Annotated[Optional[str], option]
+        params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                                        default=inspect.Parameter.empty if required else None))  # fmt: skip
+    params.append(inspect.Parameter("json_flag", inspect.Parameter.KEYWORD_ONLY, annotation=JsonOpt, default=False))
+    return inspect.Signature(params)
+
+
+def add(ctx: typer.Context, **values: Any) -> None:
+    _add(ctx, **values)
+
+
+add.__signature__ = _add_signature()  # type: ignore[attr-defined]
+add.__annotations__ = {p.name: p.annotation for p in add.__signature__.parameters.values()}  # type: ignore[attr-defined]
+add.__doc__ = _add.__doc__
+commands.command("add", epilog=examples(
+    'invmap -c my-map.toml add --name TestServe --source "TestServe, Doe et al." --type Current \\',
+    '    --year 2025 --layer "L2 and L5" --mechanism "..." --objective "..." --question "..." \\',
+    '    --availability "Primary paper." --arxiv 2501.00001'))(add)  # fmt: skip
+
+
+@commands.command("fmt", epilog=examples("invmap -c my-map.toml fmt", "invmap -c my-map.toml fmt --check"))
 def fmt_(
     ctx: typer.Context,
     check_only: Annotated[bool, typer.Option("--check", help="Change nothing; exit 1 if the file is not canonical.")] = False,
 ) -> None:
     """Rewrite the active catalog in its one canonical form."""
+    import sys
+
+    from invmap.safe import escape
+
     location = state(ctx).location
-    if not check_only:
-        catalog_io.require_writable(location)
-    current, canonical = catalog_io.canonical_status(location)
-    if current == canonical:
-        write(f"{location.path}: already canonical\n")
-        return
-    if check_only:
-        sys.stderr.write(f"{location.path}: not canonical; 'invmap fmt' would rewrite it\n")
+    changed = catalog_io.reformat(location, check_only)
+    shown = escape(location.path)
+    if not changed:
+        write(f"{shown}: already canonical\n")
+    elif check_only:
+        sys.stderr.write(f"{shown}: not canonical; 'invmap fmt' would rewrite it\n")
         raise typer.Exit(1)
-    catalog_io.write_atomic(location.path, canonical)
-    write(f"{location.path}: reformatted\n")
+    else:
+        write(f"{shown}: reformatted\n")
 
 
-@commands.command("export")
+@commands.command("export", epilog=examples("invmap export --format bibtex -o map.bib", "invmap export --format markdown --links",
+                                             "invmap export --format csv --excel-safe -o map.csv"))  # fmt: skip
 def export(
     ctx: typer.Context,
     fmt: Annotated[
@@ -162,6 +204,11 @@ def export(
                           help=f"One of: {', '.join(EXPORT_FORMATS)}.")
     ] = "markdown",  # fmt: skip
     output_path: OutputOpt = None,
+    force: ForceOpt = False,
+    links: Annotated[bool, typer.Option("--links", help="Markdown: Source cells as links, availability linked to code.")] = False,
+    excel_safe: Annotated[
+        bool, typer.Option("--excel-safe", help="csv/tsv: prefix ' to cells a spreadsheet would run as a formula.")
+    ] = False,
     layer: LayerOpt = None,
     type_: TypeOpt = None,
     year: YearOpt = None,
@@ -169,48 +216,45 @@ def export(
     """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML."""
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format '{fmt}' (valid formats: {', '.join(EXPORT_FORMATS)})")
-    cat, sources = selected(ctx, layer, type_, year)
-    if len(sources) != len(cat.sources):
-        if not sources:
+    cat = catalog_io.load(state(ctx).location)
+    if layer or type_ or year:
+        wanted = {r["id"] for r in index(ctx).records(filters(ctx, layer, type_, year).where,
+                                                         filters(ctx, layer, type_, year).params, ("id",))}  # fmt: skip
+        if not wanted:
             raise NotFoundError("no source matches these filters: nothing to export")
-        cat = cat.model_copy(update={"sources": sources})
-    text = export_text(cat, fmt)
-    if output_path is None:
-        write(text)
-    else:
-        catalog_io.write_output(output_path, text)
+        cat = cat.model_copy(update={"sources": [s for s in cat.sources if s.id in wanted]})
+    _to_output(output_path, export_text(cat, fmt, links=links, excel=excel_safe), force)
 
 
-def export_text(cat: Catalog, fmt: str) -> str:
+def export_text(cat: Catalog, fmt: str, *, links: bool = False, excel: bool = False) -> str:
     from invmap import interchange, render
 
     if fmt == "markdown":
-        return interchange.to_markdown(cat)
+        return interchange.to_markdown(cat, links=links)
     if fmt == "bibtex":
         return interchange.to_bibtex(cat)
     if fmt == "toml":
         return catalog_io.dumps(cat)
-    return render.render_records([s.to_dict() for s in cat.sources], SOURCE_FIELDS, fmt)
+    records = [s.to_dict() for s in cat.sources]
+    return render.text(render.Result(records, list(SOURCE_FIELDS)), fmt, excel=excel)
 
 
-@commands.command("import")
+@commands.command("import", epilog=examples("invmap import research-map.md -o my-map.toml", "invmap export | invmap import -"))
 def import_(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A Markdown file with the seed's table ('-' reads stdin).")],
     output_path: OutputOpt = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
+    force: ForceOpt = False,
 ) -> None:
-    """Turn a Markdown table with the seed's columns into a catalog (TOML)."""
+    """Turn a Markdown table with the seed's columns (cells may hold links) into a catalog (TOML)."""
     from invmap import interchange
+    from invmap.safe import escape
 
     data = catalog_io.read_bytes(file)
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise CatalogError(file, ["not UTF-8 text"]) from None
     cat = catalog_io.validate(interchange.read_markdown(text, file), file)
-    toml_text = catalog_io.dumps(cat)
-    if output_path is None:
-        write(toml_text)
-    else:
-        catalog_io.write_output(output_path, toml_text, force=force)
-        write(f"Wrote {output_path}: {len(cat.sources)} sources\n")
+    if _to_output(output_path, catalog_io.dumps(cat), force):
+        count = len(cat.sources)
+        write(f"Wrote {escape(str(output_path))}: {count} source{'s' if count != 1 else ''}\n")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,30 +15,35 @@ from invmap.cli.shared import (
     JsonOpt,
     LayerOpt,
     LimitOpt,
+    NamesArg,
+    NoPagerOpt,
     ReverseOpt,
     SortOpt,
-    SourceArg,
     TypeOpt,
     YearOpt,
+    at_least_one,
     complete_search_in,
-    emit_record,
-    emit_records,
+    emit,
+    empty_notice,
+    filters,
+    index,
     output,
-    selected,
-    state,
     write,
 )
-from invmap.errors import UsageError
-from invmap.vocabulary import SCORED_FIELDS, SOURCE_FIELDS
+from invmap.fields import SCORED_FIELDS, SOURCE_FIELDS
+from invmap.render import Result
 
-if TYPE_CHECKING:  # the models load with the catalog; --help and --version never need them
-    from invmap.model import Source
+
+def examples(*lines: str) -> str:
+    """A command's help epilog: an Examples section, kept as written (`\\b` stops click rewrapping it)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 commands = typer.Typer()
 
 
-@commands.command("list")
+@commands.command("list", epilog=examples("invmap list --layer L3", "invmap list --layer disaggregation --type current",
+                                           "invmap list --year 2023..2025 --json | jq -r '.[].id'"))  # fmt: skip
 def list_(
     ctx: typer.Context,
     layer: LayerOpt = None,
@@ -52,44 +57,76 @@ def list_(
     json_flag: JsonOpt = False,
     fields: FieldsOpt = None,
     color: ColorOpt = None,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """List sources, filtered by layer, type and year."""
-    out = output(ctx, fmt, json_flag, fields, color)
-    sources = _selected_in_order(ctx, layer, type_, year, sort, reverse, limit)
+    out = output(ctx, fmt, json_flag, fields, color, no_pager=no_pager)
+    chosen = filters(ctx, layer, type_, year)
+    records = query.sort_records(query.select(index(ctx), chosen), sort, reverse)[:limit]
     fields_ = out.pick(("id", "name", "year", "layer", "mechanism"), SOURCE_FIELDS)
-    emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
+    if not records:
+        empty_notice(out, chosen)
+    emit(out, Result(records, fields_), show_all=show_all)
 
 
-def _selected_in_order(ctx: typer.Context, layer: list[str] | None, type_: list[str] | None, year: list[str] | None,
-                       sort: str | None, reverse: bool, limit: int | None) -> list[Source]:  # fmt: skip
-    """What `list` and `questions` show: the filtered sources, sorted, cut to --limit."""
-    if sort is not None and sort not in query.SORT_KEYS:
-        raise UsageError(f"unknown sort key '{sort}' (valid keys: {', '.join(query.SORT_KEYS)})")
-    _, sources = selected(ctx, layer, type_, year)
-    return query.sort_sources(sources, sort, reverse)[:limit]
-
-
-@commands.command("show")
+@commands.command("show", epilog=examples("invmap show PagedAttention", "invmap show 2407.00079",
+                                           "invmap show https://docs.vllm.ai/ sglang --json"))  # fmt: skip
 def show(
     ctx: typer.Context,
-    name: SourceArg,
+    names: NamesArg,
     fmt: FormatOpt = None,
     json_flag: JsonOpt = False,
     fields: FieldsOpt = None,
     color: ColorOpt = None,
+    no_pager: NoPagerOpt = False,
 ) -> None:
-    """Show every field of one source, found by id, name, Source text, arXiv id or DOI."""
-    out = output(ctx, fmt, json_flag, fields, color)
-    source = query.resolve(state(ctx).catalog(), name)
-    emit_record(out, source.to_dict(), out.fields or list(SOURCE_FIELDS))
+    """Show every field of one or more sources, found by id, name, Source text, title, arXiv id, DOI or
+    link. Every name is resolved first; any miss fails the whole command."""
+    out = output(ctx, fmt, json_flag, fields, color, no_pager=no_pager)
+    records = query.resolve_all(index(ctx), names)
+    fields_ = out.fields or list(SOURCE_FIELDS)
+    if len(records) == 1:
+        result = Result(records, fields_, single=True, draw=_record_drawing(records[0], fields_))
+    else:
+        result = Result(records, fields_, draw=_records_drawing(records, fields_))
+    emit(out, result)
 
 
-@commands.command("questions")
+def _record_drawing(record: dict[str, Any], fields: list[str]) -> Any:
+    from invmap import render
+
+    return lambda width, color: render.record_view(record, fields, width, color)
+
+
+def _records_drawing(records: list[dict[str, Any]], fields: list[str]) -> Any:
+    def draw(width: int, color: bool) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        from invmap import render
+
+        parts: list[Any] = []
+        for n, r in enumerate(records):
+            if n:
+                parts.append(Text(""))
+            parts.append(render.record_view(r, fields, width, color))
+        return Group(*parts)
+
+    return draw
+
+
+@commands.command("questions", epilog=examples("invmap questions --layer L5", "invmap questions --records experiments --open",
+                                                "invmap questions --format jsonl | jq -r .question"))  # fmt: skip
 def questions(
     ctx: typer.Context,
     layer: LayerOpt = None,
     type_: TypeOpt = None,
     year: YearOpt = None,
+    records_dir: Annotated[
+        Optional[str], typer.Option("--records", metavar="DIR",
+                                    help="Show which experiment records address each question (default: $INVMAP_RECORDS).")
+    ] = None,  # fmt: skip
+    open_only: Annotated[bool, typer.Option("--open", help="Only questions no record addresses yet.")] = False,
     sort: SortOpt = None,
     reverse: ReverseOpt = False,
     limit: LimitOpt = None,
@@ -98,25 +135,51 @@ def questions(
     json_flag: JsonOpt = False,
     fields: FieldsOpt = None,
     color: ColorOpt = None,
+    no_pager: NoPagerOpt = False,
 ) -> None:
-    """The unresolved engineering question of each selected source."""
-    out = output(ctx, fmt, json_flag, fields, color)
-    sources = _selected_in_order(ctx, layer, type_, year, sort, reverse, limit)
-    fields_ = out.pick(("name", "layer", "question"), ("id", "name", "layer", "layers", "question"))
-    emit_records(out, [s.to_dict() for s in sources], fields_, show_all=show_all)
+    """Print the unresolved engineering question of each selected source."""
+    from invmap.cli.records import addressed_by, records_folder
+
+    allowed = (*SOURCE_FIELDS, "records")
+    out = output(ctx, fmt, json_flag, fields, color, allowed=allowed, no_pager=no_pager)
+    chosen = filters(ctx, layer, type_, year)
+    records = query.sort_records(query.select(index(ctx), chosen), sort, reverse)
+    folder = records_folder(records_dir)
+    human = ["id", "name", "layer", "question"]
+    machine = ["id", "name", "layer", "layers", "question"]
+    if folder is not None:
+        by_source = addressed_by(index(ctx), folder)
+        for r in records:
+            r["records"] = by_source.get(r["id"], [])
+        if open_only:
+            records = [r for r in records if not r["records"]]
+        human.append("records")
+        machine.append("records")
+    elif open_only:
+        from invmap.errors import UsageError
+
+        raise UsageError("--open needs a records folder: --records DIR or $INVMAP_RECORDS")
+    records = records[:limit]
+    if not records:
+        empty_notice(out, chosen, prefix="no open questions match" if open_only else "no sources match")
+    emit(out, Result(records, out.pick(human, machine)), show_all=show_all)
 
 
-@commands.command("search")
+@commands.command("search", epilog=examples('invmap search "speculative decoding"', 'invmap search "virtual memory" --in mechanism',
+                                             "invmap search goodput --in all --json"))  # fmt: skip
 def search(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(metavar="TEXT", help="Words to look for; order and small typos do not matter.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="Words to look for; order, case and small typos do not matter.")],
     within: Annotated[
         Optional[list[str]],
         typer.Option("--in", metavar="FIELD", autocompletion=complete_search_in,
-                     help=f"Field to search: {', '.join(query.SEARCH_FIELDS)}. Repeat to widen. Default: mechanism."),
+                     help="Field to search (any text field, or 'all'); repeat or use commas. "
+                          "Default: name, id, source, title and mechanism."),
     ] = None,  # fmt: skip
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most N results.")] = 10,
-    min_score: Annotated[float, typer.Option("--min-score", min=0, max=100, help="Drop results scoring below this.")] = 60.0,
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")] = 10,
+    min_score: Annotated[
+        float, typer.Option("--min-score", metavar="SCORE", help="Drop results scoring below SCORE (0 to 100).")
+    ] = 60.0,
     layer: LayerOpt = None,
     type_: TypeOpt = None,
     year: YearOpt = None,
@@ -124,20 +187,26 @@ def search(
     json_flag: JsonOpt = False,
     fields: FieldsOpt = None,
     color: ColorOpt = None,
+    no_pager: NoPagerOpt = False,
 ) -> None:
-    """Fuzzy-search the central mechanisms (or other fields), best first, scored 0-100."""
-    out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS)
-    searched = list(dict.fromkeys(within or ["mechanism"]))
-    unknown = [f for f in searched if f not in query.SEARCH_FIELDS]
-    if unknown:
-        raise UsageError(f"cannot search field '{unknown[0]}' (searchable: {', '.join(query.SEARCH_FIELDS)})")
-    _, sources = selected(ctx, layer, type_, year)
-    hits = query.search(sources, text, searched, limit=limit, min_score=min_score)
-    human = ["score", "id", "name", "layer", *[f for f in searched if f != "name"]]
-    emit_records(out, [h.to_dict() for h in hits], out.pick(human, SCORED_FIELDS))
+    """Search names, Source texts, titles and mechanisms (or other fields), best match first, scored 0-100."""
+    from invmap.errors import UsageError
+
+    if not 0 <= min_score <= 100:
+        raise UsageError(f"--min-score must be between 0 and 100, not {min_score:g}")
+    out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS, no_pager=no_pager)
+    searched = query.search_fields(within)
+    chosen = filters(ctx, layer, type_, year)
+    hits = query.search(index(ctx), chosen, text, searched, limit=limit, min_score=min_score)
+    human = ["score", "id", "name", "layer", *[f for f in searched if f not in ("id", "name", "source", "title")]]
+    if not hits:
+        looked = ", ".join(dict.fromkeys(f for f in searched))
+        hint = f"search looked at {looked}" + ("; try --in all" if within is None else "")
+        empty_notice(out, None, hint=hint, prefix=f"nothing matches '{text}'")
+    emit(out, Result(hits, out.pick(human[:6], SCORED_FIELDS)))
 
 
-@commands.command("fields")
+@commands.command("fields", epilog=examples("invmap fields", "invmap list --fields id,name,url"))
 def fields_cmd() -> None:
     """List the field names that --fields accepts, with their meanings."""
     from invmap.render import fields_text

@@ -1,11 +1,10 @@
-"""What every command shares: the run's state, completion callbacks, options, and output routing.
-
-Renderers return text or rich tables; only these helpers write, data to stdout.
-"""
+"""What every command shares: the run's state, completion callbacks, options, and `emit`, the one
+place output is routed (stdout, a pager, or stderr for notices)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,16 +13,19 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from invmap import catalog as catalog_io
-from invmap import complete, query
-from invmap.errors import InvmapError
-from invmap.render import FORMATS, MACHINE_FORMATS
-from invmap.vocabulary import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
+from invmap import complete
+from invmap.errors import InvmapError, WriteError
+from invmap.fields import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
+from invmap.render import FORMATS, MACHINE_FORMATS, Result
+from invmap.safe import escape
 
-if TYPE_CHECKING:  # the models load with the catalog; --help and --version never need them
-    from invmap.model import Catalog, Source
+if TYPE_CHECKING:  # loaded with the catalog; --help and --version never need them
+    from invmap.index import Index
+    from invmap.query import Filters
 
 COLOR_MODES = ("auto", "always", "never")
 TABLE_ROW_CAP = 200  # a terminal table of 100,000 rows takes minutes to draw; say how many are left
+PAGER_VAR = "INVMAP_PAGER"
 
 
 # --- global state -----------------------------------------------------------------------------
@@ -33,12 +35,15 @@ TABLE_ROW_CAP = 200  # a terminal table of 100,000 rows takes minutes to draw; s
 class State:
     location: catalog_io.Location
     color: str
-    _catalog: Catalog | None = None
+    pager: bool = True
+    _index: Index | None = None
 
-    def catalog(self) -> Catalog:
-        if self._catalog is None:
-            self._catalog = catalog_io.load(self.location)
-        return self._catalog
+    def index(self) -> Index:
+        if self._index is None:
+            from invmap.index import open_catalog
+
+            self._index = open_catalog(self.location)
+        return self._index
 
 
 def state(ctx: typer.Context) -> State:
@@ -48,34 +53,30 @@ def state(ctx: typer.Context) -> State:
     return State(catalog_io.locate(None), "auto")  # completion runs without the root callback
 
 
-def _completion_catalog(ctx: typer.Context) -> Catalog | None:
-    """The catalog for completion: `--catalog` may already be on the command line."""
+def _completion_index(ctx: typer.Context) -> complete.Index | None:
+    """What completion needs, from the catalog's index; `--catalog` may already be on the command line."""
+    from invmap.index import open_catalog
+
     root = ctx.find_root()
     try:
-        return catalog_io.load(catalog_io.locate(root.params.get("catalog")))
-    except InvmapError:
+        idx = open_catalog(catalog_io.locate(root.params.get("catalog")))
+        return complete.from_index(idx)
+    except (InvmapError, OSError, RecursionError, MemoryError, Exception):
         return None  # a broken catalog completes nothing rather than printing errors into the prompt
 
 
-def _index(ctx: typer.Context) -> complete.Index | None:
-    cat = _completion_catalog(ctx)
-    if cat is None:
-        return None
-    return complete.build_index(((s.id, s.name, s.type) for s in cat.sources), dict(cat.layers))
-
-
 def complete_source(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _index(ctx)
+    index = _completion_index(ctx)
     return complete.sources(index, incomplete) if index else []
 
 
 def complete_layer(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _index(ctx)
+    index = _completion_index(ctx)
     return complete.layers(index, incomplete) if index else []
 
 
 def complete_type(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _index(ctx)
+    index = _completion_index(ctx)
     return complete.types(index, incomplete) if index else []
 
 
@@ -88,11 +89,15 @@ def complete_color(incomplete: str) -> list[tuple[str, str]]:
 
 
 def complete_sort(incomplete: str) -> list[tuple[str, str]]:
-    return complete.choices(query.SORT_KEYS, incomplete)
+    from invmap.query import SORT_KEYS
+
+    return complete.choices(SORT_KEYS, incomplete)
 
 
 def complete_search_in(incomplete: str) -> list[tuple[str, str]]:
-    return complete.choices(query.SEARCH_FIELDS, incomplete)
+    from invmap.query import SEARCH_FIELDS
+
+    return complete.choices(SEARCH_FIELDS, incomplete)
 
 
 def complete_fields(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
@@ -102,7 +107,13 @@ def complete_fields(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]
 
 def color_mode(value: str) -> str:
     if value not in COLOR_MODES:
-        raise typer.BadParameter(f"'{value}' is not one of {', '.join(COLOR_MODES)}", param_hint="'--color'")
+        raise typer.BadParameter(f"'{escape(value)}' is not one of {', '.join(COLOR_MODES)}", param_hint="'--color'")
+    return value
+
+
+def at_least_one(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise typer.BadParameter(f"must be at least 1, not {value}")
     return value
 
 
@@ -110,22 +121,19 @@ def color_mode(value: str) -> str:
 
 LayerOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--layer", "-l", metavar="CODE|LABEL", autocompletion=complete_layer,
-                 help="Layer code (L1..L6, P0; matches every label covering it) or part of a label. Repeat to OR."),
+    typer.Option("--layer", "-l", metavar="LAYER", autocompletion=complete_layer,
+                 help="A level code (L1..L6, P0), words of a level's title or scope (disaggregation), or part "
+                      "of a layer label. Repeat or use commas to OR."),
 ]  # fmt: skip
 TypeOpt = Annotated[
     Optional[list[str]],
     typer.Option("--type", "-t", metavar="TYPE", autocompletion=complete_type,
-                 help="Direction/type, any case (Current, Foundational, ...). Repeat to OR."),
+                 help="Direction/type, any case (Current, Foundational, ...). Repeat or use commas to OR."),
 ]  # fmt: skip
 YearOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--year", "-y", metavar="YEARS", help="2024, 2023..2025, 2025.., ..2017 or n.d. Repeat to OR."),
-]
-FormatOpt = Annotated[
-    Optional[str],
-    typer.Option("--format", "-f", metavar="FORMAT", autocompletion=complete_format,
-                 help=f"Output format: {', '.join(FORMATS)}. Default: table on a terminal, plain in a pipe."),
+    typer.Option("--year", "-y", metavar="YEARS",
+                 help="2024, 2023..2025, 2025.., ..2017 or n.d. Repeat or use commas to OR."),
 ]  # fmt: skip
 JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
 FieldsOpt = Annotated[
@@ -137,18 +145,39 @@ ColorOpt = Annotated[
     Optional[str],
     typer.Option("--color", metavar="WHEN", autocompletion=complete_color, help="Colour: auto, always or never."),
 ]
+NoPagerOpt = Annotated[bool, typer.Option("--no-pager", help="Never send output through a pager.")]
 SortOpt = Annotated[
     Optional[str],
     typer.Option("--sort", "-s", metavar="KEY", autocompletion=complete_sort,
-                 help=f"Sort by {', '.join(query.SORT_KEYS)}; undated sources sort last."),
+                 help="Sort by year, name, id, layer or type; undated sources sort last."),
 ]  # fmt: skip
 ReverseOpt = Annotated[bool, typer.Option("--reverse", "-r", help="Reverse the order.")]
-LimitOpt = Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="At most N results.")]
+LimitOpt = Annotated[
+    Optional[int], typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")
+]
 AllOpt = Annotated[bool, typer.Option("--all", help=f"Tables: show every row (default: first {TABLE_ROW_CAP}).")]
+NamesArg = Annotated[
+    list[str], typer.Argument(metavar="NAME...", autocompletion=complete_source,
+                              help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small "
+                                   "typos are forgiven.")
+]  # fmt: skip
 SourceArg = Annotated[
     str, typer.Argument(metavar="NAME", autocompletion=complete_source,
-                        help="Id, name, Source text, arXiv id or DOI; case, spacing and small typos are forgiven.")
+                        help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small typos "
+                             "are forgiven.")
 ]  # fmt: skip
+
+
+def format_opt(formats: Sequence[str]) -> Any:
+    """`--format` listing only the formats a command supports."""
+    return Annotated[
+        Optional[str],
+        typer.Option("--format", "-f", metavar="FORMAT", autocompletion=lambda incomplete: complete.choices(formats, incomplete),
+                     help=f"One of: {', '.join(formats)}. Default: table on a terminal, plain in a pipe."),
+    ]  # fmt: skip
+
+
+FormatOpt = format_opt(FORMATS)
 
 
 # --- output -----------------------------------------------------------------------------------
@@ -156,11 +185,12 @@ SourceArg = Annotated[
 
 @dataclass
 class Output:
-    """How one command's result is written: format, fields, colour."""
+    """How one command's result is written: format, fields, colour, pager."""
 
     fmt: str
     fields: list[str] | None
     color: bool
+    pager: bool
 
     def pick(self, human: Sequence[str], machine: Sequence[str]) -> list[str]:
         """The fields asked for, else the command's defaults for this kind of format."""
@@ -170,74 +200,154 @@ class Output:
 
 
 def output(ctx: typer.Context, fmt: str | None, json_flag: bool, fields: str | None, color: str | None,
-           allowed: Sequence[str] = SOURCE_FIELDS) -> Output:  # fmt: skip
+           allowed: Sequence[str] = SOURCE_FIELDS, formats: Sequence[str] = FORMATS,
+           no_pager: bool = False) -> Output:  # fmt: skip
     from invmap.render import choose_format, parse_fields
 
     mode = color_mode(color) if color is not None else state(ctx).color
-    chosen = choose_format(fmt, json_flag, sys.stdout.isatty())
-    return Output(chosen, parse_fields(fields, allowed), use_color(mode, sys.stdout.isatty()))
+    terminal = stdout_is_terminal()
+    chosen = choose_format(fmt, json_flag, terminal, formats, f"'{ctx.info_name}'")
+    return Output(chosen, parse_fields(fields, allowed), use_color(mode, terminal) and chosen == "table",
+                  state(ctx).pager and not no_pager)  # fmt: skip
+
+
+def stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (ValueError, AttributeError):
+        return False
 
 
 def use_color(mode: str, is_terminal: bool) -> bool:
-    """auto: colour only on a terminal, and never with NO_COLOR set (non-empty) or TERM=dumb."""
-    if mode != "auto":
-        return mode == "always"
+    """auto: colour only on a terminal, and never with NO_COLOR set (non-empty) or TERM=dumb.
+    always: colour even in a pipe. Never with NO_COLOR or TERM=dumb in auto mode."""
+    if mode == "never":
+        return False
+    if mode == "always":
+        return True
     return is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def console(color: bool) -> Any:
+def terminal_size() -> os.terminal_size:
+    return shutil.get_terminal_size((80, 24))
+
+
+def to_text(renderable: Any, width: int, color: bool) -> str:
+    """A rich renderable as text `width` wide; escape sequences only when colour is on."""
+    import io
+
     from rich.console import Console
 
-    return Console(
-        file=sys.stdout,
-        force_terminal=True if color else None,
-        no_color=not color,
-        color_system="auto" if color else None,
-        highlight=False,
-    )
+    buffer = io.StringIO()
+    screen = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
+                     color_system="truecolor" if color else None, legacy_windows=False, emoji=False, markup=False)  # fmt: skip
+    screen.print(renderable, crop=False, overflow="ignore")
+    out = buffer.getvalue()
+    if not color:
+        out = "\n".join(line.rstrip() for line in out.split("\n"))
+    return out
 
 
-def write(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+def notice(message: str) -> None:
+    """A line for a person on stderr (never into the data): only when stderr is a terminal."""
+    try:
+        if sys.stderr is not None and sys.stderr.isatty():
+            sys.stderr.write(escape(message) + "\n")
+    except (OSError, ValueError):
+        pass
 
 
-def emit_records(out: Output, records: list[dict[str, Any]], fields: Sequence[str], *, show_all: bool = False) -> None:
+def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = False) -> None:
+    """Render `result` in the chosen format and send it to stdout, through a pager when it is taller
+    than the terminal."""
     from invmap import render
 
     if out.fmt != "table":
-        write(render.render_records(records, fields, out.fmt))
+        write(render.text(result, out.fmt, excel=excel))
         return
-    shown = records if show_all else records[:TABLE_ROW_CAP]
-    screen = console(out.color)
-    screen.print(render.records_table(shown, fields, width=screen.width))
-    if len(records) > len(shown):
-        screen.print(render.more_note(len(records) - len(shown)), style="dim", soft_wrap=True)
-
-
-def emit_record(out: Output, record: dict[str, Any], fields: Sequence[str]) -> None:
-    from invmap import render
-
-    if out.fmt == "table":
-        console(out.color).print(render.record_table(record, fields))
+    size = terminal_size()
+    rows = result.rows if show_all or result.draw else result.rows[:TABLE_ROW_CAP]
+    if result.draw is not None:
+        drawing = result.draw(size.columns, out.color)
     else:
-        write(render.render_record(record, fields, out.fmt))
+        drawing = render.records_table(rows, result.fields, size.columns, out.color)
+    text = drawing if isinstance(drawing, str) else to_text(drawing, size.columns, out.color)
+    page(text, out.pager and stdout_is_terminal(), size.lines)
+    if len(result.rows) > len(rows):
+        notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
 
 
-def emit_view(out: Output, data: Any, draw: Any, rows: list[dict[str, Any]], fields: Sequence[str]) -> None:
-    """A view with a JSON shape and a terminal drawing of its own; other formats get its flat rows."""
-    if out.fmt == "json":
-        import json
+def page(text: str, allowed: bool, height: int) -> None:
+    """Through `$INVMAP_PAGER`, else `$PAGER`, else `less` (-FRX), when the text is taller than the
+    terminal; an empty INVMAP_PAGER or `cat` means no pager; a pager that fails means print."""
+    command = os.environ.get(PAGER_VAR)
+    if command is None:
+        command = os.environ.get("PAGER") or "less"
+    if not allowed or not command.strip() or command.strip() == "cat" or text.count("\n") < height:
+        write(text)
+        return
+    import shlex
+    import subprocess
 
-        write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-    elif out.fmt == "table":
-        draw(console(out.color))
-    else:
-        emit_records(out, rows, fields)
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    sys.stdout.flush()
+    import signal
+
+    try:
+        pager = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, env=env)
+    except (OSError, ValueError):
+        write(text)  # no such pager: print directly
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the pager's, as with git
+    try:
+        assert pager.stdin is not None
+        pager.stdin.write(text.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
+        pager.stdin.close()
+    except OSError:
+        pass  # the reader quit early: what it did not read is not wanted
+    finally:
+        pager.wait()
+        signal.signal(signal.SIGINT, previous)
 
 
-def selected(ctx: typer.Context, layer: list[str] | None, type_: list[str] | None,
-             year: list[str] | None) -> tuple[Catalog, list[Source]]:  # fmt: skip
-    cat = state(ctx).catalog()
-    filters = query.build_filters(cat.sources, layer or (), type_ or (), year or ())
-    return cat, query.select(cat.sources, filters)
+def write(text: str) -> None:
+    """Data to stdout; characters the stream cannot encode are escaped, never lost or fatal."""
+    stream = sys.stdout
+    if stream is None:
+        raise WriteError("cannot write to stdout: it is closed")
+    from invmap.entry import quiet_stdout
+    from invmap.errors import WriteError
+
+    try:
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            encoding = stream.encoding or "ascii"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        stream.flush()
+    except BrokenPipeError:
+        quiet_stdout()  # the reader went away (`| head`): what it did not read is not wanted
+        raise SystemExit(0) from None
+    except (OSError, ValueError) as exc:
+        quiet_stdout()
+        raise WriteError(f"cannot write to stdout: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def index(ctx: typer.Context) -> Index:
+    return state(ctx).index()
+
+
+def filters(ctx: typer.Context, layer: list[str] | None, type_: list[str] | None, year: list[str] | None) -> Filters:
+    from invmap.query import build_filters
+
+    return build_filters(index(ctx), layer, type_, year)
+
+
+def empty_notice(out: Output, what: Filters | None, hint: str | None = None, prefix: str = "no sources match") -> None:
+    """On a terminal, say why nothing printed; in a pipe or a machine format, stay silent."""
+    if out.fmt in MACHINE_FORMATS or not stdout_is_terminal():
+        return
+    described = " ".join(what.described) if what and what.described else ""
+    notice(f"{prefix} {described}".rstrip() + (f"; {hint}" if hint else ""))
+

@@ -2,149 +2,183 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from invmap import query
+from invmap.cli.querying import examples
 from invmap.cli.shared import (
     ColorOpt,
     FieldsOpt,
     FormatOpt,
     JsonOpt,
     LayerOpt,
+    NamesArg,
+    NoPagerOpt,
     SourceArg,
     TypeOpt,
     YearOpt,
-    console,
-    emit_records,
-    emit_view,
+    at_least_one,
+    emit,
+    filters,
+    format_opt,
+    index,
     output,
-    selected,
-    state,
     write,
 )
-from invmap.errors import NotFoundError, UsageError
-from invmap.render import MACHINE_FORMATS
-from invmap.vocabulary import SCORED_FIELDS
+from invmap.errors import NotFoundError
+from invmap.fields import SCORED_FIELDS
+from invmap.render import MACHINE_FORMATS, Result
 
 commands = typer.Typer()
 
 
-@commands.command("layers")
+@commands.command("layers", epilog=examples("invmap layers", "invmap layers --json | jq -r '.[] | \"\\(.code) \\(.title)\"'"))
 def layers(
     ctx: typer.Context, type_: TypeOpt = None, year: YearOpt = None, fmt: FormatOpt = None, json_flag: JsonOpt = False,
-    color: ColorOpt = None,
+    color: ColorOpt = None, no_pager: NoPagerOpt = False,
 ) -> None:  # fmt: skip
-    """Sources per layer code (L1..L6, P0), then the free-text layer labels."""
+    """Show the six levels (L1..L6) and the companion projects (P0): title, scope and sources; then the
+    free-text layer labels."""
     from invmap import overview
 
-    out = output(ctx, fmt, json_flag, None, color, allowed=())
-    cat, sources = selected(ctx, None, type_, year)
-    rows = overview.layer_rows(cat, sources)
-    fields = ["code", "title", "count", "names"] if out.fmt in ("table", "markdown") else ["code", "title", "count", "sources"]
+    out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
+    idx = index(ctx)
+    rows = overview.layer_rows(idx.levels(), query.select(idx, filters(ctx, None, type_, year)))
     if out.fmt in MACHINE_FORMATS:
-        fields = ["code", "title", "count", "sources", "names"]
-    emit_records(out, rows, fields, show_all=True)
+        fields = ["code", "title", "scope", "count", "sources", "names"]
+    elif out.fmt == "table":
+        fields = ["code", "title", "count", "names"]
+    elif out.fmt == "markdown":
+        fields = ["code", "title", "scope", "count", "names"]
+    else:
+        fields = ["code", "title", "count", "sources"]
+    for row in rows:
+        row["code"] = row["code"] or ""
+    data = [{**r, "code": r["code"] or None} for r in rows]
+    emit(out, Result(rows, fields, data=data if out.fmt == "json" else None))
 
 
-@commands.command("stats")
+STATS_FORMATS = ("table", "json", "csv", "tsv", "markdown", "plain")
+
+
+@commands.command("stats", epilog=examples("invmap stats", "invmap stats --layer L5 --json"))
 def stats(
-    ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None, fmt: FormatOpt = None,
-    json_flag: JsonOpt = False, color: ColorOpt = None,
+    ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None,
+    fmt: format_opt(STATS_FORMATS) = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
+    no_pager: NoPagerOpt = False,
 ) -> None:  # fmt: skip
-    """Counts by type, by year and by layer code, as bar charts on a terminal."""
+    """Count sources by type, by year and by level code: bar charts on one scale on a terminal."""
     from invmap import overview, render
 
-    out = output(ctx, fmt, json_flag, None, color, allowed=())
-    _, sources = selected(ctx, layer, type_, year)
-    counts = overview.stats(sources)
+    out = output(ctx, fmt, json_flag, None, color, allowed=(), formats=STATS_FORMATS, no_pager=no_pager)
+    counts = overview.stats(query.select(index(ctx), filters(ctx, layer, type_, year)))
 
-    def draw(screen: Any) -> None:
-        screen.print(render.stats_charts(counts, min(screen.width, 100)), style="cyan" if out.color else None,
-                     highlight=False, markup=False, end="")  # fmt: skip
+    def draw(width: int, color_on: bool) -> str:
+        groups = [("By type", counts["by_type"]), ("By year", counts["by_year"]), ("By level code", counts["by_layer"])]
+        noun = "source" if counts["total"] == 1 else "sources"
+        return f"{counts['total']} {noun}\n\n" + render.bar_charts(groups, min(width, 100))
 
-    emit_view(out, counts, draw, overview.stats_rows(counts), ["group", "key", "count"])
+    emit(out, Result(overview.stats_rows(counts), ["group", "key", "count"], data=counts, draw=draw))
 
 
-@commands.command("map")
+MAP_FORMATS = ("table", "json", "csv", "tsv", "markdown", "plain")
+
+
+@commands.command("map", epilog=examples("invmap map", "invmap map --layer L3", "invmap map --json"))
 def map_(
-    ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None, fmt: FormatOpt = None,
-    json_flag: JsonOpt = False, color: ColorOpt = None,
+    ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None,
+    fmt: format_opt(MAP_FORMATS) = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
+    no_pager: NoPagerOpt = False,
 ) -> None:  # fmt: skip
-    """The map as a grid: layer codes down, years across (n.d. last), short names in the cells."""
+    """Show the map: each level with its sources by year (n.d. last), short names whole."""
     from invmap import overview, render
 
-    out = output(ctx, fmt, json_flag, None, color, allowed=())
-    _, sources = selected(ctx, layer, type_, year)
-    grid = overview.grid(sources)
-    emit_view(out, grid, lambda screen: screen.print(render.grid_table(grid)), render.grid_lines(grid),
-              ["layer", "year", "names"])  # fmt: skip
+    out = output(ctx, fmt, json_flag, None, color, allowed=(), formats=MAP_FORMATS, no_pager=no_pager)
+    idx = index(ctx)
+    chosen = filters(ctx, layer, type_, year)
+    grid = overview.grid(query.select(idx, chosen), only=chosen.codes)
+    titles = {code: title for code, (title, _) in idx.levels().items()}
+    emit(out, Result(render.grid_lines(grid), ["layer", "year", "names"], data=grid,
+                     draw=lambda width, color_on: render.grid_view(grid, titles, width, color_on)))  # fmt: skip
 
 
-@commands.command("related")
+@commands.command("related", epilog=examples("invmap related PagedAttention", "invmap related mooncake --limit 3 --json"))
 def related(
     ctx: typer.Context,
     name: SourceArg,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most N results.")] = 5,
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")] = 5,
     fmt: FormatOpt = None,
     json_flag: JsonOpt = False,
     fields: FieldsOpt = None,
     color: ColorOpt = None,
+    no_pager: NoPagerOpt = False,
 ) -> None:
-    """The sources nearest to one source: shared layer codes and similar mechanism and question."""
-    out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS)
-    cat = state(ctx).catalog()
-    hits = query.related(cat, query.resolve(cat, name), limit=limit)
-    records = [h.to_dict() for h in hits]
-    emit_records(out, records, out.pick(["score", "id", "name", "layer", "mechanism"], SCORED_FIELDS))
+    """List the sources nearest to one source: shared level codes and similar mechanism and question."""
+    out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS, no_pager=no_pager)
+    idx = index(ctx)
+    hits = query.related(idx, query.resolve(idx, name), limit=limit)
+    emit(out, Result(hits, out.pick(["score", "id", "name", "layer", "mechanism"], SCORED_FIELDS)))
 
 
-@commands.command("guide")
-def guide(ctx: typer.Context, fmt: FormatOpt = None, json_flag: JsonOpt = False, color: ColorOpt = None) -> None:
-    """The map's study procedure (five steps) and its notes."""
+GUIDE_FORMATS = ("table", "json", "markdown", "plain")
+
+
+@commands.command("guide", epilog=examples("invmap guide", "invmap guide --format markdown > procedure.md"))
+def guide(ctx: typer.Context, fmt: format_opt(GUIDE_FORMATS) = None, json_flag: JsonOpt = False,  # type: ignore[valid-type]
+          color: ColorOpt = None, no_pager: NoPagerOpt = False) -> None:  # fmt: skip
+    """Print the map's study procedure (five steps) and its notes."""
     from invmap import render
 
-    out = output(ctx, fmt, json_flag, None, color, allowed=())
-    info = state(ctx).catalog().catalog
-    if out.fmt in ("json", "jsonl"):
-        import json
-
-        write(json.dumps(info.model_dump(), ensure_ascii=False, indent=2 if out.fmt == "json" else None) + "\n")
+    out = output(ctx, fmt, json_flag, None, color, allowed=(), formats=GUIDE_FORMATS, no_pager=no_pager)
+    info = index(ctx).info()
+    if out.fmt == "json":
+        write(render.to_json(info))
     elif out.fmt == "table":
-        screen = console(out.color)
-        screen.print(render.guide_text(info, "plain", width=min(screen.width, 100)), markup=False, highlight=False, end="")
-    elif out.fmt in ("plain", "markdown"):
-        write(render.guide_text(info, out.fmt))
+        emit(out, Result([], [], draw=lambda width, _c: render.guide_text(info, "plain", width=min(width, 100))))
     else:
-        raise UsageError(f"guide prints text: use --format table, plain, markdown or json, not {out.fmt}")
+        write(render.guide_text(info, out.fmt))
 
 
-@commands.command("open")
+@commands.command("open", epilog=examples("invmap open mooncake", "invmap open vllm --code", "invmap open gqa --print"))
 def open_(
     ctx: typer.Context,
-    name: SourceArg,
+    names: NamesArg,
+    code: Annotated[bool, typer.Option("--code", help="The public source repository instead of the paper or page.")] = False,
     print_only: Annotated[bool, typer.Option("--print", help="Print the link instead of opening it.")] = False,
 ) -> None:
-    """Open a source's link (arXiv, DOI or the catalog's url) in the browser."""
-    source = query.resolve(state(ctx).catalog(), name)
-    link = source.link
-    if link is None:
-        raise NotFoundError(f"{source.name} ({source.id}) has no link: the catalog gives no url, arXiv id or DOI")
-    if print_only or not _open_in_browser(link):
-        write(link + "\n")
+    """Open a source's link (its page, arXiv or DOI) or, with --code, its repository, in the browser."""
+    records = query.resolve_all(index(ctx), names)
+    links = []
+    for r in records:
+        link = r["code"] if code else r["url"]
+        if not link:
+            what = "no public source repository (code)" if code else "no link: the catalog gives no url, arXiv id or DOI"
+            raise NotFoundError(f"{r['name']} ({r['id']}) has {what}")
+        if not link.startswith(("https://", "http://")):
+            raise NotFoundError(f"{r['name']} ({r['id']}) has a link that is not http(s); not opening it")
+        links.append(link)
+    for link in links:
+        if print_only or not _open_in_browser(link):
+            write(link + "\n")
 
 
 def _open_in_browser(link: str) -> bool:
-    """True if a browser took the link; False where there is none (a server, CI), so we print it."""
+    """True if a browser took the link; False where there is none (a server, CI, no display), so we print it."""
     import webbrowser
 
+    graphical = sys.platform == "darwin" or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    if not graphical and not os.environ.get("BROWSER"):
+        return False  # a console browser (lynx, w3m) would take over the terminal: print instead
     try:
         browser = webbrowser.get()
     except webbrowser.Error:
         return False
     blocking = isinstance(browser, webbrowser.GenericBrowser) and not isinstance(browser, webbrowser.BackgroundBrowser)
     if blocking and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return False  # a console browser (lynx, w3m) would take over a script's terminal: print instead
+        return False
     return bool(browser.open(link))
+

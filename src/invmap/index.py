@@ -1,0 +1,433 @@
+"""The SQLite index of a catalog: build, open, query. The only sqlite3 user.
+
+catalog.toml stays the source of truth; the index is a rebuildable copy in the user's cache folder
+(`$XDG_CACHE_HOME/invmap/`, else `~/.cache/invmap/`), one file per catalog, keyed on the catalog's
+real path, size, mtime, inode and ctime, invmap's version and the field schema (`fields.SCHEMA`).
+A stale or missing index is rebuilt in a temporary file and renamed into place, so readers never
+see half of one. An index that is corrupt, locked, of another schema, not owned by this user or
+writable by others is never trusted: it is rebuilt, or the catalog is indexed in memory. Input that
+cannot have a persisted index (`-c -`, a FIFO, `INVMAP_NO_CACHE=1`, an unusable cache folder) gets
+the same schema in `:memory:`. Columns are always named from `fields.FIELDS`, never read by position.
+
+No pydantic, typer or rich at import time: the completion fast path reads the index too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from invmap import __version__
+from invmap.fields import FIELDS, SCHEMA, SOURCE_FIELDS
+
+if TYPE_CHECKING:
+    from invmap.catalog import Location
+    from invmap.model import Catalog
+
+NO_CACHE_VAR = "INVMAP_NO_CACHE"
+FORMAT = 1  # PRAGMA user_version: bump when the tables below change
+_STRICT = " STRICT" if sqlite3.sqlite_version_info >= (3, 37) else ""
+_SQL_TYPE = {"text": "TEXT", "int": "INTEGER", "date": "TEXT", "codes": "TEXT"}
+# Every column is a field of the JSON contract (`url` is the effective link, `layers` the codes
+# joined with ';'), plus `pos`, the catalog order.
+TABLES: tuple[str, ...] = (
+    f"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL){_STRICT}",
+    "CREATE TABLE sources (pos INTEGER PRIMARY KEY, "
+    + ", ".join(f"{f.name} {_SQL_TYPE[f.kind]}{' NOT NULL' if f.required else ''}" for f in FIELDS)
+    + f"){_STRICT}",
+    f"CREATE TABLE codes (code TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
+    f"CREATE TABLE keys (key TEXT NOT NULL, kind TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
+    f"CREATE TABLE levels (code TEXT PRIMARY KEY, title TEXT NOT NULL, scope TEXT){_STRICT}",
+    "CREATE INDEX codes_by_code ON codes (code, pos)",
+    "CREATE INDEX keys_by_key ON keys (key, pos)",
+    "CREATE INDEX sources_by_year ON sources (year)",
+)
+PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large shows a progress bar on a terminal
+
+
+def enabled() -> bool:
+    return os.environ.get(NO_CACHE_VAR, "") in ("", "0")
+
+
+def folder() -> str:
+    """`$XDG_CACHE_HOME/invmap`; a relative XDG_CACHE_HOME is ignored, as the XDG rule says."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "invmap")
+
+
+def _ours(info: os.stat_result) -> bool:
+    """Owned by this user and writable by nobody else."""
+    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+def _usable_folder(create: bool) -> str | None:
+    """The cache folder if it is ours (created 0700 if asked), else None."""
+    path = folder()
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            os.chmod(path, 0o700)
+            info = os.stat(path)
+        except OSError:
+            return None
+    except OSError:
+        return None
+    return path if stat.S_ISDIR(info.st_mode) and _ours(info) else None
+
+
+def key_of(path: str) -> dict[str, Any] | None:
+    """What must be unchanged for an index to count; None for what cannot have one (stdin, a FIFO)."""
+    if path == "-":
+        return None
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return {"path": real, "size": st.st_size, "mtime": st.st_mtime_ns, "inode": st.st_ino, "dev": st.st_dev,
+            "ctime": st.st_ctime_ns, "version": __version__, "schema": SCHEMA}  # fmt: skip
+
+
+def index_path(key: dict[str, Any]) -> str:
+    digest = hashlib.sha256(key["path"].encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return os.path.join(folder(), f"index-{digest}.sqlite3")
+
+
+def _connect(path: str, readonly: bool = False) -> sqlite3.Connection:
+    from urllib.parse import quote
+
+    mode = "ro" if readonly else "rw"
+    con = sqlite3.connect(f"file:{quote(path)}?mode={mode}", uri=True, timeout=0.2, isolation_level=None)
+    con.execute("PRAGMA trusted_schema = OFF")
+    return con
+
+
+def _expected_schema() -> list[tuple[str, str]]:
+    """What `sqlite_master` of an index we built holds, for comparison with a file found on disk."""
+    con = sqlite3.connect(":memory:")
+    for sql in TABLES:
+        con.execute(sql)
+    rows = con.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+    con.close()
+    return rows
+
+
+def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
+    """Our format, our exact tables, our key: else the file is not used."""
+    if con.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
+        return False
+    if con.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall() != _expected_schema():
+        return False
+    row = con.execute("SELECT value FROM meta WHERE key = 'key'").fetchone()
+    return row is not None and row[0] == json.dumps(key, sort_keys=True)
+
+
+def open_current(key: dict[str, Any]) -> sqlite3.Connection | None:
+    """The persisted index for `key` if it exists, is ours and is current; never raises."""
+    if _usable_folder(create=False) is None:
+        return None
+    path = index_path(key)
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or not _ours(info):
+            return None
+        con = _connect(path, readonly=not os.access(path, os.W_OK))
+        if _trusted(con, key):
+            return con
+        con.close()
+    except (OSError, sqlite3.Error):
+        pass
+    return None
+
+
+def state_of(path: str) -> dict[str, Any]:
+    """For `where --json`: the index's path and state, without building it or failing."""
+    if not enabled():
+        return {"path": None, "state": "disabled", "sources": None, "uses": None}
+    key = key_of(path)
+    if key is None:
+        return {"path": None, "state": "disabled", "sources": None, "uses": None}
+    target = index_path(key)
+    con = open_current(key)
+    if con is None:
+        exists = os.path.exists(target)
+        return {"path": target, "state": "stale" if exists else "missing", "sources": None, "uses": None}
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('sources', 'uses')").fetchall())
+        return {"path": target, "state": "current", "sources": int(meta.get("sources", 0)),
+                "uses": int(meta.get("uses", 0))}  # fmt: skip
+    except (sqlite3.Error, ValueError):
+        return {"path": target, "state": "stale", "sources": None, "uses": None}
+    finally:
+        con.close()
+
+
+# --- building --------------------------------------------------------------------------------
+
+
+def normalize(text: str) -> str:
+    """Case, spacing and punctuation do not matter: `Paged attention` == `pagedattention`."""
+    import re
+
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def _record_row(source: Any) -> tuple[Any, ...]:
+    values = source.__dict__
+    row = []
+    for f in FIELDS:
+        if f.name == "layers":
+            row.append(";".join(source.layers))
+        elif f.name == "url":
+            row.append(source.link)
+        elif f.kind == "date":
+            row.append(values[f.name].isoformat())
+        else:
+            row.append(values[f.name])
+    return tuple(row)
+
+
+def source_keys(source: Any) -> Iterable[tuple[str, str]]:
+    """(key, kind) pairs by which `show` finds a source: texts normalized, identifiers canonical."""
+    from invmap.identifiers import canonical_link
+
+    seen = set()
+    for kind in ("id", "name", "source", "title"):
+        value = getattr(source, kind)
+        if value and (key := normalize(value)) and key not in seen:
+            seen.add(key)
+            yield key, kind
+    if source.arxiv:
+        yield "arxiv:" + source.arxiv.split("v")[0].lower(), "arxiv"
+    if source.doi:
+        yield "doi:" + source.doi.lower(), "doi"
+    links = {canonical_link(link) for link in (source.url, source.code, source.link) if link}
+    for link in links:
+        yield "link:" + link, "link"
+
+
+def _fill(con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None,
+          progress: Callable[[int], None] | None = None) -> None:  # fmt: skip
+    for sql in TABLES:
+        con.execute(sql)
+    con.execute(f"PRAGMA user_version = {FORMAT}")
+    con.execute("BEGIN")
+    columns = ", ".join(("pos", *SOURCE_FIELDS))
+    marks = ", ".join("?" * (len(SOURCE_FIELDS) + 1))
+    chunk = 10_000
+    sources = catalog.sources
+    for start in range(0, len(sources), chunk):
+        part = sources[start : start + chunk]
+        con.executemany(f"INSERT INTO sources ({columns}) VALUES ({marks})",
+                        [(start + i, *_record_row(s)) for i, s in enumerate(part)])  # fmt: skip
+        con.executemany("INSERT INTO codes VALUES (?, ?)",
+                        [(code, start + i) for i, s in enumerate(part) for code in s.layers])  # fmt: skip
+        con.executemany("INSERT INTO keys VALUES (?, ?, ?)",
+                        [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s)])  # fmt: skip
+        if progress:
+            progress(len(part))
+    con.executemany("INSERT INTO levels VALUES (?, ?, ?)",
+                    [(code, info.title, info.scope) for code, info in catalog.layers.items()])  # fmt: skip
+    info = catalog.catalog.model_dump() if catalog.catalog is not None else None
+    meta = {"key": json.dumps(key, sort_keys=True), "catalog": json.dumps(info), "sources": str(len(sources)),
+            "uses": "0"}  # fmt: skip
+    con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+    con.execute("COMMIT")
+
+
+def build(catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None) -> sqlite3.Connection:
+    """Index `catalog`: persisted for `key` where the cache folder is usable, else in memory."""
+    where = _usable_folder(create=True) if key is not None and enabled() else None
+    if where is not None:
+        target = index_path(key)  # type: ignore[arg-type]
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
+            os.close(fd)
+            os.chmod(tmp, 0o600)
+            con = sqlite3.connect(tmp, isolation_level=None)
+            con.execute("PRAGMA journal_mode = OFF")
+            con.execute("PRAGMA synchronous = OFF")
+            _fill(con, catalog, key, progress)
+            con.close()
+            os.replace(tmp, target)
+            tmp = None
+            opened = open_current(key)  # type: ignore[arg-type]
+            if opened is not None:
+                return opened
+        except (OSError, sqlite3.Error):
+            pass
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+        progress = None  # the rows were counted once already
+    con = sqlite3.connect(":memory:", isolation_level=None)
+    _fill(con, catalog, None, progress)
+    return con
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
+    record = dict(zip(columns, row))
+    if "layers" in record:
+        record["layers"] = record["layers"].split(";") if record["layers"] else []
+    return record
+
+
+class Index:
+    """An open index of one catalog. Every query goes through `_rows`, which, should the file turn
+    out to be broken mid-run, rebuilds the index in memory from the catalog and asks again."""
+
+    def __init__(self, con: sqlite3.Connection, rebuild: Callable[[], sqlite3.Connection]) -> None:
+        self._con = con
+        self._rebuild = rebuild
+        self._rebuilt = False
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._con.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:
+            if self._rebuilt:
+                raise
+            self._rebuilt = True
+            self._con = self._rebuild()
+            return self._con.execute(sql, params).fetchall()
+
+    def count(self) -> int:
+        return self._rows("SELECT count(*) FROM sources")[0][0]
+
+    def records(self, where: str = "", params: Sequence[Any] = (), columns: Sequence[str] = SOURCE_FIELDS,
+                order: str = "pos") -> list[dict[str, Any]]:  # fmt: skip
+        """Sources as JSON-contract dicts (only `columns`), in catalog order unless told otherwise."""
+        sql = f"SELECT {', '.join(columns)} FROM sources {('WHERE ' + where) if where else ''} ORDER BY {order}"
+        return [_record(columns, row) for row in self._rows(sql, params)]
+
+    def at(self, positions: Sequence[int]) -> list[dict[str, Any]]:
+        """Full records of the sources at `positions`, in that order."""
+        if not positions:
+            return []
+        rows = self.records(f"pos IN ({', '.join('?' * len(positions))})", list(positions), ("pos", *SOURCE_FIELDS))
+        by_pos = {r.pop("pos"): r for r in rows}
+        return [by_pos[p] for p in positions if p in by_pos]
+
+    def values(self, column: str, where: str = "", params: Sequence[Any] = ()) -> list[Any]:
+        sql = f"SELECT {column} FROM sources {('WHERE ' + where) if where else ''} ORDER BY pos"
+        return [row[0] for row in self._rows(sql, params)]
+
+    def distinct(self, column: str) -> list[Any]:
+        return [row[0] for row in self._rows(f"SELECT DISTINCT {column} FROM sources ORDER BY pos")]
+
+    def lookup(self, keys: Sequence[str], kinds: Sequence[str] | None = None) -> list[int]:
+        """Positions of sources having any of `keys` (of `kinds`), in catalog order."""
+        if not keys:
+            return []
+        sql = f"SELECT DISTINCT pos FROM keys WHERE key IN ({', '.join('?' * len(keys))})"
+        params = list(keys)
+        if kinds:
+            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
+            params += list(kinds)
+        return [row[0] for row in self._rows(sql + " ORDER BY pos", params)]
+
+    def prefixed(self, prefix: str, kinds: Sequence[str]) -> list[int]:
+        """Positions of sources with a key of `kinds` starting with `prefix` (an index range scan)."""
+        sql = (f"SELECT DISTINCT pos FROM keys WHERE key >= ? AND key < ? AND kind IN ({', '.join('?' * len(kinds))}) "
+               "ORDER BY pos")  # fmt: skip
+        return [row[0] for row in self._rows(sql, [prefix, prefix + "\U0010ffff", *kinds])]
+
+    def levels(self) -> dict[str, tuple[str, str | None]]:
+        return {code: (title, scope) for code, title, scope in self._rows("SELECT code, title, scope FROM levels")}
+
+    def info(self) -> dict[str, Any] | None:
+        row = self._rows("SELECT value FROM meta WHERE key = 'catalog'")
+        value = json.loads(row[0][0]) if row else None
+        return value if isinstance(value, dict) else None
+
+    def uses(self) -> int:
+        row = self._rows("SELECT value FROM meta WHERE key = 'uses'")
+        return int(row[0][0]) if row else 0
+
+
+def _count_use(con: sqlite3.Connection) -> None:
+    """One more use of a persisted index (`where --json` shows it; tests assert that it answered)."""
+    try:
+        con.execute("PRAGMA synchronous = OFF")
+        con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'uses'")
+    except sqlite3.Error:
+        pass  # read-only or busy: a use not counted costs nothing
+
+
+def open_catalog(location: Location) -> Index:
+    """The index of the active catalog: current from the cache, else built (and persisted if it can be)."""
+    key = key_of(location.path) if enabled() else None
+    if key is not None and (con := open_current(key)) is not None:
+        _count_use(con)
+        return Index(con, lambda: _from_toml(location, None))
+    return Index(_from_toml(location, key), lambda: _from_toml(location, None))
+
+
+def _from_toml(location: Location, key: dict[str, Any] | None) -> sqlite3.Connection:
+    from invmap import catalog as catalog_io
+
+    data = catalog_io.read_bytes(location.path)
+    with _Progress(location.path, len(data)) as report:
+        report("reading")
+        catalog = catalog_io.validate(catalog_io.parse(data, location.path), location.path)
+        del data
+        report("indexing", len(catalog.sources))
+        return build(catalog, key, progress=lambda n: report(None, n))
+
+
+class _Progress:
+    def __init__(self, path: str, size: int) -> None:
+        self.bar: Any = None
+        self.task: Any = None
+        import sys
+
+        if size >= PROGRESS_FROM and sys.stderr is not None and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            from invmap.safe import escape
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                console=Console(stderr=True), transient=True)  # fmt: skip
+            self.name = escape(os.path.basename(path))
+
+    def __call__(self, phase: str | None, amount: int | None = None) -> None:
+        if self.bar is None:
+            return
+        if phase == "reading":
+            self.bar.start()
+            self.task = self.bar.add_task(f"Reading {self.name}", total=None)
+        elif phase == "indexing":
+            self.bar.update(self.task, description=f"Indexing {self.name}", total=amount, completed=0)
+        elif amount:
+            self.bar.advance(self.task, amount)
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.stop()

@@ -1,0 +1,26 @@
+"""Untrusted text stays text: control characters escaped before anything reaches a terminal."""
+
+from __future__ import annotations
+
+import re
+
+# C0 and C1 controls, DEL, line/paragraph separators, bidi overrides and isolates.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    r"""`'\x1b]0;pwned\x07'` -> `'\\x1b]0;pwned\\x07'`: shown, never interpreted. Surrogates from
+    undecodable bytes in arguments or file names are shown as `\udcff`."""
+    text = _CONTROL.sub(_escaped, text)
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+def has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
