@@ -19,7 +19,7 @@ EXPECTED = {
     "duplicate_id.toml": "source 2 (pagedattention): duplicate id 'pagedattention' (first used by source 1)",
     "bad_layer.toml": "source 2 (mooncake): field 'layer': unknown layer code 'L9' in 'L3 and L9' "
     "(valid codes: L1, L2, L3, L4, L5, L6, P0)",
-    "empty.toml": "is empty: a catalog needs a [catalog] table and at least one [[sources]] entry",
+    "empty.toml": "is empty: a catalog needs at least one [[sources]] table",
     "binary.toml": "not UTF-8 text (invalid byte at line 2)",
     "no_sources.toml": "no sources: add at least one [[sources]] table",
     "implausible_year.toml": "source 1 (pagedattention): field 'year': implausible year 1850 "
@@ -44,8 +44,8 @@ def test_every_problem_is_reported_at_once(cli):
     assert result.code == 3
     assert result.err.splitlines() == [
         f"Error: {path} has 4 problems:",
-        f"{path}: source 1 (pagedattention): missing required field 'mechanism'",
         f"{path}: source 1 (pagedattention): field 'year': expected an integer, got text '2023'",
+        f"{path}: source 1 (pagedattention): missing required field 'mechanism'",
         f"{path}: source 1 (pagedattention): unknown field 'mechanizm'",
         f"{path}: source 2 (pagedattention): duplicate id 'pagedattention' (first used by source 1)",
     ]

@@ -43,7 +43,7 @@ def test_bash_sources_after_show():
     assert complete("bash", "invmap show Pag") == (0, "PagedAttention\n", "")
     assert complete("bash", "invmap show pag") == (0, "pagedattention\n", "")
     code, out, _ = complete("bash", "invmap show ")
-    assert out.splitlines()[:3] == ["official-inference-engineering-guide", "roofline", "attention-is-all-you-need"]
+    assert out.splitlines()[:3] == ["kiely-guide", "roofline", "transformer"]
     assert len(out.splitlines()) == 30
 
 

@@ -69,7 +69,8 @@ def test_derived_identity_fields(shipped):
     assert by_id["bullet"].doi == "10.1145/3779212.3790135"
     assert by_id["vattention"].authors is None and by_id["vattention"].name == "vAttention"
     bare = "Fast Inference from Transformers via Speculative Decoding"
-    assert by_id["fast-inference-from-transformers-via-speculative-decoding"].name == bare
+    assert by_id["speculative-decoding"].name == "Speculative Decoding"
+    assert by_id["speculative-decoding"].source == by_id["speculative-decoding"].title == bare
 
 
 def test_no_performance_figures_added(shipped):

@@ -43,9 +43,9 @@ def test_source_link_and_dict():
                 question="q", availability="a", accessed=dt.date(2026, 8, 7))  # fmt: skip
     assert Source(**base).link is None
     assert Source(**base, arxiv="2407.00079").link == "https://arxiv.org/abs/2407.00079"
-    assert Source(**base, doi="10.1/x").link == "https://doi.org/10.1/x"
-    assert Source(**base, doi="10.1/x", url="https://example.org/x").link == "https://example.org/x"
+    assert Source(**base, doi="10.1234/x").link == "https://doi.org/10.1234/x"
+    assert Source(**base, doi="10.1234/x", url="https://example.org/x").link == "https://example.org/x"
     record = Source(**base, year=2024).to_dict()
-    assert list(record) == ["id", "name", "source", "authors", "arxiv", "doi", "url", "type", "year", "layer",
-                            "layers", "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
+    assert list(record) == ["id", "name", "source", "title", "authors", "arxiv", "doi", "url", "code", "type", "year",
+                            "layer", "layers", "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
     assert record["layers"] == ["L3"] and record["accessed"] == "2026-08-07" and record["year"] == 2024

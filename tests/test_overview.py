@@ -35,7 +35,7 @@ def test_layers_counts_and_members(cli):
     free = [(r["code"], r["title"], r["count"]) for r in rows[7:]]
     assert free == [(None, label, 1) for label in
                     ["Guide navigation", "Transformer anatomy", "Runtime lever", "Model and KV memory", "Future map"]]  # fmt: skip
-    assert cli("layers").out.splitlines()[4] == "L5\tPrefill/decode disaggregation and KV transfer\t6\tmooncake, lmcache, distserve, smartgen, towards-load-aware-prefill-deflection, llm-d"
+    assert cli("layers").out.splitlines()[4] == "L5\tPrefill/decode disaggregation and KV transfer\t6\tmooncake, lmcache, distserve, smartgen, prefill-deflection, llm-d"
 
 
 def test_layer_titles_are_data(cli, tmp_path):

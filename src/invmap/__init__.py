@@ -1,3 +1,3 @@
 """invmap: query a curated map of LLM-inference-engineering research."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
