@@ -40,6 +40,8 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setenv("INVMAP_PAGER", "cat")  # less would wait for a key on a pseudo-terminal
+    monkeypatch.delenv("INVMAP_RECORDS", raising=False)
     return cache
 
 

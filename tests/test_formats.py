@@ -13,7 +13,7 @@ import pytest
 
 from conftest import installed_invmap
 
-FIELDS = ["id", "name", "source", "authors", "arxiv", "doi", "url", "type", "year", "layer", "layers",
+FIELDS = ["id", "name", "source", "title", "authors", "arxiv", "doi", "url", "code", "type", "year", "layer", "layers",
           "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
 
 
@@ -50,7 +50,7 @@ def test_csv_and_tsv_parse_back_to_the_catalog(cli, records, fmt, delimiter):
 def test_markdown_is_a_table_with_every_row(cli):
     out = cli("list", "--format", "markdown", "--fields", "id,name,year").out.splitlines()
     assert out[0] == "| ID | Name | Year |" and out[1] == "|---|---|---|"
-    assert out[2] == "| official-inference-engineering-guide | Official Inference Engineering guide | n.d. |"
+    assert out[2] == "| kiely-guide | Inference Engineering guide | n.d. |"
     assert len(out) == 32
 
 
@@ -95,7 +95,7 @@ def test_unknown_field_is_a_usage_error_listing_valid_fields(cli):
 def test_fields_command_lists_every_field(cli):
     out = cli("fields").out.splitlines()
     assert [line.split()[0] for line in out] == [*FIELDS, "score"]
-    assert out[0].split(None, 1)[1] == "unique lowercase kebab-case id (e.g. pagedattention, llm-d)"
+    assert out[0].split(None, 1)[1] == "unique lowercase kebab-case id, at most 24 characters (pagedattention, llm-d)"
 
 
 def test_clashing_options_are_usage_errors(cli):
@@ -104,7 +104,7 @@ def test_clashing_options_are_usage_errors(cli):
     assert result.err == "Error: --json and --format csv contradict each other: use one of them\n"
     assert cli("list", "--json", "--format", "json").code == 0
     bad = cli("list", "--format", "yaml")
-    assert bad.code == 2 and bad.err == "Error: unknown format 'yaml' (valid formats: table, json, jsonl, csv, tsv, markdown, plain)\n"
+    assert bad.code == 2 and bad.err == "Error: 'list' cannot print 'yaml' (its formats: table, json, jsonl, csv, tsv, markdown, plain)\n"
     color = cli("list", "--color", "sometimes")
     assert color.code == 2 and "'sometimes' is not one of auto, always, never" in color.err
 

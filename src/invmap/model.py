@@ -69,6 +69,10 @@ class SourceBase(BaseModel):
         """The catalog's own link, else the arXiv abstract page, else the DOI resolver link."""
         return effective_link(self.url, self.arxiv, self.doi)  # type: ignore[attr-defined]
 
+    @property
+    def year_text(self) -> str:
+        return "n.d." if self.year is None else str(self.year)  # type: ignore[attr-defined]
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract: every field in `fields.FIELDS` order, `url` the effective link, dates as text."""
         out: dict[str, Any] = {}
