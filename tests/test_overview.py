@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ASSETS, SEED, seed_rows
 from invmap import catalog as catalog_io
-from invmap.render import bar_chart
+from invmap.render import bar_charts
 
 ROWS = seed_rows()
 CODES = ["L1", "L2", "L3", "L4", "L5", "L6", "P0"]
@@ -30,19 +30,21 @@ def test_layers_counts_and_members(cli):
     for row in rows[:7]:
         expected = [r["Source"] for r in ROWS if row["code"] in codes_of(r["Layer"])]
         assert row["count"] == len(expected) == len(row["sources"])
-    assert rows[2]["title"] == "KV-cache memory management"
+    assert rows[2]["title"] == "Cache management"
+    assert rows[2]["scope"] == "paging, prefix reuse, reservation, eviction, compression, tiering, and transfer"
+    assert list(rows[2]) == ["code", "title", "scope", "count", "sources", "names"]
     assert rows[2]["names"] == ["PagedAttention", "vLLM", "vAttention", "Mooncake", "SGLang", "LMCache"]
     free = [(r["code"], r["title"], r["count"]) for r in rows[7:]]
     assert free == [(None, label, 1) for label in
                     ["Guide navigation", "Transformer anatomy", "Runtime lever", "Model and KV memory", "Future map"]]  # fmt: skip
-    assert cli("layers").out.splitlines()[4] == "L5\tPrefill/decode disaggregation and KV transfer\t6\tmooncake, lmcache, distserve, smartgen, prefill-deflection, llm-d"
+    assert cli("layers").out.splitlines()[4] == "L5\tCluster architecture\t6\tmooncake;lmcache;distserve;smartgen;prefill-deflection;llm-d"
 
 
 def test_layer_titles_are_data(cli, tmp_path):
     mine = tmp_path / "m.toml"
     mine.write_text((ASSETS / "mini.toml").read_text(encoding="utf-8").replace("KV-cache memory management", "Paging"), encoding="utf-8")
     rows = json.loads(cli("--catalog", str(mine), "layers", "--json").out)
-    assert rows[2]["title"] == "Paging" and rows[0]["title"] == "" and rows[0]["count"] == 0
+    assert rows[2]["title"] == "Paging" and rows[0]["title"] is None and rows[0]["count"] == 0
 
 
 def test_stats_counts_match_the_seed(cli):
@@ -61,12 +63,16 @@ def test_stats_plain_rows(cli):
     assert "year\tn.d.\t4" in lines and "layer\tL2\t8" in lines
 
 
-def test_bar_chart_text():
-    assert bar_chart("By layer", {"L1": 3, "L2": 8, "L6": 0}, 30) == (
+def test_bar_charts_share_one_scale():
+    out = bar_charts([("By layer", {"L1": 3, "L2": 8, "L6": 0}), ("By type", {"Current": 3})], 30)
+    assert out == (
         "By layer\n"
-        "  L1  ████████ 3\n"
-        "  L2  █████████████████████ 8\n"
-        "  L6  0\n"
+        "  L1       ██████ 3\n"
+        "  L2       █████████████████ 8\n"
+        "  L6       0\n"
+        "\n"
+        "By type\n"
+        "  Current  ██████ 3\n"
     )
 
 
@@ -76,8 +82,9 @@ def test_stats_charts_at_fixed_width(cli):
 
 
 def test_map_grid_at_fixed_width(cli):
-    result = cli("map", "--format", "table", env={"COLUMNS": "150"})
-    assert result.out == (ASSETS / "map_150.txt").read_text(encoding="utf-8")
+    result = cli("map", "--format", "table", env={"COLUMNS": "80"})
+    assert result.out == (ASSETS / "map_80.txt").read_text(encoding="utf-8")
+    assert len(result.out.splitlines()) <= 45
 
 
 def test_map_json_and_filters(cli):
@@ -87,7 +94,11 @@ def test_map_json_and_filters(cli):
     assert l3["cells"]["2024"] == ["vAttention", "Mooncake"] and l3["cells"]["n.d."] == ["vLLM", "SGLang"]
     official = json.loads(cli("map", "--type", "official project", "--json").out)
     assert official["years"] == ["n.d."]
-    assert [r["cells"]["n.d."] for r in official["rows"]][:6] == [[], ["vLLM", "SGLang"], ["vLLM", "SGLang"], ["llm-d"], ["llm-d"], ["llm-d"]]
+    # empty rows are dropped: only levels that hold an official project
+    assert [(r["code"], r["cells"]["n.d."]) for r in official["rows"]] == [
+        ("L2", ["vLLM", "SGLang"]), ("L3", ["vLLM", "SGLang"]), ("L4", ["llm-d"]), ("L5", ["llm-d"]), ("L6", ["llm-d"])]
+    only_l3 = json.loads(cli("map", "--layer", "L3", "--json").out)
+    assert [r["code"] for r in only_l3["rows"]] == ["L3"]
     assert cli("map", "--year", "2008").out == "L1\t2008\tRoofline\n"
 
 
@@ -145,10 +156,16 @@ def test_open_without_a_browser_prints(sh):
     assert result.out == "https://arxiv.org/abs/2407.00079\n"
 
 
-def test_open_a_source_without_link(cli):
-    result = cli("open", "vllm", "--print")
-    assert (result.code, result.out) == (1, "")
-    assert result.err == "Error: vLLM (vllm) has no link: the catalog gives no url, arXiv id or DOI\n"
+def test_every_shipped_source_opens_and_code_links(cli):
+    ids = [r["id"] for r in json.loads(cli("list", "--json").out)]
+    for ident in ids:
+        result = cli("open", ident, "--print")
+        assert result.code == 0 and re.fullmatch(r"https?://\S+\n", result.out), ident
+    assert cli("open", "vllm", "--code", "--print").out == "https://github.com/vllm-project/vllm\n"
+    assert cli("open", "vllm", "sglang", "--print").out == "https://docs.vllm.ai/\nhttps://docs.sglang.io/\n"
+    none = cli("open", "gqa", "--code", "--print")
+    assert (none.code, none.out) == (1, "")
+    assert none.err == "Error: GQA (gqa) has no public source repository (code)\n"
 
 
 def test_views_in_row_formats(cli):
@@ -160,4 +177,4 @@ def test_views_in_row_formats(cli):
     grid_md = cli("map", "--format", "markdown", "--year", "2008").out.splitlines()
     assert grid_md == ["| Layer | Year | Names |", "|---|---|---|", "| L1 | 2008 | Roofline |"]
     layers_md = cli("layers", "--format", "markdown").out.splitlines()
-    assert layers_md[0] == "| Code | Title | Count | Names |" and layers_md[4].startswith("| L3 | KV-cache memory management | 6 | PagedAttention")
+    assert layers_md[0] == "| Code | Title | Scope | Count | Names |" and layers_md[4].startswith("| L3 | Cache management | paging, prefix reuse, reservation, eviction, compression, tiering, and transfer | 6 | PagedAttention")

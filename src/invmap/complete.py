@@ -41,17 +41,27 @@ def _shell_word(value: str) -> str:
     return "".join("\\" + c if c in " \t'\"\\$`()&;|<>*?[]{}!#~" else c for c in value)
 
 
-def _starts(value: str, incomplete: str) -> bool:
-    return value.casefold().startswith(incomplete.casefold())
+def _matching(items: list[tuple[str, str]], typed: str) -> list[tuple[str, str]]:
+    """Values starting with `typed`, case and all; else ignoring case, offered with the typed text's own
+    case (`att` -> `attention Is All You Need`) because shells and Typer keep only values that start
+    with what was typed. `show` and the filters ignore case, so either spelling finds the source."""
+    exact = [(v, h) for v, h in items if v.startswith(typed)]
+    if exact or not typed:
+        return exact
+    folded = typed.casefold()
+    return [(typed + v[len(typed):], h) for v, h in items if v.casefold().startswith(folded)]
 
 
 def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    """Ids starting with what was typed (the name as help), then names (`att` -> Attention Is All You Need)."""
+    """Ids starting with what was typed (the name as help); else names (`Pag` -> PagedAttention)."""
     typed = incomplete.replace("\\ ", " ")
-    ids = [(i, n) for i, n in index["sources"] if _starts(i, typed)]
-    if ids or not typed:
-        return ids
-    return [(_shell_word(n), i) for i, n in index["sources"] if _starts(n, typed)]
+    ids = [(i, n) for i, n in index["sources"]]
+    names = [(n, i) for i, n in index["sources"]]
+    for items in ([(i, n) for i, n in ids if i.startswith(typed)], [(n, i) for n, i in names if n.startswith(typed)],
+                  _matching(ids, typed), _matching(names, typed)):  # fmt: skip
+        if items or not typed:
+            return [(_shell_word(v), h) for v, h in items]
+    return []
 
 
 def layers(index: Index, incomplete: str) -> list[tuple[str, str]]:
@@ -64,7 +74,7 @@ def layers(index: Index, incomplete: str) -> list[tuple[str, str]]:
 
 def types(index: Index, incomplete: str) -> list[tuple[str, str]]:
     typed = incomplete.replace("\\ ", " ")
-    return [(_shell_word(t), "") for t in index["types"] if _starts(t, typed)]
+    return [(_shell_word(t), h) for t, h in _matching([(t, "") for t in index["types"]], typed)]
 
 
 def choices(values: Sequence[str], incomplete: str, helps: dict[str, str] | None = None) -> list[tuple[str, str]]:

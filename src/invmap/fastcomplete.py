@@ -24,7 +24,8 @@ VALUE_OPTIONS: dict[str, dict[str, str | None]] = {}
 _FILTERS = {"--layer": "layer", "-l": "layer", "--type": "type", "-t": "type", "--year": None, "-y": None}
 _OUTPUT = {"--format": "format", "-f": "format", "--fields": "fields", "--color": "color"}
 _ORDER = {"--sort": "sort", "-s": "sort", "--limit": None, "-n": None}
-VALUE_OPTIONS["list"] = VALUE_OPTIONS["questions"] = {**_FILTERS, **_ORDER, **_OUTPUT}
+VALUE_OPTIONS["list"] = {**_FILTERS, **_ORDER, **_OUTPUT}
+VALUE_OPTIONS["questions"] = {**_FILTERS, **_ORDER, **_OUTPUT, "--records": None}
 VALUE_OPTIONS["search"] = {**_FILTERS, **_OUTPUT, "--in": "search_in", "--limit": None, "-n": None, "--min-score": None}
 VALUE_OPTIONS["show"] = dict(_OUTPUT)
 SOURCE_COMMANDS = frozenset({"show", "open"})  # every argument is a name
