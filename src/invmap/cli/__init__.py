@@ -72,7 +72,8 @@ class InvmapGroup(typer.core.TyperGroup):
                 return typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
         for info in getattr(module.commands, "registered_groups", []):
             if info.name == cmd_name:
-                return typer.main.get_group_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+                return typer.main.get_group_from_info(info, pretty_exceptions_short=True, suggest_commands=True,
+                                                     rich_markup_mode=None)
         return None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:

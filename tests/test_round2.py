@@ -1,0 +1,433 @@
+"""Second round: finding (search tiers, identifiers, level words), the SQLite index, safety with
+hostile input and concurrent writers, terminal screens, experiment records."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ASSETS, installed_invmap
+
+HOSTILE = ASSETS / "hostile"
+MINI_SOURCES = "\n".join(line for line in (ASSETS / "mini.toml").read_text(encoding="utf-8").split("[[sources]]", 1)[1:])
+
+
+def ids_of(result) -> list[str]:
+    assert result.code == 0, result.err
+    return [r["id"] for r in json.loads(result.out)]
+
+
+# --- issue: finding the source you mean ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected, within", [
+    ("speculative decoding", {"speculative-decoding", "speculative-sampling"}, 2),
+    ("paged attention", {"pagedattention"}, 1),
+    ("vllm", {"vllm"}, 1),
+    ("flash attention", {"flashattention"}, 1),
+    ("roofline", {"roofline"}, 1),
+    ("mooncake", {"mooncake"}, 1),
+    ("disaggregation", {"distserve"}, 5),
+    ("chunked prefill", {"sarathi-serve"}, 2),
+    ("specualtive decodng", {"speculative-decoding", "speculative-sampling"}, 3),
+    ("tile attention", {"flashattention"}, 3),
+    ("virtual memory", {"vattention"}, 3),
+])  # fmt: skip
+def test_search_finds_what_people_type(cli, text, expected, within):
+    found = ids_of(cli("search", text, "--json"))
+    assert expected <= set(found[:within]), found
+
+
+def test_search_nonsense_is_empty_and_quiet(cli):
+    result = cli("search", "zzqqxx", "--json")
+    assert (result.code, result.out, result.err) == (0, "[]\n", "")
+
+
+def test_search_tiers_rank_names_above_titles(cli):
+    found = ids_of(cli("search", "paged attention", "--json"))
+    assert found.index("pagedattention") < found.index("vattention")
+
+
+@pytest.mark.parametrize("query", ["2407.00079", "2407.00079v2", "arXiv:2407.00079", "https://arxiv.org/abs/2407.00079",
+                                   "http://arxiv.org/pdf/2407.00079v2", "arxiv.org/abs/2407.00079", "mooncake",
+                                   "https://github.com/kvcache-ai/Mooncake/"])  # fmt: skip
+def test_show_by_any_identifier(cli, query):
+    assert json.loads(cli("show", query, "--json").out)["id"] == "mooncake"
+
+
+@pytest.mark.parametrize("query, ident", [
+    ("10.1145/3779212.3790135", "bullet"), ("doi:10.1145/3779212.3790135", "bullet"),
+    ("https://doi.org/10.1145/3731569.3764815", "aegaeon"), ("https://docs.vllm.ai/", "vllm"),
+    ("http://docs.vllm.ai", "vllm"), ("https://github.com/llm-d/llm-d", "llm-d"),
+    ("Fast Inference from Transformers via Speculative Decoding", "speculative-decoding"), ("2504.19516", "bullet"),
+])  # fmt: skip
+def test_show_by_doi_link_and_title(cli, query, ident):
+    assert json.loads(cli("show", query, "--json").out)["id"] == ident
+
+
+def test_unknown_identifier_is_not_guessed_and_shared_link_is_ambiguous(cli):
+    missing = cli("show", "https://arxiv.org/abs/9999.99999")
+    assert (missing.code, missing.out) == (1, "")
+    assert missing.err.startswith("Error: no source matches 'https://arxiv.org/abs/9999.99999'\n") and "Did you mean" not in missing.err
+    shared = cli("show", "https://github.com/vllm-project/vllm")
+    assert shared.code == 1 and "PagedAttention (pagedattention)" in shared.err and "vLLM (vllm)" in shared.err
+
+
+def test_show_several_names(cli):
+    both = json.loads(cli("show", "vllm", "sglang", "--json").out)
+    assert [r["id"] for r in both] == ["vllm", "sglang"]
+    miss = cli("show", "vllm", "nosuchthingatall")
+    assert (miss.code, miss.out) == (1, "")
+
+
+def test_layer_words_and_comma_lists(cli):
+    l5 = ids_of(cli("list", "--layer", "L5", "--json"))
+    assert ids_of(cli("list", "--layer", "disaggregation", "--json")) == l5
+    assert ids_of(cli("list", "--layer", "cache management", "--json")) == ids_of(cli("list", "--layer", "L3", "--json"))
+    assert set(ids_of(cli("list", "--layer", "adaptive control", "--json"))) == {"llm-d", "bayesian-optimization"}
+    assert ids_of(cli("list", "--layer", "L3,L5", "--json")) == ids_of(cli("list", "-l", "L3", "-l", "L5", "--json"))
+    assert ids_of(cli("list", "--type", "current,survey", "--json")) == ids_of(cli("list", "-t", "current", "-t", "survey", "--json"))
+
+
+def test_did_you_mean_on_values(cli):
+    result = cli("list", "--type", "curent")
+    assert result.code == 2 and result.err.startswith("Error: unknown type 'curent'; did you mean 'Current'? (valid types: ")
+    version = cli("version")
+    assert version.code == 2 and "--version" in version.err
+
+
+def test_empty_result_notice_only_on_a_terminal(sh):
+    result = sh("list", "--type", "survey", "--layer", "L1")
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+# --- issue: the SQLite index ---------------------------------------------------------------------
+
+
+def where_index(sh, catalog: Path) -> dict:
+    return json.loads(sh("--catalog", str(catalog), "where", "--json").out)["index"]
+
+
+@pytest.fixture
+def mine(tmp_path) -> Path:
+    path = tmp_path / "mine.toml"
+    path.write_text("[[sources]]\n" + MINI_SOURCES, encoding="utf-8")
+    return path
+
+
+def test_sources_only_catalog_and_index_answers(sh, mine, isolated):
+    assert where_index(sh, mine)["state"] == "missing"
+    first = sh("--catalog", str(mine), "list", "--json")
+    assert first.code == 0 and len(json.loads(first.out)) == 2
+    state = where_index(sh, mine)
+    assert state["state"] == "current" and state["sources"] == 2 and state["uses"] == 0
+    assert sh("--catalog", str(mine), "show", "mooncake", "--json").code == 0
+    assert where_index(sh, mine)["uses"] == 1  # the second run was answered from the index
+    folder = Path(state["path"]).parent
+    assert oct(folder.stat().st_mode & 0o777) == "0o700" and oct(Path(state["path"]).stat().st_mode & 0o777) == "0o600"
+    guide = sh("--catalog", str(mine), "guide")
+    assert guide.code == 0 and "no notes" in guide.out
+
+
+def test_edited_or_replaced_catalog_is_reindexed(sh, mine):
+    sh("--catalog", str(mine), "list")
+    stat = mine.stat()
+    mine.write_text(mine.read_text(encoding="utf-8").replace("Mooncake", "Mooncakf"), encoding="utf-8")
+    os.utime(mine, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size and mtime, as cp -p would keep
+    assert json.loads(sh("--catalog", str(mine), "show", "mooncake", "--json").out)["name"] == "Mooncakf"
+
+
+def test_corrupt_or_foreign_index_is_never_trusted(sh, mine):
+    sh("--catalog", str(mine), "list")
+    path = Path(where_index(sh, mine)["path"])
+    path.write_bytes(b"not a database at all")
+    assert json.loads(sh("--catalog", str(mine), "show", "mooncake", "--json").out)["id"] == "mooncake"
+    con = sqlite3.connect(path)
+    con.execute("UPDATE sources SET name = 'PLANTED' WHERE id = 'mooncake'")
+    con.execute("DROP INDEX keys_by_key")
+    con.commit()
+    con.close()
+    assert json.loads(sh("--catalog", str(mine), "show", "mooncake", "--json").out)["name"] == "Mooncake"
+    os.chmod(path, 0o666)
+    assert where_index(sh, mine)["state"] == "stale"
+
+
+def test_unusable_cache_folder_and_no_cache(sh, mine, tmp_path):
+    blocker = tmp_path / "file-not-folder"
+    blocker.write_text("x")
+    result = sh("--catalog", str(mine), "list", "--json", env={"XDG_CACHE_HOME": str(blocker)})
+    assert result.code == 0 and len(json.loads(result.out)) == 2
+    off = sh("--catalog", str(mine), "where", "--json", env={"INVMAP_NO_CACHE": "1"})
+    assert json.loads(off.out)["index"]["state"] == "disabled"
+    relative = sh("--catalog", str(mine), "list", env={"XDG_CACHE_HOME": "relative/cache"}, cwd=str(tmp_path))
+    assert relative.code == 0 and not (tmp_path / "relative").exists()
+
+
+def test_concurrent_first_runs(mine):
+    program = installed_invmap()
+    procs = [subprocess.Popen([program, "--catalog", str(mine), "list", "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
+    outs = [p.communicate() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert all(len(json.loads(out)) == 2 and err == "" for out, err in outs)
+
+
+def test_no_fork_marshal_or_os_exit_in_the_package():
+    src = Path(__file__).resolve().parent.parent / "src" / "invmap"
+    text = "\n".join(p.read_text(encoding="utf-8") for p in src.rglob("*.py"))
+    assert "os.fork" not in text and "import marshal" not in text and "os._exit" not in text
+
+
+# --- issue: nothing lost, nothing injected -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["osc_title.toml", "clear_screen.toml", "bidi.toml", "bare_cr.toml"])
+def test_hostile_catalogs_are_refused_and_never_echoed_raw(sh, name):
+    result = sh("--catalog", str(HOSTILE / name), "check")
+    assert result.code == 3
+    assert "contains the control character U+" in result.err
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", result.out + result.err)
+
+
+@pytest.mark.parametrize("name", ["nested.toml", "dotted.toml"])
+def test_absurd_nesting_is_a_clean_error(sh, name):
+    result = sh("--catalog", str(HOSTILE / name), "list")
+    assert result.code == 3 and "Traceback" not in result.err
+
+
+def test_hostile_argument_is_escaped(sh):
+    result = sh("show", "\x1b]0;pwned\x07")
+    assert result.code == 1 and "\x1b" not in result.err and "\\x1b]0;pwned\\x07" in result.err
+
+
+def test_oversize_catalog_and_dev_zero(sh):
+    result = sh("--catalog", "/dev/zero", "list", env={"INVMAP_MAX_CATALOG": "1M"})
+    assert result.code == 3 and "larger than" in result.err and "Traceback" not in result.err
+
+
+def test_concurrent_adds_all_persist(tmp_path, mine):
+    program = installed_invmap()
+    procs = [subprocess.Popen([program, "--catalog", str(mine), "add", "--name", f"C{i}", "--source", f"C{i}", "--type",
+                               "Current", "--year", "2025", "--layer", "L3", "--mechanism", "m", "--objective", "o",
+                               "--question", "q", "--availability", "a"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for i in range(12)]  # fmt: skip
+    for p in procs:
+        p.communicate()
+        assert p.returncode == 0
+    text = mine.read_text(encoding="utf-8")
+    assert all(f'id = "c{i}"' in text for i in range(12))
+
+
+def test_export_refuses_existing_files_and_the_shipped_catalog(cli, tmp_path, mine):
+    before = mine.read_bytes()
+    clobber = cli("--catalog", str(mine), "export", "-o", str(mine))
+    assert clobber.code == 2 and mine.read_bytes() == before
+    from invmap.catalog import shipped_path
+
+    shipped = cli("export", "-o", str(shipped_path()), "--force")
+    assert shipped.code == 2 and "refusing to change the catalog shipped" in shipped.err
+    assert cli("export", "--format", "csv", "-o", "-").out.startswith("id,name,")
+
+
+def test_symlinked_catalog_is_written_through(cli, tmp_path, mine):
+    link = tmp_path / "link.toml"
+    link.symlink_to(mine)
+    assert cli("--catalog", str(link), "add", "--name", "Z", "--source", "Z", "--type", "Current", "--year", "2025",
+               "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a").code == 0  # fmt: skip
+    assert link.is_symlink() and 'id = "z"' in mine.read_text(encoding="utf-8")
+
+
+def test_crlf_catalog_keeps_its_line_endings(cli, mine):
+    mine.write_bytes(mine.read_bytes().replace(b"\n", b"\r\n"))
+    assert cli("--catalog", str(mine), "add", "--name", "Z", "--source", "Z", "--type", "Current", "--year", "2025",
+               "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a").code == 0  # fmt: skip
+    data = mine.read_bytes()
+    assert b"\r\n" in data and data.count(b"\n") == data.count(b"\r\n")
+
+
+def test_stdout_errors_are_exit_4_and_closed_pipe_is_0(tmp_path):
+    program = installed_invmap()
+    full = subprocess.run(f"'{program}' list > /dev/full", shell=True, capture_output=True, text=True)
+    assert full.returncode == 4 and full.stderr.startswith("Error: cannot write to stdout") and "Traceback" not in full.stderr
+    head = subprocess.run(f"'{program}' list | head -0; echo ${{PIPESTATUS[0]}}", shell=True, executable="/bin/bash",
+                          capture_output=True, text=True)  # fmt: skip
+    assert head.stdout.strip() == "0" and head.stderr == ""
+    ascii_out = subprocess.run([program, "stats", "--format", "table"], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONIOENCODING": "ascii"})  # fmt: skip
+    assert ascii_out.returncode == 0 and "\\u2588" in ascii_out.stdout
+
+
+def test_excel_safe_csv(cli, tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("[[sources]]\n" + MINI_SOURCES.replace('mechanism = "Map', 'mechanism = "=Map', 1), encoding="utf-8")
+    assert '"=Map' in cli("--catalog", str(path), "export", "--format", "csv").out or ",=Map" in cli("--catalog", str(path), "export", "--format", "csv").out
+    assert ",'=Map" in cli("--catalog", str(path), "export", "--format", "csv", "--excel-safe").out
+
+
+def test_malformed_completion_environment_is_silent(tmp_path):
+    program = installed_invmap()
+    for cword in ("abc", "-5", "1.5"):
+        done = subprocess.run([program], capture_output=True, text=True,
+                              env={**os.environ, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": "invmap show",
+                                   "COMP_CWORD": cword})  # fmt: skip
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_check_warns_about_long_ids(sh, tmp_path):
+    path = tmp_path / "long.toml"
+    path.write_text("[[sources]]\n" + MINI_SOURCES.replace('id = "mooncake"', 'id = "a-very-long-identifier-for-mooncake"'),
+                    encoding="utf-8")  # fmt: skip
+    result = sh("--catalog", str(path), "check")
+    assert result.code == 0 and "warning:" in result.err and "at most 24" in result.err
+    assert result.out == f"{path}: ok, 2 sources\n"
+
+
+# --- issue: at the terminal -----------------------------------------------------------------------
+
+
+def screen(args: list[str], cols: int, env: dict | None = None, rows: int = 300) -> list[str]:
+    program = installed_invmap()
+    command = f"stty cols {cols} rows {rows}; '{program}' " + " ".join(f"'{a}'" for a in args)
+    out = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color", **(env or {})}).stdout  # fmt: skip
+    out = re.sub(r"\x1b\][^\x07\x1b]*(\x07|\x1b\\)", "", out)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "").splitlines()
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+@pytest.mark.parametrize("args", [["list"], ["questions"], ["search", "kv cache"], ["related", "pagedattention"],
+                                  ["layers"], ["map"], ["show", "gqa"]])  # fmt: skip
+def test_identifiers_are_never_split(cli, args, cols):
+    records = json.loads(cli("list", "--json").out)
+    lines = screen(args, cols)
+    text = "\n".join(lines)
+    for r in records:
+        for value in (r["id"], r["name"]):
+            fragments = [value[:k] for k in range(len(value) // 2, len(value))]
+            if value in text:
+                continue
+            # not shown at all is fine (a dropped column); shown in pieces is not
+            assert not any(re.search(rf"(^|\s){re.escape(f)}$", line) for f in fragments for line in lines if len(f) > 4), value
+
+
+def test_line_budgets_at_80_columns():
+    assert len(screen(["list"], 80)) <= 90
+    assert len(screen(["questions"], 80)) <= 90
+    assert len(screen(["list", "--layer", "L3"], 80)) <= 25
+    assert len(screen(["map"], 80)) <= 45
+
+
+def test_show_leaves_out_empty_fields_and_prints_links_whole():
+    lines = screen(["show", "gqa"], 60)
+    assert not any(line.startswith("DOI") or line.startswith("Code") for line in lines)
+    assert any(line.endswith("https://arxiv.org/abs/2305.13245") for line in lines)
+    layer = screen(["show", "mooncake"], 80)
+    assert any(re.match(r"Layer\s+L3 and L5 \(L3, L5\)$", line) for line in layer)
+
+
+def test_pager_used_only_on_a_terminal(tmp_path):
+    stand_in = tmp_path / "pager.sh"
+    marker = tmp_path / "paged"
+    stand_in.write_text(f"#!/bin/sh\ncat > '{marker}'\n")
+    stand_in.chmod(0o755)
+    screen(["list"], 80, env={"INVMAP_PAGER": str(stand_in)}, rows=20)
+    assert marker.exists() and "pagedattention" in marker.read_text()
+    marker.unlink()
+    screen(["list", "--no-pager"], 80, env={"INVMAP_PAGER": str(stand_in)}, rows=20)
+    assert not marker.exists()
+    screen(["--no-pager", "list"], 80, env={"INVMAP_PAGER": str(stand_in)}, rows=20)
+    assert not marker.exists()
+    program = installed_invmap()
+    subprocess.run([program, "list"], capture_output=True, env={**os.environ, "INVMAP_PAGER": str(stand_in)})
+    assert not marker.exists()
+
+
+def test_hyperlinks_only_with_colour_on_a_terminal():
+    program = installed_invmap()
+    on = subprocess.run(["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"], capture_output=True,
+                        text=True, env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color"}).stdout  # fmt: skip
+    assert "\x1b]8;" in on and "https://arxiv.org/abs/2309.06180" in on
+    off = subprocess.run(["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"], capture_output=True,
+                         text=True, env={**os.environ, "INVMAP_PAGER": "cat", "NO_COLOR": "1"}).stdout  # fmt: skip
+    assert "\x1b]8;" not in off
+
+
+def test_help_teaches(cli):
+    root = cli("--help").out
+    assert "Query commands:" in root and "Records commands:" in root
+    assert all(len(line) <= 80 for line in root.splitlines())
+    for command in ("list", "show", "search", "questions", "map"):
+        text = cli(command, "--help").out
+        assert "Examples:" in text and "<int range>" not in text and "x>=1" not in text, command
+
+
+# --- issue: experiment records ------------------------------------------------------------------
+
+
+def filled(draft: dict, result_type: str = "measured") -> dict:
+    value = {"name": "p50", "value": 12.5, "unit": "ms", "evidence": result_type}
+    return {**draft, "result_type": result_type, "hypothesis": "Paging keeps capacity.", "conclusion": "It did.",
+            "raw_measurements": [value], "derived_metrics": [{**value, "value": 3}], "limitations": ["one GPU"]}  # fmt: skip
+
+
+def test_record_new_fill_check_and_questions(cli, tmp_path):
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    draft_path = folder / "paged.json"
+    made = cli("record", "new", "pagedattention", "-o", str(draft_path))
+    assert made.code == 0
+    draft = json.loads(draft_path.read_text())
+    assert draft["schema_version"] == "1.0" and draft["result_type"] == "measured"
+    assert draft["record_id"].startswith("pagedattention-") and draft["sources"] == ["https://arxiv.org/abs/2309.06180"]
+    assert "Which allocation and eviction rule" in draft["hypothesis"]
+    assert cli("record", "check", str(draft_path)).code == 3
+    assert cli("record", "new", "pagedattention", "-o", str(draft_path)).code == 2  # no overwrite without --force
+    draft_path.write_text(json.dumps(filled(draft)))
+    assert cli("record", "check", str(draft_path)).code == 0
+    listed = json.loads(cli("records", str(folder), "--json").out)
+    assert listed[0]["addresses"] == ["pagedattention"] and listed[0]["valid"] is True
+    q = json.loads(cli("questions", "--layer", "L3", "--records", str(folder), "--json").out)
+    assert next(r for r in q if r["id"] == "pagedattention")["records"] == [draft["record_id"]]
+    still_open = json.loads(cli("questions", "--layer", "L3", "--records", str(folder), "--open", "--json").out)
+    assert "pagedattention" not in [r["id"] for r in still_open] and "vllm" in [r["id"] for r in still_open]
+    assert cli("records", str(tmp_path / "missing")).code == 2
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"schema_version": "2.0"}, "schema_version must be one of '1.0'"),
+    ({"title": "  "}, "title must not be empty"),
+    ({"result_type": "guessed"}, "result_type must be one of"),
+    ({"workload": []}, "workload must be a JSON object"),
+    ({"raw_measurements": []}, "raw_measurements must not be empty"),
+    ({"limitations": [""]}, "limitations[0] must not be empty"),
+    ({"sources": ["ftp://x"]}, "sources[0] must be an absolute http(s) URL"),
+    ({"result_type": "estimated"}, "raw_measurements[0].evidence must match result_type 'estimated'"),
+])  # fmt: skip
+def test_each_rule_broken_once(cli, tmp_path, change, message):
+    draft = json.loads(cli("record", "new", "mooncake").out)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**filled(draft), **change}))
+    result = cli("record", "check", str(path))
+    assert result.code == 3 and message in result.err, result.err
+
+
+@pytest.mark.parametrize("content", [b"", b"not json", b"[1, 2]", b"\xff\xfe", b'{"value": NaN}'])
+def test_junk_records_are_exit_3(cli, tmp_path, content):
+    path = tmp_path / "j.json"
+    path.write_bytes(content)
+    result = cli("record", "check", str(path), "--json")
+    assert result.code == 3 and json.loads(result.out)[0]["valid"] is False
+
+
+def test_nan_value_is_refused(cli, tmp_path):
+    draft = filled(json.loads(cli("record", "new", "mooncake").out))
+    text = json.dumps(draft).replace('"value": 12.5', '"value": NaN')
+    path = tmp_path / "n.json"
+    path.write_text(text)
+    assert cli("record", "check", str(path)).code == 3
