@@ -69,10 +69,10 @@ def median_ms(argv: list[str], env: dict[str, str], runs: int, before=None) -> t
 
 
 def wait_for_cache(folder: Path, timeout: float = 30) -> None:
-    """A large catalog's cache is written by a background child after the command ends."""
+    """The index of a large catalog is in place once its first run has ended."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        entries = list(folder.glob("invmap/catalog-*.marshal"))
+        entries = list(folder.glob("invmap/index-*.sqlite3"))
         if entries and not list(folder.glob("invmap/*.tmp")):
             return
         time.sleep(0.05)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from test_catalog_errors import EXPECTED
 
-from invmap.vocabulary import SEED_COLUMNS
 from conftest import ASSETS, REPO, SEED, seed_rows
 from invmap import catalog as catalog_io
+from invmap.vocabulary import SEED_COLUMNS
 
 BROKEN = ASSETS / "broken"
 ADD = ["--name", "TestServe", "--source", "TestServe, Doe et al.", "--type", "Current", "--year", "2025",

@@ -313,11 +313,11 @@ def page(text: str, allowed: bool, height: int) -> None:
 
 def write(text: str) -> None:
     """Data to stdout; characters the stream cannot encode are escaped, never lost or fatal."""
+    from invmap.entry import quiet_stdout
+
     stream = sys.stdout
     if stream is None:
         raise WriteError("cannot write to stdout: it is closed")
-    from invmap.entry import quiet_stdout
-    from invmap.errors import WriteError
 
     try:
         try:
