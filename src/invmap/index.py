@@ -14,6 +14,7 @@ No pydantic, typer or rich at import time: the completion fast path reads the in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -273,10 +274,8 @@ def build(catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int]
             pass
         finally:
             if tmp is not None:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
-                except OSError:
-                    pass
         progress = None  # the rows were counted once already
     con = sqlite3.connect(":memory:", isolation_level=None)
     _fill(con, catalog, None, progress)
@@ -370,11 +369,9 @@ class Index:
 
 def _count_use(con: sqlite3.Connection) -> None:
     """One more use of a persisted index (`where --json` shows it; tests assert that it answered)."""
-    try:
+    with contextlib.suppress(sqlite3.Error):  # read-only or busy: a use not counted costs nothing
         con.execute("PRAGMA synchronous = OFF")
         con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'uses'")
-    except sqlite3.Error:
-        pass  # read-only or busy: a use not counted costs nothing
 
 
 def open_catalog(location: Location) -> Index:

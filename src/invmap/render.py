@@ -201,14 +201,18 @@ def wraps(f: str) -> bool:
 
 def pack(items: Sequence[str], width: int, sep: str = ", ") -> list[str]:
     """Items on lines at most `width` wide, each item whole (an item wider than `width` gets a line)."""
+    return _greedy([item + (sep.rstrip() if n < len(items) - 1 else "") for n, item in enumerate(items)], width)
+
+
+def _greedy(tokens: Sequence[str], width: int) -> list[str]:
+    """Tokens joined by spaces into lines at most `width` wide; a token is never split."""
     lines: list[str] = []
     current = ""
-    for n, item in enumerate(items):
-        piece = item + (sep.rstrip() if n < len(items) - 1 else "")
-        candidate = f"{current} {piece}" if current else piece
+    for token in tokens:
+        candidate = f"{current} {token}" if current else token
         if current and len(candidate) > width:
             lines.append(current)
-            current = piece
+            current = token
         else:
             current = candidate
     if current:
@@ -426,18 +430,7 @@ def _pack_runs(cells: Sequence[tuple[str, Sequence[str]]], width: int) -> list[s
             elif c < len(cells) - 1:
                 token += " ·"
             tokens.append(token)
-    lines: list[str] = []
-    current = ""
-    for token in tokens:
-        candidate = f"{current} {token}" if current else token
-        if current and len(candidate) > width:
-            lines.append(current)
-            current = token
-        else:
-            current = candidate
-    if current:
-        lines.append(current)
-    return lines
+    return _greedy(tokens, width)
 
 
 def grid_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ GROUPS: dict[str, dict[str, tuple[str, str]]] = {
     "Overview": {
         "layers": ("views", "Show the six levels and the sources in each."),
         "stats": ("views", "Count sources by type, year and level."),
-        "map": ("views", "Show the map: levels down, years across."),
+        "map": ("views", "Show the map: each level's sources by year."),
         "related": ("views", "List the sources nearest to one source."),
         "guide": ("views", "Print the map's study procedure and notes."),
         "open": ("views", "Open a source's link or code in a browser."),
@@ -114,20 +114,15 @@ class InvmapGroup(typer.core.TyperGroup):
 def report(exc: InvmapError) -> None:
     """The error on stderr, with every control character escaped: a message may quote a hostile
     argument, file name or catalog cell."""
-    from invmap.safe import escape
-
     lines = [f"Error: {exc.message}"]
     if isinstance(exc, NotFoundError) and exc.candidates:
         lines.append(f"{(exc.hint or 'candidates').capitalize()}:")
         lines += [f"  {c}" for c in exc.candidates]
     elif exc.hint:
         lines.append(f"Hint: {exc.hint}")
-    text = "\n".join(escape(line) for line in "\n".join(lines).split("\n")) + "\n"
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        pass  # a closed stderr must not change the exit code
+    from invmap.cli.shared import say
+
+    say("\n".join(lines))
 
 
 app = typer.Typer(

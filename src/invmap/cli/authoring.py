@@ -10,7 +10,7 @@ import typer
 from invmap import catalog as catalog_io
 from invmap import complete
 from invmap.cli.querying import examples
-from invmap.cli.shared import JsonOpt, LayerOpt, TypeOpt, YearOpt, filters, index, state, write
+from invmap.cli.shared import JsonOpt, LayerOpt, TypeOpt, YearOpt, filters, index, say, state, write
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import FIELDS, SOURCE_FIELDS
 
@@ -58,7 +58,6 @@ def where(ctx: typer.Context, json_flag: JsonOpt = False) -> None:
 @commands.command("check", epilog=examples("invmap check", "invmap --catalog my-map.toml check --json"))
 def check(ctx: typer.Context, json_flag: JsonOpt = False) -> None:
     """Validate the active catalog and report every problem (exit 0 when valid, 3 when not)."""
-    import sys
 
     from invmap.render import to_json
     from invmap.safe import escape
@@ -77,7 +76,7 @@ def check(ctx: typer.Context, json_flag: JsonOpt = False) -> None:
         write(to_json({"path": location.path, "valid": True, "sources": count, "problems": [], "warnings": warnings}))
         return
     for line in warnings:
-        sys.stderr.write(f"warning: {escape(location.path)}: {escape(line)}\n")
+        say(f"warning: {location.path}: {line}")
     write(f"{escape(location.path)}: ok, {count} source{'s' if count != 1 else ''}\n")
 
 
@@ -179,7 +178,6 @@ def fmt_(
     check_only: Annotated[bool, typer.Option("--check", help="Change nothing; exit 1 if the file is not canonical.")] = False,
 ) -> None:
     """Rewrite the active catalog in its one canonical form."""
-    import sys
 
     from invmap.safe import escape
 
@@ -189,7 +187,7 @@ def fmt_(
     if not changed:
         write(f"{shown}: already canonical\n")
     elif check_only:
-        sys.stderr.write(f"{shown}: not canonical; 'invmap fmt' would rewrite it\n")
+        say(f"{location.path}: not canonical; 'invmap fmt' would rewrite it")
         raise typer.Exit(1)
     else:
         write(f"{shown}: reformatted\n")

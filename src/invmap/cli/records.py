@@ -20,6 +20,7 @@ from invmap.cli.shared import (
     index,
     notice,
     output,
+    say,
     write,
 )
 from invmap.errors import CatalogError, UsageError, WriteError
@@ -115,8 +116,6 @@ def record_check(
     json_flag: JsonOpt = False,
 ) -> None:
     """Validate experiment records; every problem with its JSON path (exit 0 when all valid, 3 when not)."""
-    import sys
-
     from invmap.render import to_json
     from invmap.safe import escape
 
@@ -132,7 +131,7 @@ def record_check(
                 write(f"{escape(r['path'])}: ok\n")
             else:
                 for problem in r["problems"]:
-                    sys.stderr.write(f"{escape(r['path'])}: {escape(problem)}\n")
+                    say(f"{r['path']}: {problem}")
     if any(not r["valid"] for r in results):
         raise typer.Exit(3)
 

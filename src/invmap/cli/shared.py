@@ -3,6 +3,7 @@ place output is routed (stdout, a pager, or stderr for notices)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -248,13 +249,20 @@ def to_text(renderable: Any, width: int, color: bool) -> str:
     return out
 
 
+def say(message: str) -> None:
+    """Lines for a person on stderr, control characters escaped; a closed or broken stderr is ignored
+    (it must not change the exit code)."""
+    text = "\n".join(escape(line) for line in message.split("\n")) + "\n"
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
 def notice(message: str) -> None:
     """A line for a person on stderr (never into the data): only when stderr is a terminal."""
-    try:
-        if sys.stderr is not None and sys.stderr.isatty():
-            sys.stderr.write(escape(message) + "\n")
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if sys.stderr.isatty():
+            say(message)
 
 
 def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = False) -> None:
@@ -301,11 +309,11 @@ def page(text: str, allowed: bool, height: int) -> None:
         return
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the pager's, as with git
     try:
-        assert pager.stdin is not None
-        pager.stdin.write(text.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
-        pager.stdin.close()
-    except OSError:
-        pass  # the reader quit early: what it did not read is not wanted
+        # OSError: the reader quit early; what it did not read is not wanted
+        with contextlib.suppress(OSError):
+            assert pager.stdin is not None
+            pager.stdin.write(text.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
+            pager.stdin.close()
     finally:
         pager.wait()
         signal.signal(signal.SIGINT, previous)
