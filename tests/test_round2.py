@@ -447,3 +447,25 @@ def test_markdown_links_round_trip_keeps_every_link(sh, tmp_path):
         assert (got["url"], got["code"]) == (r["url"], r["code"]), r["id"]
         if r["arxiv"] and r["url"].startswith("https://arxiv.org/"):  # the one Source link carries the arXiv id
             assert got["arxiv"] == r["arxiv"], r["id"]
+
+
+VIEWS = {"list": [], "show": ["gqa"], "questions": [], "search": ["kv"], "related": ["gqa"], "layers": [], "stats": [],
+         "map": [], "guide": [], "records": []}  # fmt: skip
+
+
+@pytest.mark.parametrize("command", sorted(VIEWS))
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl", "csv", "tsv", "markdown", "plain"])
+def test_every_format_is_rendered_or_refused(cli, command, fmt):
+    from invmap.render import formats_of
+
+    result = cli(command, *VIEWS[command], "--format", fmt)
+    if fmt in formats_of(command):
+        assert result.code == 0 and result.err == "", result.err
+        if fmt == "json":
+            json.loads(result.out)
+    else:
+        assert result.code == 2 and result.out == ""
+        assert result.err == f"Error: '{command}' cannot print '{fmt}' (its formats: {', '.join(formats_of(command))})\n"
+    assert "Traceback" not in result.err
+    help_text = cli(command, "--help").out
+    assert f"One of: {', '.join(formats_of(command))}." in " ".join(help_text.split())

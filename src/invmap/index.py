@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import stat
 import tempfile
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from invmap import __version__
 from invmap.fields import FIELDS, SCHEMA, SOURCE_FIELDS
+from invmap.identifiers import canonical_link
 
 if TYPE_CHECKING:
     from invmap.catalog import Location
@@ -180,11 +182,12 @@ def state_of(path: str) -> dict[str, Any]:
 # --- building --------------------------------------------------------------------------------
 
 
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
 def normalize(text: str) -> str:
     """Case, spacing and punctuation do not matter: `Paged attention` == `pagedattention`."""
-    import re
-
-    return re.sub(r"[\W_]+", "", text.casefold())
+    return _NOT_WORD.sub("", text.casefold())
 
 
 def _record_row(source: Any) -> tuple[Any, ...]:
@@ -204,8 +207,6 @@ def _record_row(source: Any) -> tuple[Any, ...]:
 
 def source_keys(source: Any) -> Iterable[tuple[str, str]]:
     """(key, kind) pairs by which `show` finds a source: texts normalized, identifiers canonical."""
-    from invmap.identifiers import canonical_link
-
     seen = set()
     for kind in ("id", "name", "source", "title"):
         value = getattr(source, kind)

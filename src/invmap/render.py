@@ -12,7 +12,7 @@ import enum
 import io
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import UsageError
@@ -32,6 +32,16 @@ class Format(str, enum.Enum):
 
 FORMATS: tuple[str, ...] = tuple(f.value for f in Format)
 MACHINE_FORMATS = frozenset({"json", "jsonl", "csv", "tsv"})
+# Commands whose result has no sensible form in every format; every other command takes all of them.
+COMMAND_FORMATS: dict[str, tuple[str, ...]] = {
+    "stats": ("table", "json", "csv", "tsv", "markdown", "plain"),
+    "map": ("table", "json", "csv", "tsv", "markdown", "plain"),
+    "guide": ("table", "json", "markdown", "plain"),
+}
+
+
+def formats_of(command: str | None) -> tuple[str, ...]:
+    return COMMAND_FORMATS.get(command or "", FORMATS)
 EXTRA_HEADERS = {"code": "Code", "title": "Title", "scope": "Scope", "count": "Count", "sources": "Sources",
                  "names": "Names", "group": "Group", "key": "Key", "records": "Records", "record_id": "Record",
                  "result_type": "Result", "valid": "Valid", "addresses": "Addresses", "path": "File"}  # fmt: skip
@@ -52,9 +62,6 @@ class Result:
     data: Any = None
     draw: Callable[[int, bool], Any] | None = None
     single: bool = False  # one record (`show`): JSON is an object, plain is `field:<TAB>value` lines
-    formats: tuple[str, ...] = FORMATS
-    json_indent: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def check_format(fmt: str, allowed: Sequence[str], command: str) -> None:

@@ -216,8 +216,8 @@ def export(
         raise UsageError(f"unknown export format '{fmt}' (valid formats: {', '.join(EXPORT_FORMATS)})")
     cat = catalog_io.load(state(ctx).location)
     if layer or type_ or year:
-        wanted = {r["id"] for r in index(ctx).records(filters(ctx, layer, type_, year).where,
-                                                         filters(ctx, layer, type_, year).params, ("id",))}  # fmt: skip
+        chosen = filters(ctx, layer, type_, year)
+        wanted = {r["id"] for r in index(ctx).records(chosen.where, chosen.params, ("id",))}
         if not wanted:
             raise NotFoundError("no source matches these filters: nothing to export")
         cat = cat.model_copy(update={"sources": [s for s in cat.sources if s.id in wanted]})

@@ -198,12 +198,14 @@ def search(
     searched = query.search_fields(within)
     chosen = filters(ctx, layer, type_, year)
     hits = query.search(index(ctx), chosen, text, searched, limit=limit, min_score=min_score)
-    human = ["score", "id", "name", "layer", *[f for f in searched if f not in ("id", "name", "source", "title")]]
+    # The table shows who matched, and the first two searched sentences (mechanism by default).
+    sentences = [f for f in searched if f not in query.NAME_TIER + query.TITLE_TIER]
+    human = ["score", "id", "name", "layer", *sentences[:2]]
     if not hits:
         looked = ", ".join(dict.fromkeys(f for f in searched))
         hint = f"search looked at {looked}" + ("; try --in all" if within is None else "")
         empty_notice(out, None, hint=hint, prefix=f"nothing matches '{text}'")
-    emit(out, Result(hits, out.pick(human[:6], SCORED_FIELDS)))
+    emit(out, Result(hits, out.pick(human, SCORED_FIELDS)))
 
 
 @commands.command("fields", epilog=examples("invmap fields", "invmap list --fields id,name,url"))

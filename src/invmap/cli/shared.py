@@ -15,9 +15,9 @@ import typer
 
 from invmap import catalog as catalog_io
 from invmap import complete
-from invmap.errors import InvmapError, WriteError
+from invmap.errors import WriteError
 from invmap.fields import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
-from invmap.render import FORMATS, MACHINE_FORMATS, Result
+from invmap.render import FORMATS, MACHINE_FORMATS, Result, formats_of
 from invmap.safe import escape
 
 if TYPE_CHECKING:  # loaded with the catalog; --help and --version never need them
@@ -62,7 +62,7 @@ def _completion_index(ctx: typer.Context) -> complete.Index | None:
     try:
         idx = open_catalog(catalog_io.locate(root.params.get("catalog")))
         return complete.from_index(idx)
-    except (InvmapError, OSError, RecursionError, MemoryError, Exception):
+    except Exception:
         return None  # a broken catalog completes nothing rather than printing errors into the prompt
 
 
@@ -169,8 +169,9 @@ SourceArg = Annotated[
 ]  # fmt: skip
 
 
-def format_opt(formats: Sequence[str]) -> Any:
-    """`--format` listing only the formats a command supports."""
+def format_opt(command: str | None = None) -> Any:
+    """`--format` listing only the formats `command` supports (`render.COMMAND_FORMATS`)."""
+    formats = formats_of(command)
     return Annotated[
         Optional[str],
         typer.Option("--format", "-f", metavar="FORMAT", autocompletion=lambda incomplete: complete.choices(formats, incomplete),
@@ -178,7 +179,7 @@ def format_opt(formats: Sequence[str]) -> Any:
     ]  # fmt: skip
 
 
-FormatOpt = format_opt(FORMATS)
+FormatOpt = format_opt()
 
 
 # --- output -----------------------------------------------------------------------------------
@@ -201,13 +202,12 @@ class Output:
 
 
 def output(ctx: typer.Context, fmt: str | None, json_flag: bool, fields: str | None, color: str | None,
-           allowed: Sequence[str] = SOURCE_FIELDS, formats: Sequence[str] = FORMATS,
-           no_pager: bool = False) -> Output:  # fmt: skip
+           allowed: Sequence[str] = SOURCE_FIELDS, no_pager: bool = False) -> Output:  # fmt: skip
     from invmap.render import choose_format, parse_fields
 
     mode = color_mode(color) if color is not None else state(ctx).color
     terminal = stdout_is_terminal()
-    chosen = choose_format(fmt, json_flag, terminal, formats, f"'{ctx.info_name}'")
+    chosen = choose_format(fmt, json_flag, terminal, formats_of(ctx.info_name), f"'{ctx.info_name}'")
     return Output(chosen, parse_fields(fields, allowed), use_color(mode, terminal) and chosen == "table",
                   state(ctx).pager and not no_pager)  # fmt: skip
 

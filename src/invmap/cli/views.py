@@ -31,7 +31,7 @@ from invmap.cli.shared import (
 )
 from invmap.errors import NotFoundError
 from invmap.fields import SCORED_FIELDS
-from invmap.render import MACHINE_FORMATS, Result
+from invmap.render import Result
 
 commands = typer.Typer()
 
@@ -48,33 +48,23 @@ def layers(
     out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
     idx = index(ctx)
     rows = overview.layer_rows(idx.levels(), query.select(idx, filters(ctx, None, type_, year)))
-    if out.fmt in MACHINE_FORMATS:
-        fields = ["code", "title", "scope", "count", "sources", "names"]
-    elif out.fmt == "table":
-        fields = ["code", "title", "count", "names"]
-    elif out.fmt == "markdown":
-        fields = ["code", "title", "scope", "count", "names"]
-    else:
-        fields = ["code", "title", "count", "sources"]
-    for row in rows:
-        row["code"] = row["code"] or ""
-    data = [{**r, "code": r["code"] or None} for r in rows]
-    emit(out, Result(rows, fields, data=data if out.fmt == "json" else None))
+    fields = {"table": ["code", "title", "count", "names"], "markdown": ["code", "title", "scope", "count", "names"],
+              "plain": ["code", "title", "count", "sources"]}.get(out.fmt, ["code", "title", "scope", "count", "sources", "names"])  # fmt: skip
+    emit(out, Result(rows, fields))
 
 
-STATS_FORMATS = ("table", "json", "csv", "tsv", "markdown", "plain")
 
 
 @commands.command("stats", epilog=examples("invmap stats", "invmap stats --layer L5 --json"))
 def stats(
     ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None,
-    fmt: format_opt(STATS_FORMATS) = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
+    fmt: format_opt("stats") = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
     no_pager: NoPagerOpt = False,
 ) -> None:  # fmt: skip
     """Count sources by type, by year and by level code: bar charts on one scale on a terminal."""
     from invmap import overview, render
 
-    out = output(ctx, fmt, json_flag, None, color, allowed=(), formats=STATS_FORMATS, no_pager=no_pager)
+    out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
     counts = overview.stats(query.select(index(ctx), filters(ctx, layer, type_, year)))
 
     def draw(width: int, color_on: bool) -> str:
@@ -85,19 +75,18 @@ def stats(
     emit(out, Result(overview.stats_rows(counts), ["group", "key", "count"], data=counts, draw=draw))
 
 
-MAP_FORMATS = ("table", "json", "csv", "tsv", "markdown", "plain")
 
 
 @commands.command("map", epilog=examples("invmap map", "invmap map --layer L3", "invmap map --json"))
 def map_(
     ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None,
-    fmt: format_opt(MAP_FORMATS) = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
+    fmt: format_opt("map") = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
     no_pager: NoPagerOpt = False,
 ) -> None:  # fmt: skip
     """Show the map: each level with its sources by year (n.d. last), short names whole."""
     from invmap import overview, render
 
-    out = output(ctx, fmt, json_flag, None, color, allowed=(), formats=MAP_FORMATS, no_pager=no_pager)
+    out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
     idx = index(ctx)
     chosen = filters(ctx, layer, type_, year)
     grid = overview.grid(query.select(idx, chosen), only=chosen.codes)
@@ -124,16 +113,15 @@ def related(
     emit(out, Result(hits, out.pick(["score", "id", "name", "layer", "mechanism"], SCORED_FIELDS)))
 
 
-GUIDE_FORMATS = ("table", "json", "markdown", "plain")
 
 
 @commands.command("guide", epilog=examples("invmap guide", "invmap guide --format markdown > procedure.md"))
-def guide(ctx: typer.Context, fmt: format_opt(GUIDE_FORMATS) = None, json_flag: JsonOpt = False,  # type: ignore[valid-type]
+def guide(ctx: typer.Context, fmt: format_opt("guide") = None, json_flag: JsonOpt = False,  # type: ignore[valid-type]
           color: ColorOpt = None, no_pager: NoPagerOpt = False) -> None:  # fmt: skip
     """Print the map's study procedure (five steps) and its notes."""
     from invmap import render
 
-    out = output(ctx, fmt, json_flag, None, color, allowed=(), formats=GUIDE_FORMATS, no_pager=no_pager)
+    out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
     info = index(ctx).info()
     if out.fmt == "json":
         write(render.to_json(info))
