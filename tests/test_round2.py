@@ -469,3 +469,28 @@ def test_every_format_is_rendered_or_refused(cli, command, fmt):
     assert "Traceback" not in result.err
     help_text = cli(command, "--help").out
     assert f"One of: {', '.join(formats_of(command))}." in " ".join(help_text.split())
+
+
+def test_pruned_search_equals_scoring_everything(tmp_path):
+    """The top-N search (branch and bound, lower tiers skipped once N are found) returns exactly the
+    first N of scoring every source in every tier."""
+    import importlib.util
+
+    from conftest import REPO
+    from invmap import query
+    from invmap.catalog import Location
+    from invmap.index import open_catalog
+
+    spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    path = tmp_path / "gen.toml"
+    path.write_text(generate.generate(3000), encoding="utf-8")
+    idx = open_catalog(Location(str(path), "test"))
+    filters = query.build_filters(idx)
+    fields = query.search_fields(None)
+    for text in ("virtual memory", "handoff compute kv", "tiered resources prefill decode", "specualtive", "zzqqxx", "kv"):
+        for limit in (1, 3, 10):
+            fast = query.search(idx, filters, text, fields, limit=limit)
+            every = query.search(idx, filters, text, fields, limit=None)[:limit]
+            assert [(r["id"], r["score"]) for r in fast] == [(r["id"], r["score"]) for r in every], (text, limit)

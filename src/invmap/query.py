@@ -283,50 +283,88 @@ def search(index: Index, filters: Filters, text: str, fields: Sequence[str], lim
     """Records with a `score` (0-100), best first.
 
     A field's score is the mean, over the query's words, of each word's best partial match in it
-    (rapidfuzz `partial_ratio`), so word order, case and small typos do not matter. A source ranks in
-    the best tier where it matches: the name/id/Source tier and the title tier need every word to match
-    (>= 80), the sentence tier needs the mean to reach `min_score`. Within a tier, the better score
-    first, then catalog order.
+    (rapidfuzz `partial_ratio`, case ignored), so word order, case and small typos do not matter. A
+    source ranks in the best tier where it matches: the name/id/Source tier and the title tier need
+    every word to match (>= 80), the sentence tier needs the mean to reach `min_score`. Within a tier,
+    the better score first, then catalog order. Lower tiers are scored only for the places the higher
+    ones left in the top `limit`.
     """
     from rapidfuzz import utils
 
-    words = list(dict.fromkeys(utils.default_process(text).split()))
+    words = sorted(dict.fromkeys(utils.default_process(text).split()), key=len, reverse=True)
     if not words:
         raise UsageError("search needs some text to look for")
-    rows = index.records(filters.where, filters.params, ["pos", *dict.fromkeys(fields)])
-    # positions within `rows`, so the full records of the winners can be fetched afterwards
-    best: dict[int, tuple[int, float]] = {}
+    fields = list(dict.fromkeys(fields))
+    rows = index.columns(filters.where, filters.params, ["pos", *fields])
+    best: dict[int, tuple[int, float]] = {}  # row number -> (tier, score)
     for tier, tier_fields in ((3, NAME_TIER), (2, TITLE_TIER), (1, None)):
         chosen = [f for f in fields if (f in tier_fields if tier_fields else f not in (*NAME_TIER, *TITLE_TIER))]
+        room = None if limit is None else limit - len(best)
+        if room is not None and room <= 0:
+            break  # every lower-tier match would rank below the `limit` already found
+        found: dict[int, float] = {}
         for f in chosen:
-            texts = [r[f] or "" for r in rows]
-            strict = tier > 1
-            for i, score in _field_scores(words, texts, strict, min_score).items():
-                if score >= min_score and (i not in best or (tier, score) > best[i]):
-                    best[i] = (tier, score)
-    ranked = sorted(best, key=lambda i: (-best[i][0], -round(best[i][1], 1), i))[:limit]
-    full = index.at([rows[i]["pos"] for i in ranked])
-    return [{**record, "score": round(best[i][1], 1)} for record, i in zip(full, ranked)]
+            column = 1 + fields.index(f)
+            texts = [(row[column] or "").lower() for row in rows]
+            scores = _all_words(words, texts) if tier > 1 else _best_means(words, texts, min_score, room)
+            for k, score in scores.items():
+                if k not in best and score >= min_score and score > found.get(k, -1.0):
+                    found[k] = score
+        best.update({k: (tier, score) for k, score in found.items()})
+    ranked = sorted(best, key=lambda k: (-best[k][0], -round(best[k][1], 1), k))[:limit]
+    full = index.at([rows[k][0] for k in ranked])
+    return [{**record, "score": round(best[k][1], 1)} for record, k in zip(full, ranked)]
 
 
-def _field_scores(words: Sequence[str], texts: Sequence[str], strict: bool, min_score: float) -> dict[int, float]:
-    """Per text index: the mean word score, for the texts that can still qualify."""
-    from rapidfuzz import fuzz, process, utils
+def _all_words(words: Sequence[str], texts: Sequence[str]) -> dict[int, float]:
+    """The name and title tiers: texts that every word matches (>= WORD_MATCH), with the mean score.
+    Each later word is scored only against the texts all earlier words matched."""
+    from rapidfuzz import fuzz, process
+
+    alive: dict[int, float] = {i: 0.0 for i in range(len(texts))}
+    for word in words:
+        positions = list(alive)
+        subset = texts if len(positions) == len(texts) else [texts[i] for i in positions]
+        alive = {positions[k]: alive[positions[k]] + s for _, s, k in
+                 process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=WORD_MATCH)}  # fmt: skip
+        if not alive:
+            return {}
+    return {i: total / len(words) for i, total in alive.items()}
+
+
+def _best_means(words: Sequence[str], texts: Sequence[str], min_score: float, room: int | None) -> dict[int, float]:
+    """The sentence tier: texts whose mean word score reaches `min_score` — all of them, or (with
+    `room`) at least every text that can be among the best `room`, found by branch and bound.
+
+    The first word is scored against every text; the `room` texts best on it are scored in full, which
+    bounds the total the last kept text needs; a text whose total so far plus 100 for each word still
+    to score cannot reach that bound is dropped before the next word.
+    """
+    from rapidfuzz import fuzz, process
 
     n = len(words)
-    # A word scoring below this cannot lift the mean to min_score even if every other word scores 100.
-    floor = WORD_MATCH if strict else max(0.0, n * min_score - 100.0 * (n - 1))
-    totals: dict[int, float] | None = None
-    for word in words:
-        scores = {i: s for _, s, i in process.extract_iter(word, texts, scorer=fuzz.partial_ratio,
-                                                             processor=utils.default_process, score_cutoff=floor)}  # fmt: skip
-        if strict or totals is None:
-            totals = scores if totals is None else {i: totals[i] + s for i, s in scores.items() if i in totals}
-        else:
-            totals = {i: totals.get(i, 0.0) + scores.get(i, 0.0) for i in totals.keys() | scores.keys()}
+    need = n * min_score
+    cutoff = max(0.0, need - 100.0 * (n - 1))  # below this on one word, no text can reach min_score
+    totals = {i: s for _, s, i in process.extract_iter(words[0], texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
+    bound = need
+    if room is not None and n > 1 and len(totals) > room:
+        import heapq
+
+        # The `room` texts best on the first word, scored in full, bound what the last kept one needs.
+        seeds = heapq.nlargest(room, totals, key=totals.__getitem__)
+        full = sorted((totals[i] + sum(fuzz.partial_ratio(w, texts[i]) for w in words[1:]) for i in seeds), reverse=True)
+        bound = max(need, full[-1] - 0.5 * n)  # a margin for scores that round to the same tenth
+    for done, word in enumerate(words[1:], start=2):
+        left = 100.0 * (n - done)
+        totals = {i: t for i, t in totals.items() if t + 100.0 + left >= bound}
         if not totals:
             return {}
-    return {i: t / n for i, t in (totals or {}).items()}
+        positions = list(totals)
+        least = max(0.0, bound - max(totals.values()) - left)
+        subset = [texts[i] for i in positions]
+        scored = {k: s for _, s, k in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=least)}
+        totals = {i: totals[i] + scored.get(k, 0.0) for k, i in enumerate(positions)}
+    return {i: t / n for i, t in totals.items() if t >= bound}
 
 
 def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
