@@ -494,3 +494,39 @@ def test_pruned_search_equals_scoring_everything(tmp_path):
             fast = query.search(idx, filters, text, fields, limit=limit)
             every = query.search(idx, filters, text, fields, limit=None)[:limit]
             assert [(r["id"], r["score"]) for r in fast] == [(r["id"], r["score"]) for r in every], (text, limit)
+
+
+def test_chunked_validation_reports_exactly_what_one_pass_does(monkeypatch):
+    import tomli
+
+    from invmap import catalog as catalog_io
+
+    shipped = tomli.loads(catalog_io.shipped_path().read_text(encoding="utf-8"))
+    sources = [dict(s, id=f"{s['id']}-{n}") for n in range(3) for s in shipped["sources"]]
+    sources[40] = dict(sources[40], year="2023")
+    sources[70] = dict(sources[70], id=sources[2]["id"])
+    del sources[55]["mechanism"]
+    found = []
+    for chunk in (7, 10**9):
+        monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", chunk)
+        with pytest.raises(catalog_io.CatalogError) as caught:
+            catalog_io.validate({"layers": {"L9": "x"}, "sources": [dict(s) for s in sources]}, "t")
+        found.append(caught.value.problems)
+    assert found[0] == found[1] and len(found[0]) == 4
+    monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", 7)
+    good = catalog_io.validate({"sources": [dict(s) for s in sources[:30]]}, "t")
+    assert [s.id for s in good.sources] == [s["id"] for s in sources[:30]]
+
+
+def test_fast_parser_agrees_with_tomli_and_never_sees_deep_nesting():
+    import tomli
+
+    from invmap import catalog as catalog_io
+
+    text = catalog_io.shipped_path().read_text(encoding="utf-8")
+    assert catalog_io._cannot_nest_deeply(text)
+    assert catalog_io.parse_text(text, "t") == tomli.loads(text)
+    deep = "x = " + "[" * 100_000 + "]" * 100_000
+    assert not catalog_io._cannot_nest_deeply(deep)
+    disguised = "[[sources]]\n" * 3 + "x = " + "[" * 300 + "]" * 300
+    assert not catalog_io._cannot_nest_deeply(disguised)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from invmap.model import Catalog
 
 NO_CACHE_VAR = "INVMAP_NO_CACHE"
-FORMAT = 1  # PRAGMA user_version: bump when the tables below change
+FORMAT = 2  # PRAGMA user_version: bump when the tables below change
 _STRICT = " STRICT" if sqlite3.sqlite_version_info >= (3, 37) else ""
 _SQL_TYPE = {"text": "TEXT", "int": "INTEGER", "date": "TEXT", "codes": "TEXT"}
 # Every column is a field of the JSON contract (`url` is the effective link, `layers` the codes
@@ -183,59 +183,63 @@ def state_of(path: str) -> dict[str, Any]:
 
 
 _NOT_WORD = re.compile(r"[\W_]+")
+_ASCII_NOT_WORD = str.maketrans("", "", "".join(chr(c) for c in range(128) if not chr(c).isalnum()))
 
 
 def normalize(text: str) -> str:
     """Case, spacing and punctuation do not matter: `Paged attention` == `pagedattention`."""
+    if text.isascii():  # the common case, ~3x faster than the regular expression
+        return text.lower().translate(_ASCII_NOT_WORD)
     return _NOT_WORD.sub("", text.casefold())
 
 
-def _record_row(source: Any) -> tuple[Any, ...]:
-    values = source.__dict__
-    row = []
-    for f in FIELDS:
-        if f.name == "layers":
-            row.append(";".join(source.layers))
-        elif f.name == "url":
-            row.append(source.link)
-        elif f.kind == "date":
-            row.append(values[f.name].isoformat())
-        else:
-            row.append(values[f.name])
-    return tuple(row)
+_DATES = tuple(f.name for f in FIELDS if f.kind == "date")
+
+
+def _record_row(source: Any, pos: int) -> dict[str, Any]:
+    """A source's row: its stored values by name, plus the derived `layers` and effective `url`."""
+    row = dict(source.__dict__)
+    row["pos"] = pos
+    row["layers"] = ";".join(source.layers)
+    row["url"] = source.link
+    for name in _DATES:
+        row[name] = row[name].isoformat()
+    return row
 
 
 def source_keys(source: Any) -> Iterable[tuple[str, str]]:
     """(key, kind) pairs by which `show` finds a source: texts normalized, identifiers canonical."""
+    values = source.__dict__
     seen = set()
     for kind in ("id", "name", "source", "title"):
-        value = getattr(source, kind)
+        value = values[kind]
         if value and (key := normalize(value)) and key not in seen:
             seen.add(key)
             yield key, kind
-    if source.arxiv:
-        yield "arxiv:" + source.arxiv.split("v")[0].lower(), "arxiv"
-    if source.doi:
-        yield "doi:" + source.doi.lower(), "doi"
-    links = {canonical_link(link) for link in (source.url, source.code, source.link) if link}
-    for link in links:
+    if arxiv := values["arxiv"]:
+        yield "arxiv:" + arxiv.split("v")[0].lower(), "arxiv"
+    if doi := values["doi"]:
+        yield "doi:" + doi.lower(), "doi"
+    # An arXiv or DOI page derived from those ids is found by them; only explicit links need keys.
+    for link in {canonical_link(link) for link in (values["url"], values["code"]) if link}:
         yield "link:" + link, "link"
 
 
 def _fill(con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None,
           progress: Callable[[int], None] | None = None) -> None:  # fmt: skip
-    for sql in TABLES:
+    tables = [sql for sql in TABLES if sql.startswith("CREATE TABLE")]
+    for sql in tables:
         con.execute(sql)
     con.execute(f"PRAGMA user_version = {FORMAT}")
     con.execute("BEGIN")
     columns = ", ".join(("pos", *SOURCE_FIELDS))
-    marks = ", ".join("?" * (len(SOURCE_FIELDS) + 1))
+    marks = ", ".join(f":{name}" for name in ("pos", *SOURCE_FIELDS))
     chunk = 10_000
     sources = catalog.sources
     for start in range(0, len(sources), chunk):
         part = sources[start : start + chunk]
         con.executemany(f"INSERT INTO sources ({columns}) VALUES ({marks})",
-                        [(start + i, *_record_row(s)) for i, s in enumerate(part)])  # fmt: skip
+                        [_record_row(s, start + i) for i, s in enumerate(part)])  # fmt: skip
         con.executemany("INSERT INTO codes VALUES (?, ?)",
                         [(code, start + i) for i, s in enumerate(part) for code in s.layers])  # fmt: skip
         con.executemany("INSERT INTO keys VALUES (?, ?, ?)",
@@ -248,6 +252,9 @@ def _fill(con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None,
     meta = {"key": json.dumps(key, sort_keys=True), "catalog": json.dumps(info), "sources": str(len(sources)),
             "uses": "0"}  # fmt: skip
     con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+    for sql in TABLES:  # indexes last: building one over all rows is faster than keeping it up to date
+        if sql not in tables:
+            con.execute(sql)
     con.execute("COMMIT")
 
 
@@ -393,11 +400,13 @@ def open_catalog(location: Location) -> Index:
 def _from_toml(location: Location, key: dict[str, Any] | None) -> sqlite3.Connection:
     from invmap import catalog as catalog_io
 
-    data = catalog_io.read_bytes(location.path)
-    with _Progress(location.path, len(data)) as report:
+    try:
+        size = os.stat(location.path).st_size if location.path != "-" else 0
+    except OSError:
+        size = 0
+    with _Progress(location.path, size) as report:
         report("reading")
-        catalog = catalog_io.validate(catalog_io.parse(data, location.path), location.path)
-        del data
+        catalog = catalog_io.validate(catalog_io.read_table(location.path), location.path)
         report("indexing", len(catalog.sources))
         return build(catalog, key, progress=lambda n: report(None, n))
 
