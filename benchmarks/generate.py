@@ -16,8 +16,21 @@ import tomli_w
 from invmap import catalog as catalog_io
 from invmap.sourcetext import slug
 
-LABELS = ["L1", "L2", "L3", "L4", "L5", "L6", "P0 field guide", "L2 and L3", "L3 and L5", "L4 to L6",
-          "Runtime lever", "L2 and runtime lever", "Model and KV memory"]  # fmt: skip
+LABELS = [
+    "L1",
+    "L2",
+    "L3",
+    "L4",
+    "L5",
+    "L6",
+    "P0 field guide",
+    "L2 and L3",
+    "L3 and L5",
+    "L4 to L6",
+    "Runtime lever",
+    "L2 and runtime lever",
+    "Model and KV memory",
+]
 
 
 def sentence(rng: random.Random, words: list[str], low: int, high: int) -> str:
@@ -27,7 +40,13 @@ def sentence(rng: random.Random, words: list[str], low: int, high: int) -> str:
 
 def generate(count: int, seed: int = 7) -> str:
     shipped = catalog_io.load(str(catalog_io.shipped_path()))
-    words = sorted({w.strip(".,;?").lower().replace("'", "") for s in shipped.sources for w in f"{s.mechanism} {s.objective} {s.question}".split()})
+    words = sorted(
+        {
+            w.strip(".,;?").lower().replace("'", "")
+            for s in shipped.sources
+            for w in f"{s.mechanism} {s.objective} {s.question}".split()
+        }
+    )
     types = sorted({s.type for s in shipped.sources})
     rng = random.Random(seed)
     sources = []

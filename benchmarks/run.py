@@ -102,8 +102,10 @@ def main() -> None:
         against = f"{floor_label} {floor:.1f} ms" if floor_label else ""
         print(f"  {label:<58} {value:8.1f} ms   {against:<26} {verdict}", flush=True)
 
-    print(f"invmap benchmarks: {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores, {platform.machine()}, {runs} runs each (median)\n")  # fmt: skip
+    print(
+        f"invmap benchmarks: {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} cores, {platform.machine()}, {runs} runs each (median)\n"
+    )
 
     # Floors and start-up, measured together.
     floor_pass, _ = median_ms([py, "-c", "pass"], env, runs)
@@ -119,11 +121,18 @@ def main() -> None:
         value, _ = median_ms(argv, env, runs)
         limit = hello_ms * 1.10
         target = label in ("list --layer L3 --json", "--version", "--help")
-        verdict = (f"{value / hello_ms:.2f}x hello; " + ("ok" if value <= limit else "OVER") + " (<= 1.10x)") if target else f"{value / hello_ms:.2f}x hello"
+        verdict = (
+            (f"{value / hello_ms:.2f}x hello; " + ("ok" if value <= limit else "OVER") + " (<= 1.10x)")
+            if target
+            else f"{value / hello_ms:.2f}x hello"
+        )
         add(label, value, "Typer hello app", hello_ms, verdict)
 
     # TAB: the completion fast path against the interpreter floor.
-    for label, words, cword in [("TAB: show Pag", "invmap show Pag", "2"), ("TAB: list --layer ", "invmap list --layer ", "3")]:
+    for label, words, cword in [
+        ("TAB: show Pag", "invmap show Pag", "2"),
+        ("TAB: list --layer ", "invmap list --layer ", "3"),
+    ]:
         tab_env = {**env, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": cword}
         value, _ = median_ms([program], tab_env, runs)
         add(label, value, "python -c pass", floor_pass, "ok (<= 50 ms)" if value <= 50 else "OVER (<= 50 ms)")
@@ -146,10 +155,19 @@ def main() -> None:
 
         value, peak = median_ms([program, *cat, "list", "--layer", "L3", "--json"], env, first_runs, before=clear)
         wait_for_cache(cache_home)
-        add(f"{size:>7,}: first run (no cache), peak {peak / 1024:.0f} MiB", value, "", 0,
-            "ok (<= 4 s)" if value <= 4000 else "OVER (<= 4 s)")  # fmt: skip
-        some_id = subprocess.run([program, *cat, "list", "--limit", "1", "--fields", "id", "--format", "plain"],
-                                 env=env, capture_output=True, text=True).stdout.strip()  # fmt: skip
+        add(
+            f"{size:>7,}: first run (no cache), peak {peak / 1024:.0f} MiB",
+            value,
+            "",
+            0,
+            "ok (<= 4 s)" if value <= 4000 else "OVER (<= 4 s)",
+        )
+        some_id = subprocess.run(
+            [program, *cat, "list", "--limit", "1", "--fields", "id", "--format", "plain"],
+            env=env,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         for label, argv in [
             ("list --layer L3 --json", ["list", "--layer", "L3", "--json"]),
             ("search 'virtual memory' --limit 10", ["search", "virtual memory", "--limit", "10", "--json"]),
@@ -158,8 +176,13 @@ def main() -> None:
         ]:
             value, peak = median_ms([program, *cat, *argv], env, runs)
             verdict = "ok (<= 1 s)" if value <= 1000 else "OVER (<= 1 s)"
-            add(f"{size:>7,}: {label}, peak {peak / 1024:.0f} MiB", value, "", 0,
-                verdict + ("" if peak <= 600 * 1024 else "; memory OVER 600 MiB"))  # fmt: skip
+            add(
+                f"{size:>7,}: {label}, peak {peak / 1024:.0f} MiB",
+                value,
+                "",
+                0,
+                verdict + ("" if peak <= 600 * 1024 else "; memory OVER 600 MiB"),
+            )
 
     shutil.rmtree(work, ignore_errors=True)
 

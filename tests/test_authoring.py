@@ -17,9 +17,26 @@ from invmap import catalog as catalog_io
 from invmap.vocabulary import SEED_COLUMNS
 
 BROKEN = ASSETS / "broken"
-ADD = ["--name", "TestServe", "--source", "TestServe, Doe et al.", "--type", "Current", "--year", "2025",
-       "--layer", "L2 and L5", "--mechanism", "Route prefill by queue depth.", "--objective", "Cut tail delay.",
-       "--question", "When does rerouting cost more than it saves?", "--availability", "Primary paper."]  # fmt: skip
+ADD = [
+    "--name",
+    "TestServe",
+    "--source",
+    "TestServe, Doe et al.",
+    "--type",
+    "Current",
+    "--year",
+    "2025",
+    "--layer",
+    "L2 and L5",
+    "--mechanism",
+    "Route prefill by queue depth.",
+    "--objective",
+    "Cut tail delay.",
+    "--question",
+    "When does rerouting cost more than it saves?",
+    "--availability",
+    "Primary paper.",
+]
 
 
 @pytest.fixture
@@ -45,7 +62,11 @@ def test_where_names_the_active_catalog_and_why(cli, mine):
     both = cli("--catalog", str(mine), "where", env={"INVMAP_CATALOG": "/elsewhere.toml"})
     assert both.out == f"{mine}\t(--catalog option)\n"
     where = json.loads(cli("where", "--json").out)
-    assert {k: where[k] for k in ("path", "reason", "shipped")} == {"path": shipped, "reason": "shipped with invmap", "shipped": True}
+    assert {k: where[k] for k in ("path", "reason", "shipped")} == {
+        "path": shipped,
+        "reason": "shipped with invmap",
+        "shipped": True,
+    }
     assert where["index"]["state"] in ("missing", "current")
 
 
@@ -54,7 +75,12 @@ def test_check_clean(cli, sh, mine):
     result = sh("--catalog", str(mine), "check")
     assert (result.code, result.out, result.err) == (0, f"{mine}: ok, 2 sources\n", "")
     assert json.loads(cli("--catalog", str(mine), "check", "--json").out) == {
-        "path": str(mine), "valid": True, "sources": 2, "problems": [], "warnings": []}
+        "path": str(mine),
+        "valid": True,
+        "sources": 2,
+        "problems": [],
+        "warnings": [],
+    }
 
 
 def test_check_reports_every_problem(cli):
@@ -100,17 +126,28 @@ def test_add_optional_fields_and_nd(cli, mine):
     result = cli("--catalog", str(mine), "add", *args, "--json")
     assert result.code == 0
     record = json.loads(result.out)
-    assert (record["id"], record["year"], record["arxiv"], record["accessed"]) == ("my-id", None, "2501.01005", "2026-01-02")
+    assert (record["id"], record["year"], record["arxiv"], record["accessed"]) == (
+        "my-id",
+        None,
+        "2501.01005",
+        "2026-01-02",
+    )
     assert record["url"] == "https://arxiv.org/abs/2501.01005"
 
 
-@pytest.mark.parametrize("change, message", [
-    (["--id", "mooncake"], "  duplicate id 'mooncake' (first used by source 2)"),
-    (["--layer", "L9"], "  field 'layer': unknown layer code 'L9' in 'L9' (valid codes: L1, L2, L3, L4, L5, L6, P0)"),
-    (["--arxiv", "not-an-id"], "  field 'arxiv': 'not-an-id' is not an arXiv id such as '2407.00079'"),
-    (["--mechanism", "  "], "  field 'mechanism': must not be empty"),
-    (["--id", "Bad Id"], "  field 'id': 'Bad Id' is not lowercase kebab-case such as 'llm-d'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (["--id", "mooncake"], "  duplicate id 'mooncake' (first used by source 2)"),
+        (
+            ["--layer", "L9"],
+            "  field 'layer': unknown layer code 'L9' in 'L9' (valid codes: L1, L2, L3, L4, L5, L6, P0)",
+        ),
+        (["--arxiv", "not-an-id"], "  field 'arxiv': 'not-an-id' is not an arXiv id such as '2407.00079'"),
+        (["--mechanism", "  "], "  field 'mechanism': must not be empty"),
+        (["--id", "Bad Id"], "  field 'id': 'Bad Id' is not lowercase kebab-case such as 'llm-d'"),
+    ],
+)
 def test_rejected_add_leaves_the_file_as_it_was(cli, mine, change, message):
     before = mine.read_bytes()
     args = list(ADD)
@@ -126,12 +163,15 @@ def test_rejected_add_leaves_the_file_as_it_was(cli, mine, change, message):
     assert files_in(mine.parent) == ["mine.toml"]
 
 
-@pytest.mark.parametrize("flag, value, message", [
-    ("--year", "2020..2024", "Error: --year takes one year or n.d., not a range: '2020..2024'\n"),
-    ("--year", "soon", "Error: malformed year 'soon' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
-    ("--year", "1850", None),
-    ("--accessed", "yesterday", "Error: --accessed takes a date such as 2026-08-07, not 'yesterday'\n"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "flag, value, message",
+    [
+        ("--year", "2020..2024", "Error: --year takes one year or n.d., not a range: '2020..2024'\n"),
+        ("--year", "soon", "Error: malformed year 'soon' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
+        ("--year", "1850", None),
+        ("--accessed", "yesterday", "Error: --accessed takes a date such as 2026-08-07, not 'yesterday'\n"),
+    ],
+)
 def test_add_bad_values(cli, mine, flag, value, message):
     before = mine.read_bytes()
     args = list(ADD)
@@ -152,15 +192,28 @@ def test_add_refuses_the_shipped_catalog_and_stdin(cli):
     before = shipped.read_bytes()
     result = cli("add", *ADD)
     assert result.code == 2
-    assert result.err == (f"Error: refusing to change the catalog shipped with invmap ({shipped})\n"
-                          "Hint: start a catalog of your own with 'invmap init my-catalog.toml', then use "
-                          "'--catalog my-catalog.toml' or set INVMAP_CATALOG\n")  # fmt: skip
+    assert result.err == (
+        f"Error: refusing to change the catalog shipped with invmap ({shipped})\n"
+        "Hint: start a catalog of your own with 'invmap init my-catalog.toml', then use "
+        "'--catalog my-catalog.toml' or set INVMAP_CATALOG\n"
+    )
     assert shipped.read_bytes() == before
     assert cli("--catalog", "-", "add", *ADD, input="").code == 2
 
 
-@pytest.mark.parametrize("name", ["syntax.toml", "missing_field.toml", "duplicate_id.toml", "empty.toml", "binary.toml",
-                                  "unknown_field.toml", "wrong_type.toml", "bad_layer.toml"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "syntax.toml",
+        "missing_field.toml",
+        "duplicate_id.toml",
+        "empty.toml",
+        "binary.toml",
+        "unknown_field.toml",
+        "wrong_type.toml",
+        "bad_layer.toml",
+    ],
+)
 @pytest.mark.parametrize("command", [["add", *ADD], ["fmt"], ["fmt", "--check"]])
 def test_writing_commands_refuse_broken_catalogs_untouched(cli, tmp_path, name, command):
     target = tmp_path / name
@@ -204,7 +257,9 @@ def test_shipped_catalog_is_canonical(cli):
 
 
 def test_fmt_check_and_rewrite(cli, mine):
-    messy = "# my notes\n" + mine.read_text(encoding="utf-8").replace('year = 2023\nlayer = "L3"', 'layer = "L3"\nyear   =   2023')
+    messy = "# my notes\n" + mine.read_text(encoding="utf-8").replace(
+        'year = 2023\nlayer = "L3"', 'layer = "L3"\nyear   =   2023'
+    )
     mine.write_text(messy, encoding="utf-8")
     check = cli("--catalog", str(mine), "fmt", "--check")
     assert (check.code, check.out) == (1, "")
@@ -245,8 +300,17 @@ def test_markdown_export_reads_as_a_table_in_a_real_parser(cli):
             cells.append(row)
             row = None
     header, *rows = cells
-    assert header == ["Direction/type", "Source", "Year", "Layer", "Central mechanism", "Reported objective",
-                      "Unresolved engineering question", "Implementation availability", "Accessed"]  # fmt: skip
+    assert header == [
+        "Direction/type",
+        "Source",
+        "Year",
+        "Layer",
+        "Central mechanism",
+        "Reported objective",
+        "Unresolved engineering question",
+        "Implementation availability",
+        "Accessed",
+    ]
     assert rows == [list(r.values()) for r in seed_rows()]
     assert sum(1 for t in tokens if t.type == "bullet_list_open") == 1
 
@@ -265,7 +329,11 @@ def test_bibtex_export_reads_in_bibtexparser(cli):
     assert entries["bullet"].entry_type == "article" and bullet["doi"] == "10.1145/3779212.3790135"
     assert entries["vllm"].entry_type == "online" and "year" not in {f.key for f in entries["vllm"].fields}
     roofline = {f.key: f.value for f in entries["roofline"].fields}
-    assert roofline["author"] == "Williams and Waterman and Patterson" and roofline["title"] == "{Roofline: An Insightful Visual Performance Model for Floating-Point Programs and Multicore Architectures}"
+    assert (
+        roofline["author"] == "Williams and Waterman and Patterson"
+        and roofline["title"]
+        == "{Roofline: An Insightful Visual Performance Model for Floating-Point Programs and Multicore Architectures}"
+    )
     assert {f.key: f.value for f in entries["pagedattention"].fields}["author"] == "Kwon and others"
 
 
@@ -332,12 +400,17 @@ def test_import_output_file_and_force(cli, tmp_path):
     assert cli("import", str(SEED), "-o", str(target), "--force").code == 0
 
 
-@pytest.mark.parametrize("text, message", [
-    ("no table here\n", "-: no Markdown table found (expected a header row and a |---| row)"),
-    ("| Source | Year |\n|---|---|\n| x | 2020 |\n", "-: table has no column 'Direction/type', 'Layer', "),
-    ("| " + " | ".join(h for h in seed_rows()[0]) + " |\n|" + "---|" * 9 + "\n| a | b |\n",
-     "-: table row 1 (line 3): 2 cells, expected 9"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("no table here\n", "-: no Markdown table found (expected a header row and a |---| row)"),
+        ("| Source | Year |\n|---|---|\n| x | 2020 |\n", "-: table has no column 'Direction/type', 'Layer', "),
+        (
+            "| " + " | ".join(h for h in seed_rows()[0]) + " |\n|" + "---|" * 9 + "\n| a | b |\n",
+            "-: table row 1 (line 3): 2 cells, expected 9",
+        ),
+    ],
+)
 def test_import_bad_markdown(cli, text, message):
     result = cli("import", "-", input=text)
     assert result.code == 3 and result.out == "" and result.err.startswith(f"Error: {message}")
@@ -348,7 +421,10 @@ def test_import_validates_like_check(cli):
     table[2] = table[2].replace("| n.d. |", "| soon |")
     result = cli("import", "-", input="\n".join(table) + "\n")
     assert result.code == 3
-    assert result.err == "Error: -: source 1 (official-inference-engineering-guide): field 'year': expected an integer, got text 'soon'\n"
+    assert (
+        result.err
+        == "Error: -: source 1 (official-inference-engineering-guide): field 'year': expected an integer, got text 'soon'\n"
+    )
 
 
 def test_tsv_and_jsonl_exports_parse_back(cli):

@@ -10,8 +10,26 @@ import pytest
 
 from conftest import installed_invmap
 
-KEYS = ["id", "name", "source", "title", "authors", "arxiv", "doi", "url", "code", "type", "year", "layer", "layers",
-        "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
+KEYS = [
+    "id",
+    "name",
+    "source",
+    "title",
+    "authors",
+    "arxiv",
+    "doi",
+    "url",
+    "code",
+    "type",
+    "year",
+    "layer",
+    "layers",
+    "mechanism",
+    "objective",
+    "question",
+    "availability",
+    "accessed",
+]
 ALL_IDS = None
 
 
@@ -34,16 +52,25 @@ def test_list_json_contract(cli):
     assert all(list(r) == KEYS for r in records)
     paged = next(r for r in records if r["id"] == "pagedattention")
     assert paged == {
-        "id": "pagedattention", "name": "PagedAttention", "source": "PagedAttention, Kwon et al.",
+        "id": "pagedattention",
+        "name": "PagedAttention",
+        "source": "PagedAttention, Kwon et al.",
         "title": "Efficient Memory Management for Large Language Model Serving with PagedAttention",
-        "authors": "Kwon et al.", "arxiv": "2309.06180", "doi": "10.1145/3600006.3613165",
-        "url": "https://arxiv.org/abs/2309.06180", "code": "https://github.com/vllm-project/vllm",
-        "type": "Current", "year": 2023,
-        "layer": "L3", "layers": ["L3"], "mechanism": "Map logical KV blocks to physical blocks.",
+        "authors": "Kwon et al.",
+        "arxiv": "2309.06180",
+        "doi": "10.1145/3600006.3613165",
+        "url": "https://arxiv.org/abs/2309.06180",
+        "code": "https://github.com/vllm-project/vllm",
+        "type": "Current",
+        "year": 2023,
+        "layer": "L3",
+        "layers": ["L3"],
+        "mechanism": "Map logical KV blocks to physical blocks.",
         "objective": "Improve memory management for generative-model serving.",
         "question": "Which allocation and eviction rule avoids capacity loss for the workload?",
-        "availability": "vLLM public project.", "accessed": "2026-08-07",
-    }  # fmt: skip
+        "availability": "vLLM public project.",
+        "accessed": "2026-08-07",
+    }
     vllm = next(r for r in records if r["id"] == "vllm")
     assert vllm["year"] is None and vllm["layers"] == ["L2", "L3"]
     assert next(r for r in records if r["id"] == "mooncake")["url"] == "https://arxiv.org/abs/2407.00079"
@@ -52,12 +79,28 @@ def test_list_json_contract(cli):
 
 
 def test_layer_code_matches_every_label_covering_it(cli):
-    assert ids(cli("list", "--layer", "L3", "--json")) == ["pagedattention", "vllm", "vattention", "mooncake",
-                                                            "sglang", "lmcache"]  # fmt: skip
-    assert ids(cli("list", "--layer", "l5", "--json")) == ["mooncake", "lmcache", "distserve", "smartgen",
-                                                            "prefill-deflection", "llm-d"]  # fmt: skip
+    assert ids(cli("list", "--layer", "L3", "--json")) == [
+        "pagedattention",
+        "vllm",
+        "vattention",
+        "mooncake",
+        "sglang",
+        "lmcache",
+    ]
+    assert ids(cli("list", "--layer", "l5", "--json")) == [
+        "mooncake",
+        "lmcache",
+        "distserve",
+        "smartgen",
+        "prefill-deflection",
+        "llm-d",
+    ]
     assert ids(cli("list", "-l", "L6", "--json")) == ["llm-d", "bayesian-optimization"]
-    assert ids(cli("list", "--layer", "P0", "--json")) == ["inference-engineering", "inference-bottleneck-lab", "kv-policy-lab"]
+    assert ids(cli("list", "--layer", "P0", "--json")) == [
+        "inference-engineering",
+        "inference-bottleneck-lab",
+        "kv-policy-lab",
+    ]
 
 
 def test_layer_free_text_fragment(cli):
@@ -86,8 +129,10 @@ def test_type_filter_any_case_and_or(cli):
 def test_unknown_type_names_valid_types(cli):
     result = cli("list", "--type", "blog")
     assert result.code == 2
-    assert result.err == ("Error: unknown type 'blog' (valid types: Companion project, Current, Foundational, "
-                          "Navigational, Official project, Speculative, Survey)\n")  # fmt: skip
+    assert result.err == (
+        "Error: unknown type 'blog' (valid types: Companion project, Current, Foundational, "
+        "Navigational, Official project, Speculative, Survey)\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -110,12 +155,18 @@ def test_open_ended_year_range(cli):
     assert len(records) == 8 and all(r["year"] == 2026 for r in records)
 
 
-@pytest.mark.parametrize("value, message", [
-    ("2025..2023", "Error: reversed year range '2025..2023': write 2023..2025\n"),
-    ("20x4", "Error: malformed year '20x4' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
-    ("..", "Error: malformed year '..' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
-    ("2024..2025..2026", "Error: malformed year '2024..2025..2026' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("2025..2023", "Error: reversed year range '2025..2023': write 2023..2025\n"),
+        ("20x4", "Error: malformed year '20x4' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
+        ("..", "Error: malformed year '..' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
+        (
+            "2024..2025..2026",
+            "Error: malformed year '2024..2025..2026' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n",
+        ),
+    ],
+)
 def test_bad_years_are_usage_errors(cli, value, message):
     result = cli("list", "--year", value)
     assert (result.code, result.out, result.err) == (2, "", message)
@@ -135,13 +186,25 @@ def test_empty_result_is_an_empty_array_and_success(cli):
 # --- show ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("pagedattention", "pagedattention"), ("PagedAttention", "pagedattention"), ("paged attention", "pagedattention"),
-    ("PagedAtention", "pagedattention"), ("sarathi", "sarathi-serve"), ("2407.00079", "mooncake"),
-    ("arXiv:2407.00079", "mooncake"), ("llm-d", "llm-d"), ("LLM D", "llm-d"), ("10.1145/3731569.3764815", "aegaeon"),
-    ("vLLM documentation and public source", "vllm"), ("Roofline, Williams, Waterman, and Patterson", "roofline"),
-    ("vatention", "vattention"), ("distserv", "distserve"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("pagedattention", "pagedattention"),
+        ("PagedAttention", "pagedattention"),
+        ("paged attention", "pagedattention"),
+        ("PagedAtention", "pagedattention"),
+        ("sarathi", "sarathi-serve"),
+        ("2407.00079", "mooncake"),
+        ("arXiv:2407.00079", "mooncake"),
+        ("llm-d", "llm-d"),
+        ("LLM D", "llm-d"),
+        ("10.1145/3731569.3764815", "aegaeon"),
+        ("vLLM documentation and public source", "vllm"),
+        ("Roofline, Williams, Waterman, and Patterson", "roofline"),
+        ("vatention", "vattention"),
+        ("distserv", "distserve"),
+    ],
+)
 def test_show_finds_one_source(cli, name, expected):
     result = cli("show", name, "--json")
     assert result.code == 0 and result.err == ""
@@ -169,14 +232,19 @@ def test_show_ambiguous_lists_candidates_and_never_guesses(cli):
 def test_show_no_match_suggests(cli):
     result = cli("show", "pagedattn-v2-ultra")
     assert (result.code, result.out) == (1, "")
-    assert result.err.startswith("Error: no source matches 'pagedattn-v2-ultra'\nDid you mean:\n  PagedAttention (pagedattention)\n")
+    assert result.err.startswith(
+        "Error: no source matches 'pagedattn-v2-ultra'\nDid you mean:\n  PagedAttention (pagedattention)\n"
+    )
     nothing = cli("show", "qqqqqqqq")
     assert nothing.code == 1 and nothing.err.startswith("Error: no source matches 'qqqqqqqq', and no name is close\n")
 
 
 def test_show_plain_and_table(cli):
     plain = cli("show", "pagedattention").out.splitlines()  # not a terminal: plain field lines
-    assert plain[0] == "id:\tpagedattention" and "question:\tWhich allocation and eviction rule avoids capacity loss for the workload?" in plain
+    assert (
+        plain[0] == "id:\tpagedattention"
+        and "question:\tWhich allocation and eviction rule avoids capacity loss for the workload?" in plain
+    )
     table = cli("show", "pagedattention", "--format", "table").out
     assert "Open question" in table and "PagedAttention" in table
 
@@ -187,10 +255,18 @@ def test_show_plain_and_table(cli):
 def test_questions_default_and_json(cli):
     records = json.loads(cli("questions", "--layer", "L5", "--json").out)
     assert [list(r) for r in records] == [["id", "name", "layer", "layers", "question"]] * 6
-    assert records[0] == {"id": "mooncake", "name": "Mooncake", "layer": "L3 and L5", "layers": ["L3", "L5"],
-                          "question": "When do cache-tier and handoff costs outweigh reduced phase interference?"}  # fmt: skip
+    assert records[0] == {
+        "id": "mooncake",
+        "name": "Mooncake",
+        "layer": "L3 and L5",
+        "layers": ["L3", "L5"],
+        "question": "When do cache-tier and handoff costs outweigh reduced phase interference?",
+    }
     plain = cli("questions", "--layer", "L4").out.splitlines()
-    assert plain[0] == "aegaeon\tAegaeon\tL4\tWhich qualified profiles can share capacity without hiding model-specific objectives?"
+    assert (
+        plain[0]
+        == "aegaeon\tAegaeon\tL4\tWhich qualified profiles can share capacity without hiding model-specific objectives?"
+    )
     table = cli("questions", "--layer", "L4", "--format", "table").out
     assert "Unresolved engineering question" in table and "Aegaeon" in table
 
@@ -223,7 +299,11 @@ def test_search_nothing_found_is_empty_success(cli):
 
 def test_search_bad_field(cli):
     result = cli("search", "kv", "--in", "colour")
-    assert result.code == 2 and result.err == "Error: cannot search field 'colour' (searchable: id, name, source, title, authors, arxiv, doi, url, code, type, layer, mechanism, objective, question, availability, all)\n"
+    assert (
+        result.code == 2
+        and result.err
+        == "Error: cannot search field 'colour' (searchable: id, name, source, title, authors, arxiv, doi, url, code, type, layer, mechanism, objective, question, availability, all)\n"
+    )
 
 
 # --- the installed program ---------------------------------------------------------------------------
@@ -239,7 +319,14 @@ def test_version(cli, sh):
 def test_subprocess_layer_filter_and_exit_codes(sh):
     result = sh("list", "--layer", "L3", "--json")
     assert (result.code, result.err) == (0, "")
-    assert [r["id"] for r in json.loads(result.out)] == ["pagedattention", "vllm", "vattention", "mooncake", "sglang", "lmcache"]
+    assert [r["id"] for r in json.loads(result.out)] == [
+        "pagedattention",
+        "vllm",
+        "vattention",
+        "mooncake",
+        "sglang",
+        "lmcache",
+    ]
     assert sh("show", "Speculative").code == 1
     assert sh("list", "--layer", "L9").code == 2
     assert sh("list", "--year", "2025..2023").code == 2
@@ -249,21 +336,35 @@ def test_subprocess_layer_filter_and_exit_codes(sh):
 
 
 def test_python_dash_m(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "invmap", "list", "--layer", "L6", "--fields", "id"],
-                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "invmap", "list", "--layer", "L6", "--fields", "id"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0 and done.stdout.splitlines() == ["llm-d", "bayesian-optimization"]
 
 
 def test_pipe_output_has_no_ansi_and_head_ends_quietly(tmp_path):
     program = installed_invmap()
-    done = subprocess.run(f"'{program}' list | head -1; echo \"rc=${{PIPESTATUS[0]}}\"", shell=True, executable="/bin/bash",
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        f"'{program}' list | head -1; echo \"rc=${{PIPESTATUS[0]}}\"",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+    )
     assert done.stderr == ""
     lines = done.stdout.splitlines()
     assert lines[0].startswith("kiely-guide\t") and lines[1] == "rc=0"
     # A big table into a closed pipe ends quietly too.
-    done = subprocess.run(f"'{program}' list --format table --color always | head -c 10 >/dev/null", shell=True,
-                          executable="/bin/bash", capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        f"'{program}' list --format table --color always | head -c 10 >/dev/null",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+    )
     assert done.stderr == ""
     plain = subprocess.run([program, "list", "--format", "table"], capture_output=True, text=True).stdout
     assert "\x1b[" not in plain
@@ -291,8 +392,12 @@ def test_data_is_never_read_as_markup(cli, tmp_path):
     from conftest import ASSETS
 
     path = tmp_path / "m.toml"
-    path.write_text((ASSETS / "mini.toml").read_text(encoding="utf-8").replace(
-        'name = "PagedAttention"', 'name = "[bold]Paged[/bold] [KV]"'), encoding="utf-8")  # fmt: skip
+    path.write_text(
+        (ASSETS / "mini.toml")
+        .read_text(encoding="utf-8")
+        .replace('name = "PagedAttention"', 'name = "[bold]Paged[/bold] [KV]"'),
+        encoding="utf-8",
+    )
     for args in (["list", "--fields", "id,name"], ["show", "pagedattention"], ["map"], ["layers"]):
         out = cli("--catalog", str(path), *args, "--format", "table").out
         assert "[bold]Paged[/bold] [KV]" in out, args
@@ -303,7 +408,9 @@ def test_byte_order_mark_is_accepted(cli, tmp_path):
 
     path = tmp_path / "bom.toml"
     path.write_bytes(b"\xef\xbb\xbf" + (ASSETS / "mini.toml").read_bytes())
-    assert cli("--catalog", str(path), "list", "--fields", "id", "--format", "plain").out == "pagedattention\nmooncake\n"
+    assert (
+        cli("--catalog", str(path), "list", "--fields", "id", "--format", "plain").out == "pagedattention\nmooncake\n"
+    )
 
 
 def test_long_candidate_lists_are_cut(cli, tmp_path):

@@ -32,7 +32,9 @@ def complete(shell: str, line: str, *, program: list[str] | None = None, env: di
 
 def warm(env: dict[str, str] | None = None) -> None:
     """Load the catalog once so that its completion index exists (as any earlier command does)."""
-    subprocess.run([installed_invmap(), "list", "--json"], env={**os.environ, **(env or {})}, capture_output=True, check=True)
+    subprocess.run(
+        [installed_invmap(), "list", "--json"], env={**os.environ, **(env or {})}, capture_output=True, check=True
+    )
 
 
 # --- the candidates --------------------------------------------------------------------------------
@@ -65,8 +67,8 @@ def test_bash_layers_types_fields_formats():
 
 def test_zsh_and_fish_carry_help_text():
     warm()
-    assert complete("zsh", "invmap show vA") == (0, "_arguments '*: :((\"vAttention\":\"vattention\"))'\n", "")
-    assert complete("zsh", "invmap list --layer L3")[1] == "_arguments '*: :((\"L3\":\"Cache management\"))'\n"
+    assert complete("zsh", "invmap show vA") == (0, '_arguments \'*: :(("vAttention":"vattention"))\'\n', "")
+    assert complete("zsh", "invmap list --layer L3")[1] == '_arguments \'*: :(("L3":"Cache management"))\'\n'
     assert complete("zsh", "invmap show zzz")[1] == "_files\n"
     assert complete("fish", "invmap list --layer L5")[1] == "L5\tCluster architecture\n"
     assert complete("fish", "invmap show llm")[1] == "llm-d\tllm-d\n"
@@ -90,12 +92,30 @@ def test_completion_follows_the_active_catalog(tmp_path):
 # --- the fast path answers exactly as Typer does ------------------------------------------------------
 
 LINES = [
-    "invmap show Pag", "invmap show ", "invmap show pag", "invmap show vA", "invmap show zzz", "invmap show llm",
-    "invmap list --layer ", "invmap list -l l", "invmap list --layer L", "invmap questions --layer P",
-    "invmap list --type ", "invmap list -t cur", "invmap search kv --type Off", "invmap list --fields ",
-    "invmap list --fields id,", "invmap search x --fields sc", "invmap list --format ", "invmap show x --format t",
-    "invmap list --sort ", "invmap --color ", "invmap list --color n", "invmap search kv --in ",
-    "invmap list --json --layer ", "invmap list -l L3 --type ",
+    "invmap show Pag",
+    "invmap show ",
+    "invmap show pag",
+    "invmap show vA",
+    "invmap show zzz",
+    "invmap show llm",
+    "invmap list --layer ",
+    "invmap list -l l",
+    "invmap list --layer L",
+    "invmap questions --layer P",
+    "invmap list --type ",
+    "invmap list -t cur",
+    "invmap search kv --type Off",
+    "invmap list --fields ",
+    "invmap list --fields id,",
+    "invmap search x --fields sc",
+    "invmap list --format ",
+    "invmap show x --format t",
+    "invmap list --sort ",
+    "invmap --color ",
+    "invmap list --color n",
+    "invmap search kv --in ",
+    "invmap list --json --layer ",
+    "invmap list -l L3 --type ",
 ]
 
 
@@ -111,7 +131,12 @@ def test_fast_path_is_byte_identical_to_typer(shell, line):
 @pytest.mark.parametrize("line", ["invmap show Pag", "invmap list --layer ", "invmap list --fields id,"])
 def test_fast_path_imports_nothing_heavy(line):
     warm()
-    env = {**os.environ, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": line, "COMP_CWORD": str(len(line.split(" ")) - 1)}
+    env = {
+        **os.environ,
+        "_INVMAP_COMPLETE": "complete_bash",
+        "COMP_WORDS": line,
+        "COMP_CWORD": str(len(line.split(" ")) - 1),
+    }
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "invmap"], env=env, capture_output=True, text=True)
     imported = {row.split("|")[-1].strip() for row in done.stderr.splitlines() if row.startswith("import time:")}
     assert done.stdout  # it answered
@@ -128,8 +153,12 @@ def test_value_option_table_matches_the_commands():
     ctx = typer.Context(group)
     for name, options in VALUE_OPTIONS.items():
         command = group.get_command(ctx, name)
-        takes_value = {opt for p in command.params if not getattr(p, "is_flag", False) and p.param_type_name == "option"
-                       for opt in p.opts}  # fmt: skip
+        takes_value = {
+            opt
+            for p in command.params
+            if not getattr(p, "is_flag", False) and p.param_type_name == "option"
+            for opt in p.opts
+        }
         assert set(options) == takes_value, name
 
 
@@ -143,17 +172,25 @@ def test_committed_scripts_are_current(shell):
     env = {**os.environ, "_INVMAP_COMPLETE": f"source_{shell}"}
     fresh = subprocess.run([sys.executable, "-m", "invmap"], env=env, capture_output=True, text=True, check=True).stdout
     committed = (REPO / "completions" / SCRIPTS[shell]).read_text(encoding="utf-8")
-    assert committed == fresh.strip() + "\n", f"completions/{SCRIPTS[shell]} is stale: run scripts/generate_completions.py"
+    assert committed == fresh.strip() + "\n", (
+        f"completions/{SCRIPTS[shell]} is stale: run scripts/generate_completions.py"
+    )
 
 
 def test_real_bash_runs_the_committed_script():
     warm()
     bin_dir = str(Path(installed_invmap()).parent)
     script = REPO / "completions" / "invmap.bash"
-    program = (f"source '{script}'; COMP_WORDS=(invmap show Pag); COMP_CWORD=2; _invmap_completion invmap; "
-               "printf '%s\\n' \"${COMPREPLY[@]}\"")  # fmt: skip
-    done = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True,
-                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})  # fmt: skip
+    program = (
+        f"source '{script}'; COMP_WORDS=(invmap show Pag); COMP_CWORD=2; _invmap_completion invmap; "
+        "printf '%s\\n' \"${COMPREPLY[@]}\""
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "-c", program],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
     assert done.stdout == "PagedAttention\n"
 
 
@@ -162,6 +199,10 @@ def test_real_fish_runs_the_committed_script():
     warm()
     bin_dir = str(Path(installed_invmap()).parent)
     script = REPO / "completions" / "invmap.fish"
-    done = subprocess.run(["fish", "--no-config", "-c", f"source '{script}'; complete -C 'invmap list --layer L3'"],
-                          capture_output=True, text=True, env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})  # fmt: skip
+    done = subprocess.run(
+        ["fish", "--no-config", "-c", f"source '{script}'; complete -C 'invmap list --layer L3'"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
     assert done.stdout == "L3\tCache management\n"

@@ -13,8 +13,26 @@ import pytest
 
 from conftest import installed_invmap
 
-FIELDS = ["id", "name", "source", "title", "authors", "arxiv", "doi", "url", "code", "type", "year", "layer", "layers",
-          "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
+FIELDS = [
+    "id",
+    "name",
+    "source",
+    "title",
+    "authors",
+    "arxiv",
+    "doi",
+    "url",
+    "code",
+    "type",
+    "year",
+    "layer",
+    "layers",
+    "mechanism",
+    "objective",
+    "question",
+    "availability",
+    "accessed",
+]
 
 
 @pytest.fixture
@@ -57,8 +75,10 @@ def test_markdown_is_a_table_with_every_row(cli):
 def test_plain_is_one_line_per_source_without_wrapping(cli):
     out = cli("list", "--format", "plain").out.splitlines()
     assert len(out) == 30
-    assert out[11] == ("vattention\tvAttention\t2024\tL3\tUse virtual-memory-style KV management without "
-                       "committing to one paged-attention kernel design.")  # fmt: skip
+    assert out[11] == (
+        "vattention\tvAttention\t2024\tL3\tUse virtual-memory-style KV management without "
+        "committing to one paged-attention kernel design."
+    )
     assert all("│" not in line and "─" not in line for line in out)
 
 
@@ -71,13 +91,19 @@ def test_every_command_speaks_every_format(cli, command, fmt):
 
 def test_fields_select_and_order_every_format(cli):
     assert json.loads(cli("list", "--layer", "L1", "--fields", "year,id", "--json").out) == [
-        {"year": 2008, "id": "roofline"}, {"year": 2022, "id": "flashattention"}, {"year": 2025, "id": "flashinfer"}]
+        {"year": 2008, "id": "roofline"},
+        {"year": 2022, "id": "flashattention"},
+        {"year": 2025, "id": "flashinfer"},
+    ]
     assert cli("list", "--layer", "L1", "--fields", "id,year", "--format", "csv").out == (
-        "id,year\nroofline,2008\nflashattention,2022\nflashinfer,2025\n")
+        "id,year\nroofline,2008\nflashattention,2022\nflashinfer,2025\n"
+    )
     assert cli("list", "-l", "L1", "--fields", "layers,id", "--format", "tsv").out.splitlines()[1] == "L1\troofline"
-    assert json.loads(cli("show", "llm-d", "--fields", "name,layers", "--json").out) == {"name": "llm-d", "layers": ["L4", "L5", "L6"]}
-    assert cli("questions", "-l", "L6", "--fields", "id", "--format", "plain").out == (
-        "llm-d\nbayesian-optimization\n")
+    assert json.loads(cli("show", "llm-d", "--fields", "name,layers", "--json").out) == {
+        "name": "llm-d",
+        "layers": ["L4", "L5", "L6"],
+    }
+    assert cli("questions", "-l", "L6", "--fields", "id", "--format", "plain").out == ("llm-d\nbayesian-optimization\n")
     hit = json.loads(cli("search", "virtual memory", "--fields", "id,score", "--limit", "1", "--json").out)
     assert list(hit[0]) == ["id", "score"] and hit[0]["id"] == "vattention"
 
@@ -104,13 +130,21 @@ def test_clashing_options_are_usage_errors(cli):
     assert result.err == "Error: --json and --format csv contradict each other: use one of them\n"
     assert cli("list", "--json", "--format", "json").code == 0
     bad = cli("list", "--format", "yaml")
-    assert bad.code == 2 and bad.err == "Error: 'list' cannot print 'yaml' (its formats: table, json, jsonl, csv, tsv, markdown, plain)\n"
+    assert (
+        bad.code == 2
+        and bad.err
+        == "Error: 'list' cannot print 'yaml' (its formats: table, json, jsonl, csv, tsv, markdown, plain)\n"
+    )
     color = cli("list", "--color", "sometimes")
     assert color.code == 2 and "'sometimes' is not one of auto, always, never" in color.err
 
 
 def test_errors_under_json_keep_stdout_empty(cli):
-    for args in (["list", "--layer", "L9", "--json"], ["show", "nothing-like-this", "--json"], ["list", "--fields", "x", "--json"]):
+    for args in (
+        ["list", "--layer", "L9", "--json"],
+        ["show", "nothing-like-this", "--json"],
+        ["list", "--fields", "x", "--json"],
+    ):
         result = cli(*args)
         assert result.out == "" and result.err.startswith("Error: ")
 
@@ -121,11 +155,15 @@ def test_sort_and_reverse(cli):
     assert years[:2] == [2008, 2012] and years[-4:] == [None] * 4
     dated = [y for y in years if y is not None]
     assert dated == sorted(dated)
-    reverse = [r["year"] for r in json.loads(cli("list", "--sort", "year", "--reverse", "--fields", "year", "--json").out)]
+    reverse = [
+        r["year"] for r in json.loads(cli("list", "--sort", "year", "--reverse", "--fields", "year", "--json").out)
+    ]
     assert reverse[0] == 2026 and reverse[-4:] == [None] * 4
     names = [r["name"] for r in json.loads(cli("questions", "--sort", "name", "--fields", "name", "--json").out)]
     assert names == sorted(names, key=str.casefold)
-    layer_order = [r["id"] for r in json.loads(cli("list", "--sort", "layer", "--layer", "L5", "--fields", "id", "--json").out)]
+    layer_order = [
+        r["id"] for r in json.loads(cli("list", "--sort", "layer", "--layer", "L5", "--fields", "id", "--json").out)
+    ]
     assert layer_order[:2] == ["prefill-deflection", "mooncake"]  # L2.. first, then L3..
     ids = [r["id"] for r in json.loads(cli("list", "--sort", "id", "--reverse", "--fields", "id", "--json").out)]
     assert ids == sorted(ids, reverse=True)

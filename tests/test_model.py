@@ -39,13 +39,41 @@ def test_bad_layer_labels(label):
 def test_source_link_and_dict():
     from invmap.model import Source
 
-    base = dict(id="x", name="X", source="X", type="Current", layer="L3", mechanism="m", objective="o",
-                question="q", availability="a", accessed=dt.date(2026, 8, 7))  # fmt: skip
+    base = dict(
+        id="x",
+        name="X",
+        source="X",
+        type="Current",
+        layer="L3",
+        mechanism="m",
+        objective="o",
+        question="q",
+        availability="a",
+        accessed=dt.date(2026, 8, 7),
+    )
     assert Source(**base).link is None
     assert Source(**base, arxiv="2407.00079").link == "https://arxiv.org/abs/2407.00079"
     assert Source(**base, doi="10.1234/x").link == "https://doi.org/10.1234/x"
     assert Source(**base, doi="10.1234/x", url="https://example.org/x").link == "https://example.org/x"
     record = Source(**base, year=2024).to_dict()
-    assert list(record) == ["id", "name", "source", "title", "authors", "arxiv", "doi", "url", "code", "type", "year",
-                            "layer", "layers", "mechanism", "objective", "question", "availability", "accessed"]  # fmt: skip
+    assert list(record) == [
+        "id",
+        "name",
+        "source",
+        "title",
+        "authors",
+        "arxiv",
+        "doi",
+        "url",
+        "code",
+        "type",
+        "year",
+        "layer",
+        "layers",
+        "mechanism",
+        "objective",
+        "question",
+        "availability",
+        "accessed",
+    ]
     assert record["layers"] == ["L3"] and record["accessed"] == "2026-08-07" and record["year"] == 2024

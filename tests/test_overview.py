@@ -35,14 +35,22 @@ def test_layers_counts_and_members(cli):
     assert list(rows[2]) == ["code", "title", "scope", "count", "sources", "names"]
     assert rows[2]["names"] == ["PagedAttention", "vLLM", "vAttention", "Mooncake", "SGLang", "LMCache"]
     free = [(r["code"], r["title"], r["count"]) for r in rows[7:]]
-    assert free == [(None, label, 1) for label in
-                    ["Guide navigation", "Transformer anatomy", "Runtime lever", "Model and KV memory", "Future map"]]  # fmt: skip
-    assert cli("layers").out.splitlines()[4] == "L5\tCluster architecture\t6\tmooncake;lmcache;distserve;smartgen;prefill-deflection;llm-d"
+    assert free == [
+        (None, label, 1)
+        for label in ["Guide navigation", "Transformer anatomy", "Runtime lever", "Model and KV memory", "Future map"]
+    ]
+    assert (
+        cli("layers").out.splitlines()[4]
+        == "L5\tCluster architecture\t6\tmooncake;lmcache;distserve;smartgen;prefill-deflection;llm-d"
+    )
 
 
 def test_layer_titles_are_data(cli, tmp_path):
     mine = tmp_path / "m.toml"
-    mine.write_text((ASSETS / "mini.toml").read_text(encoding="utf-8").replace("KV-cache memory management", "Paging"), encoding="utf-8")
+    mine.write_text(
+        (ASSETS / "mini.toml").read_text(encoding="utf-8").replace("KV-cache memory management", "Paging"),
+        encoding="utf-8",
+    )
     rows = json.loads(cli("--catalog", str(mine), "layers", "--json").out)
     assert rows[2]["title"] == "Paging" and rows[0]["title"] is None and rows[0]["count"] == 0
 
@@ -50,7 +58,9 @@ def test_layer_titles_are_data(cli, tmp_path):
 def test_stats_counts_match_the_seed(cli):
     counts = json.loads(cli("stats", "--json").out)
     assert counts["total"] == 30
-    assert counts["by_type"] == dict(sorted(Counter(r["Direction/type"] for r in ROWS).items(), key=lambda kv: (-kv[1], kv[0])))
+    assert counts["by_type"] == dict(
+        sorted(Counter(r["Direction/type"] for r in ROWS).items(), key=lambda kv: (-kv[1], kv[0]))
+    )
     years = Counter(r["Year"] for r in ROWS)
     assert counts["by_year"] == {y: years[y] for y in sorted(y for y in years if y != "n.d.")} | {"n.d.": years["n.d."]}
     assert counts["by_layer"] == {c: sum(c in codes_of(r["Layer"]) for r in ROWS) for c in CODES}
@@ -66,13 +76,7 @@ def test_stats_plain_rows(cli):
 def test_bar_charts_share_one_scale():
     out = bar_charts([("By layer", {"L1": 3, "L2": 8, "L6": 0}), ("By type", {"Current": 3})], 30)
     assert out == (
-        "By layer\n"
-        "  L1       ██████ 3\n"
-        "  L2       █████████████████ 8\n"
-        "  L6       0\n"
-        "\n"
-        "By type\n"
-        "  Current  ██████ 3\n"
+        "By layer\n  L1       ██████ 3\n  L2       █████████████████ 8\n  L6       0\n\nBy type\n  Current  ██████ 3\n"
     )
 
 
@@ -96,15 +100,26 @@ def test_map_json_and_filters(cli):
     assert official["years"] == ["n.d."]
     # empty rows are dropped: only levels that hold an official project
     assert [(r["code"], r["cells"]["n.d."]) for r in official["rows"]] == [
-        ("L2", ["vLLM", "SGLang"]), ("L3", ["vLLM", "SGLang"]), ("L4", ["llm-d"]), ("L5", ["llm-d"]), ("L6", ["llm-d"])]
+        ("L2", ["vLLM", "SGLang"]),
+        ("L3", ["vLLM", "SGLang"]),
+        ("L4", ["llm-d"]),
+        ("L5", ["llm-d"]),
+        ("L6", ["llm-d"]),
+    ]
     only_l3 = json.loads(cli("map", "--layer", "L3", "--json").out)
     assert [r["code"] for r in only_l3["rows"]] == ["L3"]
     assert cli("map", "--year", "2008").out == "L1\t2008\tRoofline\n"
 
 
-@pytest.mark.parametrize("name, nearest", [
-    ("PagedAttention", "vattention"), ("DistServe", None), ("Aegaeon", "prism"), ("vAttention", "pagedattention"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, nearest",
+    [
+        ("PagedAttention", "vattention"),
+        ("DistServe", None),
+        ("Aegaeon", "prism"),
+        ("vAttention", "pagedattention"),
+    ],
+)
 def test_related_ordering(cli, name, nearest):
     hits = json.loads(cli("related", name, "--json").out)
     me = json.loads(cli("show", name, "--json").out)["id"]
@@ -124,9 +139,11 @@ def test_related_pagedattention_puts_vattention_in_the_top_three(sh):
 def test_guide_is_the_catalogs_text(cli):
     info = catalog_io.load(str(catalog_io.shipped_path())).catalog
     plain = cli("guide").out
-    assert plain == (f"{info.title}\n\n{info.preface}\n\nStudy procedure\n"
-                     + "\n".join(f"  {i}. {s}" for i, s in enumerate(info.procedure, 1))
-                     + f"\n\n{info.afterword}\n")  # fmt: skip
+    assert plain == (
+        f"{info.title}\n\n{info.preface}\n\nStudy procedure\n"
+        + "\n".join(f"  {i}. {s}" for i, s in enumerate(info.procedure, 1))
+        + f"\n\n{info.afterword}\n"
+    )
     seed = SEED.read_text(encoding="utf-8").splitlines()
     assert [s[2:] for s in seed if s.startswith("- ")] == list(info.procedure)
     assert json.loads(cli("guide", "--json").out)["procedure"] == list(info.procedure)
@@ -142,9 +159,13 @@ def test_show_prints_the_link(cli):
     assert "url:\thttps://doi.org/10.1145/3731569.3764815" in cli("show", "aegaeon").out.splitlines()
 
 
-@pytest.mark.parametrize("name, link", [
-    ("mooncake", "https://arxiv.org/abs/2407.00079"), ("Bullet", "https://doi.org/10.1145/3779212.3790135"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, link",
+    [
+        ("mooncake", "https://arxiv.org/abs/2407.00079"),
+        ("Bullet", "https://doi.org/10.1145/3779212.3790135"),
+    ],
+)
 def test_open_print(cli, sh, name, link):
     assert cli("open", name, "--print").out == f"{link}\n"
     result = sh("open", name, "--print")
@@ -177,4 +198,6 @@ def test_views_in_row_formats(cli):
     grid_md = cli("map", "--format", "markdown", "--year", "2008").out.splitlines()
     assert grid_md == ["| Layer | Year | Names |", "|---|---|---|", "| L1 | 2008 | Roofline |"]
     layers_md = cli("layers", "--format", "markdown").out.splitlines()
-    assert layers_md[0] == "| Code | Title | Scope | Count | Names |" and layers_md[4].startswith("| L3 | Cache management | paging, prefix reuse, reservation, eviction, compression, tiering, and transfer | 6 | PagedAttention")
+    assert layers_md[0] == "| Code | Title | Scope | Count | Names |" and layers_md[4].startswith(
+        "| L3 | Cache management | paging, prefix reuse, reservation, eviction, compression, tiering, and transfer | 6 | PagedAttention"
+    )

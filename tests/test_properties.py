@@ -22,11 +22,7 @@ _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 clean = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters=_BIDI)
 any_text = st.text(clean, min_size=1, max_size=40).filter(str.strip)
 prose = st.text(st.one_of(clean, st.sampled_from("\n\t")), max_size=30)
-cell_text = (
-    st.text(clean, min_size=1, max_size=40)
-    .map(lambda s: " ".join(s.split()))
-    .filter(bool)
-)
+cell_text = st.text(clean, min_size=1, max_size=40).map(lambda s: " ".join(s.split())).filter(bool)
 labels = st.sampled_from(["L1", "L2 and L3", "L4 to L6", "Runtime lever", "P0 field guide", "L3 and L5", "Future map"])
 years = st.one_of(st.none(), st.integers(1900, dt.date.today().year + 1))
 dates = st.dates(dt.date(1990, 1, 1), dt.date(2030, 12, 31))
@@ -37,16 +33,29 @@ def catalogs(draw, text=any_text) -> Catalog:
     count = draw(st.integers(1, 5))
     sources = []
     for n in range(count):
-        entry = {"id": f"s{n}-{draw(st.from_regex(r'[a-z0-9]{1,6}', fullmatch=True))}", "name": draw(text),
-                 "source": draw(text), "type": draw(text), "layer": draw(labels), "mechanism": draw(text),
-                 "objective": draw(text), "question": draw(text), "availability": draw(text), "accessed": draw(dates)}  # fmt: skip
+        entry = {
+            "id": f"s{n}-{draw(st.from_regex(r'[a-z0-9]{1,6}', fullmatch=True))}",
+            "name": draw(text),
+            "source": draw(text),
+            "type": draw(text),
+            "layer": draw(labels),
+            "mechanism": draw(text),
+            "objective": draw(text),
+            "question": draw(text),
+            "availability": draw(text),
+            "accessed": draw(dates),
+        }
         if (year := draw(years)) is not None:
             entry["year"] = year
         if draw(st.booleans()):
             entry["authors"] = draw(text)
         sources.append(entry)
-    info = {"title": draw(text), "preface": draw(prose), "procedure": draw(st.lists(text, max_size=3)),
-            "afterword": draw(prose)}  # fmt: skip
+    info = {
+        "title": draw(text),
+        "preface": draw(prose),
+        "procedure": draw(st.lists(text, max_size=3)),
+        "afterword": draw(prose),
+    }
     return catalog_io.validate({"catalog": info, "sources": sources}, "generated")
 
 
@@ -96,9 +105,33 @@ def test_a_failing_add_never_changes_the_file(cli, tmp_path_factory, year, layer
     target = folder / "c.toml"
     target.write_bytes((Path(__file__).parent / "assets" / "mini.toml").read_bytes())
     before = target.read_bytes()
-    result = cli("--catalog", str(target), "add", "--name", "N", "--source", "S", "--type", "Current", "--year", year,
-                 "--layer", layer, "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a",
-                 "--id", ident, "--arxiv", arxiv)  # fmt: skip
+    result = cli(
+        "--catalog",
+        str(target),
+        "add",
+        "--name",
+        "N",
+        "--source",
+        "S",
+        "--type",
+        "Current",
+        "--year",
+        year,
+        "--layer",
+        layer,
+        "--mechanism",
+        "m",
+        "--objective",
+        "o",
+        "--question",
+        "q",
+        "--availability",
+        "a",
+        "--id",
+        ident,
+        "--arxiv",
+        arxiv,
+    )
     assert result.code in (0, 2)
     if result.code != 0:
         assert target.read_bytes() == before

@@ -15,7 +15,9 @@ import pytest
 from conftest import ASSETS, installed_invmap
 
 HOSTILE = ASSETS / "hostile"
-MINI_SOURCES = "\n".join(line for line in (ASSETS / "mini.toml").read_text(encoding="utf-8").split("[[sources]]", 1)[1:])
+MINI_SOURCES = "\n".join(
+    line for line in (ASSETS / "mini.toml").read_text(encoding="utf-8").split("[[sources]]", 1)[1:]
+)
 
 
 def ids_of(result) -> list[str]:
@@ -26,19 +28,22 @@ def ids_of(result) -> list[str]:
 # --- issue: finding the source you mean ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected, within", [
-    ("speculative decoding", {"speculative-decoding", "speculative-sampling"}, 2),
-    ("paged attention", {"pagedattention"}, 1),
-    ("vllm", {"vllm"}, 1),
-    ("flash attention", {"flashattention"}, 1),
-    ("roofline", {"roofline"}, 1),
-    ("mooncake", {"mooncake"}, 1),
-    ("disaggregation", {"distserve"}, 5),
-    ("chunked prefill", {"sarathi-serve"}, 2),
-    ("specualtive decodng", {"speculative-decoding", "speculative-sampling"}, 3),
-    ("tile attention", {"flashattention"}, 3),
-    ("virtual memory", {"vattention"}, 3),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, expected, within",
+    [
+        ("speculative decoding", {"speculative-decoding", "speculative-sampling"}, 2),
+        ("paged attention", {"pagedattention"}, 1),
+        ("vllm", {"vllm"}, 1),
+        ("flash attention", {"flashattention"}, 1),
+        ("roofline", {"roofline"}, 1),
+        ("mooncake", {"mooncake"}, 1),
+        ("disaggregation", {"distserve"}, 5),
+        ("chunked prefill", {"sarathi-serve"}, 2),
+        ("specualtive decodng", {"speculative-decoding", "speculative-sampling"}, 3),
+        ("tile attention", {"flashattention"}, 3),
+        ("virtual memory", {"vattention"}, 3),
+    ],
+)
 def test_search_finds_what_people_type(cli, text, expected, within):
     found = ids_of(cli("search", text, "--json"))
     assert expected <= set(found[:within]), found
@@ -54,19 +59,36 @@ def test_search_tiers_rank_names_above_titles(cli):
     assert found.index("pagedattention") < found.index("vattention")
 
 
-@pytest.mark.parametrize("query", ["2407.00079", "2407.00079v2", "arXiv:2407.00079", "https://arxiv.org/abs/2407.00079",
-                                   "http://arxiv.org/pdf/2407.00079v2", "arxiv.org/abs/2407.00079", "mooncake",
-                                   "https://github.com/kvcache-ai/Mooncake/"])  # fmt: skip
+@pytest.mark.parametrize(
+    "query",
+    [
+        "2407.00079",
+        "2407.00079v2",
+        "arXiv:2407.00079",
+        "https://arxiv.org/abs/2407.00079",
+        "http://arxiv.org/pdf/2407.00079v2",
+        "arxiv.org/abs/2407.00079",
+        "mooncake",
+        "https://github.com/kvcache-ai/Mooncake/",
+    ],
+)
 def test_show_by_any_identifier(cli, query):
     assert json.loads(cli("show", query, "--json").out)["id"] == "mooncake"
 
 
-@pytest.mark.parametrize("query, ident", [
-    ("10.1145/3779212.3790135", "bullet"), ("doi:10.1145/3779212.3790135", "bullet"),
-    ("https://doi.org/10.1145/3731569.3764815", "aegaeon"), ("https://docs.vllm.ai/", "vllm"),
-    ("http://docs.vllm.ai", "vllm"), ("https://github.com/llm-d/llm-d", "llm-d"),
-    ("Fast Inference from Transformers via Speculative Decoding", "speculative-decoding"), ("2504.19516", "bullet"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query, ident",
+    [
+        ("10.1145/3779212.3790135", "bullet"),
+        ("doi:10.1145/3779212.3790135", "bullet"),
+        ("https://doi.org/10.1145/3731569.3764815", "aegaeon"),
+        ("https://docs.vllm.ai/", "vllm"),
+        ("http://docs.vllm.ai", "vllm"),
+        ("https://github.com/llm-d/llm-d", "llm-d"),
+        ("Fast Inference from Transformers via Speculative Decoding", "speculative-decoding"),
+        ("2504.19516", "bullet"),
+    ],
+)
 def test_show_by_doi_link_and_title(cli, query, ident):
     assert json.loads(cli("show", query, "--json").out)["id"] == ident
 
@@ -74,7 +96,10 @@ def test_show_by_doi_link_and_title(cli, query, ident):
 def test_unknown_identifier_is_not_guessed_and_shared_link_is_ambiguous(cli):
     missing = cli("show", "https://arxiv.org/abs/9999.99999")
     assert (missing.code, missing.out) == (1, "")
-    assert missing.err.startswith("Error: no source matches 'https://arxiv.org/abs/9999.99999'\n") and "Did you mean" not in missing.err
+    assert (
+        missing.err.startswith("Error: no source matches 'https://arxiv.org/abs/9999.99999'\n")
+        and "Did you mean" not in missing.err
+    )
     shared = cli("show", "https://github.com/vllm-project/vllm")
     assert shared.code == 1 and "PagedAttention (pagedattention)" in shared.err and "vLLM (vllm)" in shared.err
 
@@ -89,15 +114,21 @@ def test_show_several_names(cli):
 def test_layer_words_and_comma_lists(cli):
     l5 = ids_of(cli("list", "--layer", "L5", "--json"))
     assert ids_of(cli("list", "--layer", "disaggregation", "--json")) == l5
-    assert ids_of(cli("list", "--layer", "cache management", "--json")) == ids_of(cli("list", "--layer", "L3", "--json"))
+    assert ids_of(cli("list", "--layer", "cache management", "--json")) == ids_of(
+        cli("list", "--layer", "L3", "--json")
+    )
     assert set(ids_of(cli("list", "--layer", "adaptive control", "--json"))) == {"llm-d", "bayesian-optimization"}
     assert ids_of(cli("list", "--layer", "L3,L5", "--json")) == ids_of(cli("list", "-l", "L3", "-l", "L5", "--json"))
-    assert ids_of(cli("list", "--type", "current,survey", "--json")) == ids_of(cli("list", "-t", "current", "-t", "survey", "--json"))
+    assert ids_of(cli("list", "--type", "current,survey", "--json")) == ids_of(
+        cli("list", "-t", "current", "-t", "survey", "--json")
+    )
 
 
 def test_did_you_mean_on_values(cli):
     result = cli("list", "--type", "curent")
-    assert result.code == 2 and result.err.startswith("Error: unknown type 'curent'; did you mean 'Current'? (valid types: ")
+    assert result.code == 2 and result.err.startswith(
+        "Error: unknown type 'curent'; did you mean 'Current'? (valid types: "
+    )
     version = cli("version")
     assert version.code == 2 and "--version" in version.err
 
@@ -171,8 +202,15 @@ def test_unusable_cache_folder_and_no_cache(sh, mine, tmp_path):
 
 def test_concurrent_first_runs(mine):
     program = installed_invmap()
-    procs = [subprocess.Popen([program, "--catalog", str(mine), "list", "--json"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [program, "--catalog", str(mine), "list", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     outs = [p.communicate() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert all(len(json.loads(out)) == 2 and err == "" for out, err in outs)
@@ -213,10 +251,37 @@ def test_oversize_catalog_and_dev_zero(sh):
 
 def test_concurrent_adds_all_persist(tmp_path, mine):
     program = installed_invmap()
-    procs = [subprocess.Popen([program, "--catalog", str(mine), "add", "--name", f"C{i}", "--source", f"C{i}", "--type",
-                               "Current", "--year", "2025", "--layer", "L3", "--mechanism", "m", "--objective", "o",
-                               "--question", "q", "--availability", "a"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for i in range(12)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [
+                program,
+                "--catalog",
+                str(mine),
+                "add",
+                "--name",
+                f"C{i}",
+                "--source",
+                f"C{i}",
+                "--type",
+                "Current",
+                "--year",
+                "2025",
+                "--layer",
+                "L3",
+                "--mechanism",
+                "m",
+                "--objective",
+                "o",
+                "--question",
+                "q",
+                "--availability",
+                "a",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(12)
+    ]
     for p in procs:
         p.communicate()
         assert p.returncode == 0
@@ -238,15 +303,63 @@ def test_export_refuses_existing_files_and_the_shipped_catalog(cli, tmp_path, mi
 def test_symlinked_catalog_is_written_through(cli, tmp_path, mine):
     link = tmp_path / "link.toml"
     link.symlink_to(mine)
-    assert cli("--catalog", str(link), "add", "--name", "Z", "--source", "Z", "--type", "Current", "--year", "2025",
-               "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a").code == 0  # fmt: skip
+    assert (
+        cli(
+            "--catalog",
+            str(link),
+            "add",
+            "--name",
+            "Z",
+            "--source",
+            "Z",
+            "--type",
+            "Current",
+            "--year",
+            "2025",
+            "--layer",
+            "L3",
+            "--mechanism",
+            "m",
+            "--objective",
+            "o",
+            "--question",
+            "q",
+            "--availability",
+            "a",
+        ).code
+        == 0
+    )
     assert link.is_symlink() and 'id = "z"' in mine.read_text(encoding="utf-8")
 
 
 def test_crlf_catalog_keeps_its_line_endings(cli, mine):
     mine.write_bytes(mine.read_bytes().replace(b"\n", b"\r\n"))
-    assert cli("--catalog", str(mine), "add", "--name", "Z", "--source", "Z", "--type", "Current", "--year", "2025",
-               "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a").code == 0  # fmt: skip
+    assert (
+        cli(
+            "--catalog",
+            str(mine),
+            "add",
+            "--name",
+            "Z",
+            "--source",
+            "Z",
+            "--type",
+            "Current",
+            "--year",
+            "2025",
+            "--layer",
+            "L3",
+            "--mechanism",
+            "m",
+            "--objective",
+            "o",
+            "--question",
+            "q",
+            "--availability",
+            "a",
+        ).code
+        == 0
+    )
     data = mine.read_bytes()
     assert b"\r\n" in data and data.count(b"\n") == data.count(b"\r\n")
 
@@ -254,35 +367,58 @@ def test_crlf_catalog_keeps_its_line_endings(cli, mine):
 def test_stdout_errors_are_exit_4_and_closed_pipe_is_0(tmp_path):
     program = installed_invmap()
     full = subprocess.run(f"'{program}' list > /dev/full", shell=True, capture_output=True, text=True)
-    assert full.returncode == 4 and full.stderr.startswith("Error: cannot write to stdout") and "Traceback" not in full.stderr
-    head = subprocess.run(f"'{program}' list | head -0; echo ${{PIPESTATUS[0]}}", shell=True, executable="/bin/bash",
-                          capture_output=True, text=True)  # fmt: skip
+    assert (
+        full.returncode == 4
+        and full.stderr.startswith("Error: cannot write to stdout")
+        and "Traceback" not in full.stderr
+    )
+    head = subprocess.run(
+        f"'{program}' list | head -0; echo ${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+    )
     assert head.stdout.strip() == "0" and head.stderr == ""
-    ascii_out = subprocess.run([program, "stats", "--format", "table"], capture_output=True, text=True,
-                               env={**os.environ, "PYTHONIOENCODING": "ascii"})  # fmt: skip
+    ascii_out = subprocess.run(
+        [program, "stats", "--format", "table"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+    )
     assert ascii_out.returncode == 0 and "\\u2588" in ascii_out.stdout
 
 
 def test_excel_safe_csv(cli, tmp_path):
     path = tmp_path / "c.toml"
-    path.write_text("[[sources]]\n" + MINI_SOURCES.replace('mechanism = "Map', 'mechanism = "=Map', 1), encoding="utf-8")
-    assert '"=Map' in cli("--catalog", str(path), "export", "--format", "csv").out or ",=Map" in cli("--catalog", str(path), "export", "--format", "csv").out
+    path.write_text(
+        "[[sources]]\n" + MINI_SOURCES.replace('mechanism = "Map', 'mechanism = "=Map', 1), encoding="utf-8"
+    )
+    assert (
+        '"=Map' in cli("--catalog", str(path), "export", "--format", "csv").out
+        or ",=Map" in cli("--catalog", str(path), "export", "--format", "csv").out
+    )
     assert ",'=Map" in cli("--catalog", str(path), "export", "--format", "csv", "--excel-safe").out
 
 
 def test_malformed_completion_environment_is_silent(tmp_path):
     program = installed_invmap()
     for cword in ("abc", "-5", "1.5"):
-        done = subprocess.run([program], capture_output=True, text=True,
-                              env={**os.environ, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": "invmap show",
-                                   "COMP_CWORD": cword})  # fmt: skip
+        done = subprocess.run(
+            [program],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": "invmap show", "COMP_CWORD": cword},
+        )
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_check_warns_about_long_ids(sh, tmp_path):
     path = tmp_path / "long.toml"
-    path.write_text("[[sources]]\n" + MINI_SOURCES.replace('id = "mooncake"', 'id = "a-very-long-identifier-for-mooncake"'),
-                    encoding="utf-8")  # fmt: skip
+    path.write_text(
+        "[[sources]]\n" + MINI_SOURCES.replace('id = "mooncake"', 'id = "a-very-long-identifier-for-mooncake"'),
+        encoding="utf-8",
+    )
     result = sh("--catalog", str(path), "check")
     assert result.code == 0 and "warning:" in result.err and "at most 24" in result.err
     assert result.out == f"{path}: ok, 2 sources\n"
@@ -294,15 +430,30 @@ def test_check_warns_about_long_ids(sh, tmp_path):
 def screen(args: list[str], cols: int, env: dict | None = None, rows: int = 300) -> list[str]:
     program = installed_invmap()
     command = f"stty cols {cols} rows {rows}; '{program}' " + " ".join(f"'{a}'" for a in args)
-    out = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color", **(env or {})}).stdout  # fmt: skip
+    out = subprocess.run(
+        ["script", "-qec", command, "/dev/null"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color", **(env or {})},
+    ).stdout
     out = re.sub(r"\x1b\][^\x07\x1b]*(\x07|\x1b\\)", "", out)
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "").splitlines()
 
 
 @pytest.mark.parametrize("cols", [60, 80, 120])
-@pytest.mark.parametrize("args", [["list"], ["questions"], ["search", "kv cache"], ["related", "pagedattention"],
-                                  ["layers"], ["map"], ["show", "gqa"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list"],
+        ["questions"],
+        ["search", "kv cache"],
+        ["related", "pagedattention"],
+        ["layers"],
+        ["map"],
+        ["show", "gqa"],
+    ],
+)
 def test_identifiers_are_never_split(cli, args, cols):
     records = json.loads(cli("list", "--json").out)
     lines = screen(args, cols)
@@ -313,7 +464,9 @@ def test_identifiers_are_never_split(cli, args, cols):
             if value in text:
                 continue
             # not shown at all is fine (a dropped column); shown in pieces is not
-            assert not any(re.search(rf"(^|\s){re.escape(f)}$", line) for f in fragments for line in lines if len(f) > 4), value
+            assert not any(
+                re.search(rf"(^|\s){re.escape(f)}$", line) for f in fragments for line in lines if len(f) > 4
+            ), value
 
 
 def test_line_budgets_at_80_columns():
@@ -350,11 +503,19 @@ def test_pager_used_only_on_a_terminal(tmp_path):
 
 def test_hyperlinks_only_with_colour_on_a_terminal():
     program = installed_invmap()
-    on = subprocess.run(["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"], capture_output=True,
-                        text=True, env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color"}).stdout  # fmt: skip
+    on = subprocess.run(
+        ["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color"},
+    ).stdout
     assert "\x1b]8;" in on and "https://arxiv.org/abs/2309.06180" in on
-    off = subprocess.run(["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"], capture_output=True,
-                         text=True, env={**os.environ, "INVMAP_PAGER": "cat", "NO_COLOR": "1"}).stdout  # fmt: skip
+    off = subprocess.run(
+        ["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "INVMAP_PAGER": "cat", "NO_COLOR": "1"},
+    ).stdout
     assert "\x1b]8;" not in off
 
 
@@ -372,8 +533,15 @@ def test_help_teaches(cli):
 
 def filled(draft: dict, result_type: str = "measured") -> dict:
     value = {"name": "p50", "value": 12.5, "unit": "ms", "evidence": result_type}
-    return {**draft, "result_type": result_type, "hypothesis": "Paging keeps capacity.", "conclusion": "It did.",
-            "raw_measurements": [value], "derived_metrics": [{**value, "value": 3}], "limitations": ["one GPU"]}  # fmt: skip
+    return {
+        **draft,
+        "result_type": result_type,
+        "hypothesis": "Paging keeps capacity.",
+        "conclusion": "It did.",
+        "raw_measurements": [value],
+        "derived_metrics": [{**value, "value": 3}],
+        "limitations": ["one GPU"],
+    }
 
 
 def test_record_new_fill_check_and_questions(cli, tmp_path):
@@ -399,16 +567,19 @@ def test_record_new_fill_check_and_questions(cli, tmp_path):
     assert cli("records", str(tmp_path / "missing")).code == 2
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"schema_version": "2.0"}, "schema_version must be one of '1.0'"),
-    ({"title": "  "}, "title must not be empty"),
-    ({"result_type": "guessed"}, "result_type must be one of"),
-    ({"workload": []}, "workload must be a JSON object"),
-    ({"raw_measurements": []}, "raw_measurements must not be empty"),
-    ({"limitations": [""]}, "limitations[0] must not be empty"),
-    ({"sources": ["ftp://x"]}, "sources[0] must be an absolute http(s) URL"),
-    ({"result_type": "estimated"}, "raw_measurements[0].evidence must match result_type 'estimated'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"schema_version": "2.0"}, "schema_version must be one of '1.0'"),
+        ({"title": "  "}, "title must not be empty"),
+        ({"result_type": "guessed"}, "result_type must be one of"),
+        ({"workload": []}, "workload must be a JSON object"),
+        ({"raw_measurements": []}, "raw_measurements must not be empty"),
+        ({"limitations": [""]}, "limitations[0] must not be empty"),
+        ({"sources": ["ftp://x"]}, "sources[0] must be an absolute http(s) URL"),
+        ({"result_type": "estimated"}, "raw_measurements[0].evidence must match result_type 'estimated'"),
+    ],
+)
 def test_each_rule_broken_once(cli, tmp_path, change, message):
     draft = json.loads(cli("record", "new", "mooncake").out)
     path = tmp_path / "r.json"
@@ -449,8 +620,18 @@ def test_markdown_links_round_trip_keeps_every_link(sh, tmp_path):
             assert got["arxiv"] == r["arxiv"], r["id"]
 
 
-VIEWS = {"list": [], "show": ["gqa"], "questions": [], "search": ["kv"], "related": ["gqa"], "layers": [], "stats": [],
-         "map": [], "guide": [], "records": []}  # fmt: skip
+VIEWS = {
+    "list": [],
+    "show": ["gqa"],
+    "questions": [],
+    "search": ["kv"],
+    "related": ["gqa"],
+    "layers": [],
+    "stats": [],
+    "map": [],
+    "guide": [],
+    "records": [],
+}
 
 
 @pytest.mark.parametrize("command", sorted(VIEWS))
@@ -465,7 +646,9 @@ def test_every_format_is_rendered_or_refused(cli, command, fmt):
             json.loads(result.out)
     else:
         assert result.code == 2 and result.out == ""
-        assert result.err == f"Error: '{command}' cannot print '{fmt}' (its formats: {', '.join(formats_of(command))})\n"
+        assert (
+            result.err == f"Error: '{command}' cannot print '{fmt}' (its formats: {', '.join(formats_of(command))})\n"
+        )
     assert "Traceback" not in result.err
     help_text = cli(command, "--help").out
     assert f"One of: {', '.join(formats_of(command))}." in " ".join(help_text.split())
@@ -489,7 +672,14 @@ def test_pruned_search_equals_scoring_everything(tmp_path):
     idx = open_catalog(Location(str(path), "test"))
     filters = query.build_filters(idx)
     fields = query.search_fields(None)
-    for text in ("virtual memory", "handoff compute kv", "tiered resources prefill decode", "specualtive", "zzqqxx", "kv"):
+    for text in (
+        "virtual memory",
+        "handoff compute kv",
+        "tiered resources prefill decode",
+        "specualtive",
+        "zzqqxx",
+        "kv",
+    ):
         for limit in (1, 3, 10):
             fast = query.search(idx, filters, text, fields, limit=limit)
             every = query.search(idx, filters, text, fields, limit=None)[:limit]

@@ -299,8 +299,17 @@ _FORBIDDEN_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
 def _describe_value(value: Any) -> str:
     from invmap.safe import escape
 
-    kinds = {str: "text", bool: "a boolean", int: "an integer", float: "a float", dt.date: "a date",
-             dt.datetime: "a date-time", dt.time: "a time", list: "an array", dict: "a table"}  # fmt: skip
+    kinds = {
+        str: "text",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a float",
+        dt.date: "a date",
+        dt.datetime: "a date-time",
+        dt.time: "a time",
+        list: "an array",
+        dict: "a table",
+    }
     kind = kinds.get(type(value), type(value).__name__)
     shown = escape(repr(value)) if isinstance(value, (str, int, float)) else ""
     if len(shown) > 40:
@@ -336,8 +345,10 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
         if pattern == CLEAN_TEXT:
             return f"{where}field '{field}': must not be empty"
     if kind in ("greater_than_equal", "less_than_equal") and field == "year":
-        return (f"{where}field 'year': implausible year {value} "
-                f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)")  # fmt: skip
+        return (
+            f"{where}field 'year': implausible year {value} "
+            f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)"
+        )
     if kind == "string_pattern_mismatch":
         expected = _PATTERNS.get(field, "a different form")
         return f"{where}field '{field}': {escape(repr(value))} is not {expected}"
@@ -367,8 +378,12 @@ def to_toml_dict(catalog: Catalog) -> dict[str, Any]:
     no empty `[catalog]` or `[layers]` table."""
     out: dict[str, Any] = {}
     if (info := catalog.catalog) is not None:
-        out["catalog"] = {"title": info.title, "preface": info.preface, "procedure": list(info.procedure),
-                          "afterword": info.afterword}  # fmt: skip
+        out["catalog"] = {
+            "title": info.title,
+            "preface": info.preface,
+            "procedure": list(info.procedure),
+            "afterword": info.afterword,
+        }
     if catalog.layers:
         out["layers"] = {
             code: {k: v for k, v in catalog.layers[code].model_dump().items() if v is not None}

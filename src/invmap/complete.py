@@ -49,7 +49,7 @@ def _matching(items: list[tuple[str, str]], typed: str) -> list[tuple[str, str]]
     if exact or not typed:
         return exact
     folded = typed.casefold()
-    return [(typed + v[len(typed):], h) for v, h in items if v.casefold().startswith(folded)]
+    return [(typed + v[len(typed) :], h) for v, h in items if v.casefold().startswith(folded)]
 
 
 def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
@@ -57,8 +57,12 @@ def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
     typed = incomplete.replace("\\ ", " ")
     ids = [(i, n) for i, n in index["sources"]]
     names = [(n, i) for i, n in index["sources"]]
-    for items in ([(i, n) for i, n in ids if i.startswith(typed)], [(n, i) for n, i in names if n.startswith(typed)],
-                  _matching(ids, typed), _matching(names, typed)):  # fmt: skip
+    for items in (
+        [(i, n) for i, n in ids if i.startswith(typed)],
+        [(n, i) for n, i in names if n.startswith(typed)],
+        _matching(ids, typed),
+        _matching(names, typed),
+    ):
         if items or not typed:
             return [(_shell_word(v), h) for v, h in items]
     return []

@@ -85,4 +85,3 @@ def quiet_stdout() -> None:
         os.close(devnull)
     except OSError:
         pass
-

@@ -101,8 +101,16 @@ def key_of(path: str) -> dict[str, Any] | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return {"path": real, "size": st.st_size, "mtime": st.st_mtime_ns, "inode": st.st_ino, "dev": st.st_dev,
-            "ctime": st.st_ctime_ns, "version": __version__, "schema": SCHEMA}  # fmt: skip
+    return {
+        "path": real,
+        "size": st.st_size,
+        "mtime": st.st_mtime_ns,
+        "inode": st.st_ino,
+        "dev": st.st_dev,
+        "ctime": st.st_ctime_ns,
+        "version": __version__,
+        "schema": SCHEMA,
+    }
 
 
 def index_path(key: dict[str, Any]) -> str:
@@ -171,8 +179,12 @@ def state_of(path: str) -> dict[str, Any]:
         return {"path": target, "state": "stale" if exists else "missing", "sources": None, "uses": None}
     try:
         meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('sources', 'uses')").fetchall())
-        return {"path": target, "state": "current", "sources": int(meta.get("sources", 0)),
-                "uses": int(meta.get("uses", 0))}  # fmt: skip
+        return {
+            "path": target,
+            "state": "current",
+            "sources": int(meta.get("sources", 0)),
+            "uses": int(meta.get("uses", 0)),
+        }
     except (sqlite3.Error, ValueError):
         return {"path": target, "state": "stale", "sources": None, "uses": None}
     finally:
@@ -225,8 +237,9 @@ def source_keys(source: Any) -> Iterable[tuple[str, str]]:
         yield "link:" + link, "link"
 
 
-def _fill(con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None,
-          progress: Callable[[int], None] | None = None) -> None:  # fmt: skip
+def _fill(
+    con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None
+) -> None:
     tables = [sql for sql in TABLES if sql.startswith("CREATE TABLE")]
     for sql in tables:
         con.execute(sql)
@@ -238,19 +251,28 @@ def _fill(con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None,
     sources = catalog.sources
     for start in range(0, len(sources), chunk):
         part = sources[start : start + chunk]
-        con.executemany(f"INSERT INTO sources ({columns}) VALUES ({marks})",
-                        [_record_row(s, start + i) for i, s in enumerate(part)])  # fmt: skip
-        con.executemany("INSERT INTO codes VALUES (?, ?)",
-                        [(code, start + i) for i, s in enumerate(part) for code in s.layers])  # fmt: skip
-        con.executemany("INSERT INTO keys VALUES (?, ?, ?)",
-                        [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s)])  # fmt: skip
+        con.executemany(
+            f"INSERT INTO sources ({columns}) VALUES ({marks})", [_record_row(s, start + i) for i, s in enumerate(part)]
+        )
+        con.executemany(
+            "INSERT INTO codes VALUES (?, ?)", [(code, start + i) for i, s in enumerate(part) for code in s.layers]
+        )
+        con.executemany(
+            "INSERT INTO keys VALUES (?, ?, ?)",
+            [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s)],
+        )
         if progress:
             progress(len(part))
-    con.executemany("INSERT INTO levels VALUES (?, ?, ?)",
-                    [(code, info.title, info.scope) for code, info in catalog.layers.items()])  # fmt: skip
+    con.executemany(
+        "INSERT INTO levels VALUES (?, ?, ?)", [(code, info.title, info.scope) for code, info in catalog.layers.items()]
+    )
     info = catalog.catalog.model_dump() if catalog.catalog is not None else None
-    meta = {"key": json.dumps(key, sort_keys=True), "catalog": json.dumps(info), "sources": str(len(sources)),
-            "uses": "0"}  # fmt: skip
+    meta = {
+        "key": json.dumps(key, sort_keys=True),
+        "catalog": json.dumps(info),
+        "sources": str(len(sources)),
+        "uses": "0",
+    }
     con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
     for sql in TABLES:  # indexes last: building one over all rows is faster than keeping it up to date
         if sql not in tables:
@@ -258,7 +280,9 @@ def _fill(con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None,
     con.execute("COMMIT")
 
 
-def build(catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None) -> sqlite3.Connection:
+def build(
+    catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None
+) -> sqlite3.Connection:
     """Index `catalog`: persisted for `key` where the cache folder is usable, else in memory."""
     where = _usable_folder(create=True) if key is not None and enabled() else None
     if where is not None:
@@ -324,14 +348,16 @@ class Index:
     def count(self) -> int:
         return self._rows("SELECT count(*) FROM sources")[0][0]
 
-    def records(self, where: str = "", params: Sequence[Any] = (), columns: Sequence[str] = SOURCE_FIELDS,
-                order: str = "pos") -> list[dict[str, Any]]:  # fmt: skip
+    def records(
+        self, where: str = "", params: Sequence[Any] = (), columns: Sequence[str] = SOURCE_FIELDS, order: str = "pos"
+    ) -> list[dict[str, Any]]:
         """Sources as JSON-contract dicts (only `columns`), in catalog order unless told otherwise."""
         sql = f"SELECT {', '.join(columns)} FROM sources {('WHERE ' + where) if where else ''} ORDER BY {order}"
         return [_record(columns, row) for row in self._rows(sql, params)]
 
-    def columns(self, where: str = "", params: Sequence[Any] = (), columns: Sequence[str] = SOURCE_FIELDS
-                ) -> list[tuple[Any, ...]]:  # fmt: skip
+    def columns(
+        self, where: str = "", params: Sequence[Any] = (), columns: Sequence[str] = SOURCE_FIELDS
+    ) -> list[tuple[Any, ...]]:
         """Rows as plain tuples of `columns` (named, never `*`), in catalog order: the cheapest read."""
         sql = f"SELECT {', '.join(columns)} FROM sources {('WHERE ' + where) if where else ''} ORDER BY pos"
         return self._rows(sql, params)
@@ -364,8 +390,10 @@ class Index:
 
     def prefixed(self, prefix: str, kinds: Sequence[str]) -> list[int]:
         """Positions of sources with a key of `kinds` starting with `prefix` (an index range scan)."""
-        sql = (f"SELECT DISTINCT pos FROM keys WHERE key >= ? AND key < ? AND kind IN ({', '.join('?' * len(kinds))}) "
-               "ORDER BY pos")  # fmt: skip
+        sql = (
+            f"SELECT DISTINCT pos FROM keys WHERE key >= ? AND key < ? AND kind IN ({', '.join('?' * len(kinds))}) "
+            "ORDER BY pos"
+        )
         return [row[0] for row in self._rows(sql, [prefix, prefix + "\U0010ffff", *kinds])]
 
     def levels(self) -> dict[str, tuple[str, str | None]]:
@@ -423,8 +451,13 @@ class _Progress:
 
             from invmap.safe import escape
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                console=Console(stderr=True), transient=True)  # fmt: skip
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self.name = escape(os.path.basename(path))
 
     def __call__(self, phase: str | None, amount: int | None = None) -> None:

@@ -54,7 +54,9 @@ def read_markdown(text: str, path: str) -> dict[str, Any]:
     found = split_row(lines[start])
     missing = [h for h in headers if h not in found]
     if missing:
-        raise CatalogError(path, [f"table has no column {', '.join(repr(m) for m in missing)} (expected: {', '.join(headers)})"])
+        raise CatalogError(
+            path, [f"table has no column {', '.join(repr(m) for m in missing)} (expected: {', '.join(headers)})"]
+        )
     column = {key: found.index(header) for header, key in SEED_COLUMNS}
 
     title = DEFAULT_TITLE
@@ -87,7 +89,12 @@ def read_markdown(text: str, path: str) -> dict[str, Any]:
         elif line.strip():
             afterword.append(line.strip())
     return {
-        "catalog": {"title": title, "preface": "\n".join(preface_lines), "procedure": procedure, "afterword": "\n".join(afterword)},
+        "catalog": {
+            "title": title,
+            "preface": "\n".join(preface_lines),
+            "procedure": procedure,
+            "afterword": "\n".join(afterword),
+        },
         "sources": sources,
     }
 
@@ -192,9 +199,17 @@ def to_markdown(catalog: Catalog, links: bool = False) -> str:
 
 
 _BIB_SPECIALS = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
-    "$": r"\$", "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-}  # fmt: skip
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "%": r"\%",
+    "&": r"\&",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 _BIB_SPECIAL_RE = re.compile("|".join(re.escape(k) for k in _BIB_SPECIALS))
 _WEB_TYPES = {"official project", "navigational", "companion project"}
 

@@ -156,4 +156,3 @@ class Catalog(BaseModel):
     def layer_title(self, code: str) -> str:
         info = self.layers.get(code)
         return info.title if info else ""
-

@@ -30,8 +30,14 @@ def layer_rows(levels: dict[str, tuple[str, str | None]], records: Sequence[dict
 
 
 def _layer_row(code: str | None, title: str | None, scope: str | None, members: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"code": code, "title": title, "scope": scope, "count": len(members),
-            "sources": [r["id"] for r in members], "names": [r["name"] for r in members]}  # fmt: skip
+    return {
+        "code": code,
+        "title": title,
+        "scope": scope,
+        "count": len(members),
+        "sources": [r["id"] for r in members],
+        "names": [r["name"] for r in members],
+    }
 
 
 def year_key(year: int | None) -> str:

@@ -121,14 +121,19 @@ def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
         labels = [label for label in index.distinct("layer") if text.casefold() in label.casefold()]
         if codes or labels:
             by_code = _in("code", codes)
-            return (f"(pos IN (SELECT pos FROM codes WHERE {by_code[0]}) OR {_in('layer', labels)[0]})",
-                    by_code[1] + labels, codes + [c for lab in labels for c in layer_codes(lab)])  # fmt: skip
+            return (
+                f"(pos IN (SELECT pos FROM codes WHERE {by_code[0]}) OR {_in('layer', labels)[0]})",
+                by_code[1] + labels,
+                codes + [c for lab in labels for c in layer_codes(lab)],
+            )
     words = [t for t, _ in index.levels().values()] + [lab for lab in index.distinct("layer") if not layer_codes(lab)]
     close = did_you_mean(text, [*LAYER_CODES, *words])
     hint = f"; did you mean '{close}'?" if close else ""
     labels = ", ".join(lab for lab in index.distinct("layer") if not layer_codes(lab)) or "none in this catalog"
-    raise UsageError(f"unknown layer '{value}'{hint} (use a code, {LAYER_CODES_TEXT}; words of a level's title or "
-                     f"scope, see 'invmap layers'; or part of a layer label such as {labels})")  # fmt: skip
+    raise UsageError(
+        f"unknown layer '{value}'{hint} (use a code, {LAYER_CODES_TEXT}; words of a level's title or "
+        f"scope, see 'invmap layers'; or part of a layer label such as {labels})"
+    )
 
 
 def type_values(index: Index, value: str) -> list[str]:
@@ -142,8 +147,9 @@ def type_values(index: Index, value: str) -> list[str]:
     raise UsageError(f"unknown type '{value}'{hint} (valid types: {', '.join(types)})")
 
 
-def build_filters(index: Index, layers: Sequence[str] | None = (), types: Sequence[str] | None = (),
-                  years: Sequence[str] | None = ()) -> Filters:  # fmt: skip
+def build_filters(
+    index: Index, layers: Sequence[str] | None = (), types: Sequence[str] | None = (), years: Sequence[str] | None = ()
+) -> Filters:
     filters = Filters()
     layer_values, type_list, year_values = split_values(layers), split_values(types), split_values(years)
     layer_parts = [layer_clause(index, v) for v in layer_values]
@@ -226,16 +232,19 @@ def resolve(index: Index, query: str) -> dict[str, Any]:
     best: dict[int, float] = {}
     for column in ("name", "id", "source"):
         choices = index.values(column)
-        for _, score, i in process.extract(query, choices, scorer=fuzz.WRatio, processor=utils.default_process,
-                                           limit=10, score_cutoff=50):  # fmt: skip
+        for _, score, i in process.extract(
+            query, choices, scorer=fuzz.WRatio, processor=utils.default_process, limit=10, score_cutoff=50
+        ):
             best[i] = max(best.get(i, 0.0), score)
     ranked = sorted(best.items(), key=lambda item: -item[1])
     if ranked and ranked[0][1] >= MATCH_CUTOFF:
         top = ranked[0][1]
         return found([i for i, score in ranked if score >= top - TIE_MARGIN])
     if not ranked:
-        raise NotFoundError(f"no source matches '{query}', and no name is close",
-                            hint=f"try 'invmap search \"{query}\"' or 'invmap list'")  # fmt: skip
+        raise NotFoundError(
+            f"no source matches '{query}', and no name is close",
+            hint=f"try 'invmap search \"{query}\"' or 'invmap list'",
+        )
     near = index.at([i for i, _ in ranked[:3]])
     raise NotFoundError(f"no source matches '{query}'", candidates=[label(r) for r in near], hint="did you mean")
 
@@ -246,8 +255,11 @@ def _one(matches: list[dict[str, Any]], query: str) -> dict[str, Any]:
     shown = [label(r) for r in matches[:SHOWN_CANDIDATES]]
     if len(matches) > SHOWN_CANDIDATES:
         shown.append(f"... and {len(matches) - SHOWN_CANDIDATES} more")
-    raise NotFoundError(f"'{query}' is ambiguous: it matches {len(matches)} sources", candidates=shown,
-                        hint="be more specific, or use an id")  # fmt: skip
+    raise NotFoundError(
+        f"'{query}' is ambiguous: it matches {len(matches)} sources",
+        candidates=shown,
+        hint="be more specific, or use an id",
+    )
 
 
 def resolve_all(index: Index, queries: Sequence[str]) -> list[dict[str, Any]]:
@@ -278,8 +290,9 @@ def search_fields(within: Sequence[str] | None) -> list[str]:
     return ["id", *fields] if "name" in fields and "id" not in fields else fields
 
 
-def search(index: Index, filters: Filters, text: str, fields: Sequence[str], limit: int | None = 10,
-           min_score: float = 60.0) -> list[dict[str, Any]]:  # fmt: skip
+def search(
+    index: Index, filters: Filters, text: str, fields: Sequence[str], limit: int | None = 10, min_score: float = 60.0
+) -> list[dict[str, Any]]:
     """Records with a `score` (0-100), best first.
 
     A field's score is the mean, over the query's words, of each word's best partial match in it
@@ -325,8 +338,10 @@ def _all_words(words: Sequence[str], texts: Sequence[str]) -> dict[int, float]:
     for word in words:
         positions = list(alive)
         subset = texts if len(positions) == len(texts) else [texts[i] for i in positions]
-        alive = {positions[k]: alive[positions[k]] + s for _, s, k in
-                 process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=WORD_MATCH)}  # fmt: skip
+        alive = {
+            positions[k]: alive[positions[k]] + s
+            for _, s, k in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=WORD_MATCH)
+        }
         if not alive:
             return {}
     return {i: total / len(words) for i, total in alive.items()}
@@ -352,7 +367,9 @@ def _best_means(words: Sequence[str], texts: Sequence[str], min_score: float, ro
 
         # The `room` texts best on the first word, scored in full, bound what the last kept one needs.
         seeds = heapq.nlargest(room, totals, key=totals.__getitem__)
-        full = sorted((totals[i] + sum(fuzz.partial_ratio(w, texts[i]) for w in words[1:]) for i in seeds), reverse=True)
+        full = sorted(
+            (totals[i] + sum(fuzz.partial_ratio(w, texts[i]) for w in words[1:]) for i in seeds), reverse=True
+        )
         bound = max(need, full[-1] - 0.5 * n)  # a margin for scores that round to the same tenth
     for done, word in enumerate(words[1:], start=2):
         left = 100.0 * (n - done)

@@ -42,9 +42,24 @@ COMMAND_FORMATS: dict[str, tuple[str, ...]] = {
 
 def formats_of(command: str | None) -> tuple[str, ...]:
     return COMMAND_FORMATS.get(command or "", FORMATS)
-EXTRA_HEADERS = {"code": "Code", "title": "Title", "scope": "Scope", "count": "Count", "sources": "Sources",
-                 "names": "Names", "group": "Group", "key": "Key", "records": "Records", "record_id": "Record",
-                 "result_type": "Result", "valid": "Valid", "addresses": "Addresses", "path": "File"}  # fmt: skip
+
+
+EXTRA_HEADERS = {
+    "code": "Code",
+    "title": "Title",
+    "scope": "Scope",
+    "count": "Count",
+    "sources": "Sources",
+    "names": "Names",
+    "group": "Group",
+    "key": "Key",
+    "records": "Records",
+    "record_id": "Record",
+    "result_type": "Result",
+    "valid": "Valid",
+    "addresses": "Addresses",
+    "path": "File",
+}
 WRAP_EXTRA = frozenset({"title", "scope", "names", "sources", "records", "addresses"})
 
 
@@ -69,8 +84,9 @@ def check_format(fmt: str, allowed: Sequence[str], command: str) -> None:
         raise UsageError(f"{command} cannot print '{fmt}' (its formats: {', '.join(allowed)})")
 
 
-def choose_format(fmt: str | None, json_flag: bool, is_terminal: bool, allowed: Sequence[str] = FORMATS,
-                  command: str = "this command") -> str:  # fmt: skip
+def choose_format(
+    fmt: str | None, json_flag: bool, is_terminal: bool, allowed: Sequence[str] = FORMATS, command: str = "this command"
+) -> str:
     """`--json` is `--format json`; with neither, a table on a terminal and plain lines in a pipe."""
     if json_flag:
         if fmt not in (None, "json"):
@@ -169,8 +185,10 @@ def text(result: Result, fmt: str, *, excel: bool = False) -> str:
         return markdown_table([header(f) for f in fields], [[human_cell(f, r[f]) for f in fields] for r in rows])
     if fmt == "plain":
         if result.single:
-            return "".join(f"{f}:\t{_one_line(_machine_cell(rows[0][f]) if f != 'year' else human_cell(f, rows[0][f]))}\n"
-                           for f in fields)  # fmt: skip
+            return "".join(
+                f"{f}:\t{_one_line(_machine_cell(rows[0][f]) if f != 'year' else human_cell(f, rows[0][f]))}\n"
+                for f in fields
+            )
         return "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in rows)
     raise ValueError(f"not a text format: {fmt}")
 
@@ -231,7 +249,9 @@ def _longest_word(texts: Sequence[str]) -> int:
     return max((len(w) for t in texts for w in t.split()), default=1)
 
 
-def layout(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int) -> tuple[list[str], dict[str, int]] | None:
+def layout(
+    rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int
+) -> tuple[list[str], dict[str, int]] | None:
     """The columns that fit `width` and their widths, or None when only the stacked layout can.
 
     Identifier columns get their whole natural width and never wrap; wrapping columns get at least
@@ -247,8 +267,11 @@ def layout(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int) ->
     def minimum(f: str) -> int:
         if not wraps(f):
             return natural[f]
-        return max(min(natural[f], MIN_SENTENCE if f not in ("layer", "source") else 10), _longest_word(cells[f]),
-                   len(header(f)) if len(header(f)) <= 12 else 1)  # fmt: skip
+        return max(
+            min(natural[f], MIN_SENTENCE if f not in ("layer", "source") else 10),
+            _longest_word(cells[f]),
+            len(header(f)) if len(header(f)) <= 12 else 1,
+        )
 
     shown = list(fields)
     while sum(minimum(f) for f in shown) + GAP * (len(shown) - 1) > width:
@@ -303,12 +326,24 @@ def records_table(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: 
     if fitted is None:
         return stacked(rows, fields, width, color)
     shown, widths = fitted
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, GAP - 1, 0, 0),
-                  header_style="bold", collapse_padding=True)  # fmt: skip
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, GAP - 1, 0, 0),
+        header_style="bold",
+        collapse_padding=True,
+    )
     for f in shown:
         style = {"id": "cyan", "score": "green", "year": "magenta", "code": "cyan"}.get(f) if color else None
-        table.add_column(header(f), style=style, width=widths[f], no_wrap=not wraps(f), overflow="fold",
-                         justify="right" if f in ("year", "score", "count") else "left")  # fmt: skip
+        table.add_column(
+            header(f),
+            style=style,
+            width=widths[f],
+            no_wrap=not wraps(f),
+            overflow="fold",
+            justify="right" if f in ("year", "score", "count") else "left",
+        )
     for r in rows:
         link = r.get("url") if isinstance(r.get("url"), str) else None
         table.add_row(*(_cell(f, r.get(f), widths[f], link, color) for f in shown))
@@ -328,8 +363,12 @@ def stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, c
     return Group(*blocks)
 
 
-SHORT_HEADERS = {"mechanism": "Mechanism", "objective": "Objective", "question": "Open question",
-                 "availability": "Availability"}  # fmt: skip
+SHORT_HEADERS = {
+    "mechanism": "Mechanism",
+    "objective": "Objective",
+    "question": "Open question",
+    "availability": "Availability",
+}
 
 
 def short_header(f: str) -> str:
@@ -337,8 +376,9 @@ def short_header(f: str) -> str:
     return SHORT_HEADERS.get(f) or header(f)
 
 
-def field_lines(record: dict[str, Any], fields: Sequence[str], width: int, color: bool,
-                skip_empty: bool = False) -> list[Any]:  # fmt: skip
+def field_lines(
+    record: dict[str, Any], fields: Sequence[str], width: int, color: bool, skip_empty: bool = False
+) -> list[Any]:
     """`Label  value` lines, values wrapped at spaces to the width; links whole on their own line."""
     from rich.text import Text
 

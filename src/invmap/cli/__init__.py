@@ -72,8 +72,9 @@ class InvmapGroup(typer.core.TyperGroup):
                 return typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
         for info in getattr(module.commands, "registered_groups", []):
             if info.name == cmd_name:
-                return typer.main.get_group_from_info(info, pretty_exceptions_short=True, suggest_commands=True,
-                                                     rich_markup_mode=None)
+                return typer.main.get_group_from_info(
+                    info, pretty_exceptions_short=True, suggest_commands=True, rich_markup_mode=None
+                )
         return None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
@@ -158,11 +159,17 @@ def main(
     ctx: typer.Context,
     catalog: Annotated[
         Optional[str],
-        typer.Option("--catalog", "-c", metavar="PATH", help="Catalog file to use ('-' reads stdin). "
-                     "Default: $INVMAP_CATALOG, else the catalog shipped with invmap."),
-    ] = None,  # fmt: skip
+        typer.Option(
+            "--catalog",
+            "-c",
+            metavar="PATH",
+            help="Catalog file to use ('-' reads stdin). "
+            "Default: $INVMAP_CATALOG, else the catalog shipped with invmap.",
+        ),
+    ] = None,
     color: Annotated[
-        str, typer.Option("--color", metavar="WHEN", help="Colour: auto, always or never.", autocompletion=complete_color)
+        str,
+        typer.Option("--color", metavar="WHEN", help="Colour: auto, always or never.", autocompletion=complete_color),
     ] = "auto",
     no_pager: Annotated[bool, typer.Option("--no-pager", help="Never send output through a pager.")] = False,
     version: Annotated[

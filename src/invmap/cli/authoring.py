@@ -22,7 +22,8 @@ commands = typer.Typer()
 
 EXPORT_FORMATS = ("markdown", "csv", "tsv", "json", "jsonl", "bibtex", "toml")
 OutputOpt = Annotated[
-    Optional[str], typer.Option("--output", "-o", metavar="PATH", help="Write to PATH ('-' is stdout) instead of stdout.")
+    Optional[str],
+    typer.Option("--output", "-o", metavar="PATH", help="Write to PATH ('-' is stdout) instead of stdout."),
 ]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite PATH if it exists.")]
 
@@ -49,8 +50,17 @@ def where(ctx: typer.Context, json_flag: JsonOpt = False) -> None:
 
     location = state(ctx).location
     if json_flag:
-        write(to_json({"path": location.path, "reason": location.reason, "shipped": location.is_shipped,
-                       "index": index_db.state_of(location.path)}, indent=None))  # fmt: skip
+        write(
+            to_json(
+                {
+                    "path": location.path,
+                    "reason": location.reason,
+                    "shipped": location.is_shipped,
+                    "index": index_db.state_of(location.path),
+                },
+                indent=None,
+            )
+        )
     else:
         write(f"{escape(location.path)}\t({location.reason})\n")
 
@@ -68,7 +78,9 @@ def check(ctx: typer.Context, json_flag: JsonOpt = False) -> None:
     except CatalogError as exc:
         if not json_flag:
             raise
-        write(to_json({"path": location.path, "valid": False, "sources": None, "problems": exc.problems, "warnings": []}))
+        write(
+            to_json({"path": location.path, "valid": False, "sources": None, "problems": exc.problems, "warnings": []})
+        )
         raise typer.Exit(exc.exit_code) from None
     warnings = catalog_io.warnings(cat)
     count = len(cat.sources)
@@ -153,8 +165,14 @@ def _add_signature() -> inspect.Signature:
         text += f" {_ADD_OPTIONAL.get(f.name, '')}".rstrip()
         option = typer.Option(f"--{f.name}", metavar="TEXT" if f.kind == "text" else f.kind.upper(), help=text)
         annotation = Annotated[str, option] if required else Annotated[Optional[str], option]
-        params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-                                        default=inspect.Parameter.empty if required else None))  # fmt: skip
+        params.append(
+            inspect.Parameter(
+                f.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=annotation,
+                default=inspect.Parameter.empty if required else None,
+            )
+        )
     params.append(inspect.Parameter("json_flag", inspect.Parameter.KEYWORD_ONLY, annotation=JsonOpt, default=False))
     return inspect.Signature(params)
 
@@ -166,16 +184,22 @@ def add(ctx: typer.Context, **values: Any) -> None:
 add.__signature__ = _add_signature()  # type: ignore[attr-defined]
 add.__annotations__ = {p.name: p.annotation for p in add.__signature__.parameters.values()}  # type: ignore[attr-defined]
 add.__doc__ = _add.__doc__
-commands.command("add", epilog=examples(
-    'invmap -c my-map.toml add --name TestServe --source "TestServe, Doe et al." --type Current \\',
-    '    --year 2025 --layer "L2 and L5" --mechanism "..." --objective "..." --question "..." \\',
-    '    --availability "Primary paper." --arxiv 2501.00001'))(add)  # fmt: skip
+commands.command(
+    "add",
+    epilog=examples(
+        'invmap -c my-map.toml add --name TestServe --source "TestServe, Doe et al." --type Current \\',
+        '    --year 2025 --layer "L2 and L5" --mechanism "..." --objective "..." --question "..." \\',
+        '    --availability "Primary paper." --arxiv 2501.00001',
+    ),
+)(add)
 
 
 @commands.command("fmt", epilog=examples("invmap -c my-map.toml fmt", "invmap -c my-map.toml fmt --check"))
 def fmt_(
     ctx: typer.Context,
-    check_only: Annotated[bool, typer.Option("--check", help="Change nothing; exit 1 if the file is not canonical.")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Change nothing; exit 1 if the file is not canonical.")
+    ] = False,
 ) -> None:
     """Rewrite the active catalog in its one canonical form."""
 
@@ -193,17 +217,31 @@ def fmt_(
         write(f"{shown}: reformatted\n")
 
 
-@commands.command("export", epilog=examples("invmap export --format bibtex -o map.bib", "invmap export --format markdown --links",
-                                             "invmap export --format csv --excel-safe -o map.csv"))  # fmt: skip
+@commands.command(
+    "export",
+    epilog=examples(
+        "invmap export --format bibtex -o map.bib",
+        "invmap export --format markdown --links",
+        "invmap export --format csv --excel-safe -o map.csv",
+    ),
+)
 def export(
     ctx: typer.Context,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", metavar="FORMAT", autocompletion=complete_export_format,
-                          help=f"One of: {', '.join(EXPORT_FORMATS)}.")
-    ] = "markdown",  # fmt: skip
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="FORMAT",
+            autocompletion=complete_export_format,
+            help=f"One of: {', '.join(EXPORT_FORMATS)}.",
+        ),
+    ] = "markdown",
     output_path: OutputOpt = None,
     force: ForceOpt = False,
-    links: Annotated[bool, typer.Option("--links", help="Markdown: Source cells as links, availability linked to code.")] = False,
+    links: Annotated[
+        bool, typer.Option("--links", help="Markdown: Source cells as links, availability linked to code.")
+    ] = False,
     excel_safe: Annotated[
         bool, typer.Option("--excel-safe", help="csv/tsv: prefix ' to cells a spreadsheet would run as a formula.")
     ] = False,
@@ -237,9 +275,13 @@ def export_text(cat: Catalog, fmt: str, *, links: bool = False, excel: bool = Fa
     return render.text(render.Result(records, list(SOURCE_FIELDS)), fmt, excel=excel)
 
 
-@commands.command("import", epilog=examples("invmap import research-map.md -o my-map.toml", "invmap export | invmap import -"))
+@commands.command(
+    "import", epilog=examples("invmap import research-map.md -o my-map.toml", "invmap export | invmap import -")
+)
 def import_(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="A Markdown file with the seed's table ('-' reads stdin).")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="A Markdown file with the seed's table ('-' reads stdin).")
+    ],
     output_path: OutputOpt = None,
     force: ForceOpt = False,
 ) -> None:

@@ -42,8 +42,14 @@ def examples(*lines: str) -> str:
 commands = typer.Typer()
 
 
-@commands.command("list", epilog=examples("invmap list --layer L3", "invmap list --layer disaggregation --type current",
-                                           "invmap list --year 2023..2025 --json | jq -r '.[].id'"))  # fmt: skip
+@commands.command(
+    "list",
+    epilog=examples(
+        "invmap list --layer L3",
+        "invmap list --layer disaggregation --type current",
+        "invmap list --year 2023..2025 --json | jq -r '.[].id'",
+    ),
+)
 def list_(
     ctx: typer.Context,
     layer: LayerOpt = None,
@@ -69,8 +75,12 @@ def list_(
     emit(out, Result(records, fields_), show_all=show_all)
 
 
-@commands.command("show", epilog=examples("invmap show PagedAttention", "invmap show 2407.00079",
-                                           "invmap show https://docs.vllm.ai/ sglang --json"))  # fmt: skip
+@commands.command(
+    "show",
+    epilog=examples(
+        "invmap show PagedAttention", "invmap show 2407.00079", "invmap show https://docs.vllm.ai/ sglang --json"
+    ),
+)
 def show(
     ctx: typer.Context,
     names: NamesArg,
@@ -115,17 +125,27 @@ def _records_drawing(records: list[dict[str, Any]], fields: list[str]) -> Any:
     return draw
 
 
-@commands.command("questions", epilog=examples("invmap questions --layer L5", "invmap questions --records experiments --open",
-                                                "invmap questions --format jsonl | jq -r .question"))  # fmt: skip
+@commands.command(
+    "questions",
+    epilog=examples(
+        "invmap questions --layer L5",
+        "invmap questions --records experiments --open",
+        "invmap questions --format jsonl | jq -r .question",
+    ),
+)
 def questions(
     ctx: typer.Context,
     layer: LayerOpt = None,
     type_: TypeOpt = None,
     year: YearOpt = None,
     records_dir: Annotated[
-        Optional[str], typer.Option("--records", metavar="DIR",
-                                    help="Show which experiment records address each question (default: $INVMAP_RECORDS).")
-    ] = None,  # fmt: skip
+        Optional[str],
+        typer.Option(
+            "--records",
+            metavar="DIR",
+            help="Show which experiment records address each question (default: $INVMAP_RECORDS).",
+        ),
+    ] = None,
     open_only: Annotated[bool, typer.Option("--open", help="Only questions no record addresses yet.")] = False,
     sort: SortOpt = None,
     reverse: ReverseOpt = False,
@@ -165,18 +185,32 @@ def questions(
     emit(out, Result(records, out.pick(human, machine)), show_all=show_all)
 
 
-@commands.command("search", epilog=examples('invmap search "speculative decoding"', 'invmap search "virtual memory" --in mechanism',
-                                             "invmap search goodput --in all --json"))  # fmt: skip
+@commands.command(
+    "search",
+    epilog=examples(
+        'invmap search "speculative decoding"',
+        'invmap search "virtual memory" --in mechanism',
+        "invmap search goodput --in all --json",
+    ),
+)
 def search(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(metavar="TEXT", help="Words to look for; order, case and small typos do not matter.")],
+    text: Annotated[
+        str, typer.Argument(metavar="TEXT", help="Words to look for; order, case and small typos do not matter.")
+    ],
     within: Annotated[
         Optional[list[str]],
-        typer.Option("--in", metavar="FIELD", autocompletion=complete_search_in,
-                     help="Field to search (any text field, or 'all'); repeat or use commas. "
-                          "Default: name, id, source, title and mechanism."),
-    ] = None,  # fmt: skip
-    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")] = 10,
+        typer.Option(
+            "--in",
+            metavar="FIELD",
+            autocompletion=complete_search_in,
+            help="Field to search (any text field, or 'all'); repeat or use commas. "
+            "Default: name, id, source, title and mechanism.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")
+    ] = 10,
     min_score: Annotated[
         float, typer.Option("--min-score", metavar="SCORE", help="Drop results scoring below SCORE (0 to 100).")
     ] = 60.0,

@@ -44,8 +44,13 @@ def _complete_result_type(incomplete: str) -> list[tuple[str, str]]:
     return complete.choices(RESULT_TYPES, incomplete)
 
 
-@record.command("new", epilog=examples("invmap record new pagedattention -o experiments/paged-kv.json",
-                                        "invmap record new mooncake --result-type simulated"))  # fmt: skip
+@record.command(
+    "new",
+    epilog=examples(
+        "invmap record new pagedattention -o experiments/paged-kv.json",
+        "invmap record new mooncake --result-type simulated",
+    ),
+)
 def record_new(
     ctx: typer.Context,
     name: SourceArg,
@@ -53,9 +58,14 @@ def record_new(
         Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout.")
     ] = None,
     result_type: Annotated[
-        str, typer.Option("--result-type", metavar="TYPE", autocompletion=_complete_result_type,
-                          help="measured, simulated, estimated or reported.")
-    ] = "measured",  # fmt: skip
+        str,
+        typer.Option(
+            "--result-type",
+            metavar="TYPE",
+            autocompletion=_complete_result_type,
+            help="measured, simulated, estimated or reported.",
+        ),
+    ] = "measured",
     record_id: Annotated[
         Optional[str], typer.Option("--id", metavar="ID", help="The record_id. Default: SOURCE-ID-YYYY-MM-DD.")
     ] = None,
@@ -110,7 +120,9 @@ def check_file(path: str) -> tuple[Any, list[str]]:
     return value, problems or records.problems_of(value)
 
 
-@record.command("check", epilog=examples("invmap record check experiments/*.json", "invmap record check - < draft.json --json"))
+@record.command(
+    "check", epilog=examples("invmap record check experiments/*.json", "invmap record check - < draft.json --json")
+)
 def record_check(
     files: Annotated[list[str], typer.Argument(metavar="FILE...", help="Record files ('-' reads stdin).")],
     json_flag: JsonOpt = False,
@@ -165,15 +177,17 @@ def scan(idx: Index, folder: Path) -> list[dict[str, Any]]:
             keys = keys_for_query(url) if isinstance(url, str) else None
             if keys:
                 addresses += [r["id"] for r in idx.at(idx.lookup(keys))]
-        found.append({
-            "path": str(path),
-            "record_id": data.get("record_id") if isinstance(data.get("record_id"), str) else None,
-            "title": data.get("title") if isinstance(data.get("title"), str) else None,
-            "result_type": data.get("result_type") if isinstance(data.get("result_type"), str) else None,
-            "valid": not problems,
-            "addresses": list(dict.fromkeys(addresses)),
-            "sources": [u for u in urls if isinstance(u, str)],
-        })  # fmt: skip
+        found.append(
+            {
+                "path": str(path),
+                "record_id": data.get("record_id") if isinstance(data.get("record_id"), str) else None,
+                "title": data.get("title") if isinstance(data.get("title"), str) else None,
+                "result_type": data.get("result_type") if isinstance(data.get("result_type"), str) else None,
+                "valid": not problems,
+                "addresses": list(dict.fromkeys(addresses)),
+                "sources": [u for u in urls if isinstance(u, str)],
+            }
+        )
     return found
 
 
@@ -186,7 +200,9 @@ def addressed_by(idx: Index, folder: Path) -> dict[str, list[str]]:
     return out
 
 
-@commands.command("records", epilog=examples("invmap records", "invmap records experiments --json | jq '.[].addresses'"))
+@commands.command(
+    "records", epilog=examples("invmap records", "invmap records experiments --json | jq '.[].addresses'")
+)
 def records_cmd(
     ctx: typer.Context,
     folder: Annotated[

@@ -122,26 +122,41 @@ def at_least_one(value: int | None) -> int | None:
 
 LayerOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--layer", "-l", metavar="LAYER", autocompletion=complete_layer,
-                 help="A level code (L1..L6, P0), words of a level's title or scope (disaggregation), or part "
-                      "of a layer label. Repeat or use commas to OR."),
-]  # fmt: skip
+    typer.Option(
+        "--layer",
+        "-l",
+        metavar="LAYER",
+        autocompletion=complete_layer,
+        help="A level code (L1..L6, P0), words of a level's title or scope (disaggregation), or part "
+        "of a layer label. Repeat or use commas to OR.",
+    ),
+]
 TypeOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--type", "-t", metavar="TYPE", autocompletion=complete_type,
-                 help="Direction/type, any case (Current, Foundational, ...). Repeat or use commas to OR."),
-]  # fmt: skip
+    typer.Option(
+        "--type",
+        "-t",
+        metavar="TYPE",
+        autocompletion=complete_type,
+        help="Direction/type, any case (Current, Foundational, ...). Repeat or use commas to OR.",
+    ),
+]
 YearOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--year", "-y", metavar="YEARS",
-                 help="2024, 2023..2025, 2025.., ..2017 or n.d. Repeat or use commas to OR."),
-]  # fmt: skip
+    typer.Option(
+        "--year", "-y", metavar="YEARS", help="2024, 2023..2025, 2025.., ..2017 or n.d. Repeat or use commas to OR."
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
 FieldsOpt = Annotated[
     Optional[str],
-    typer.Option("--fields", metavar="F1,F2", autocompletion=complete_fields,
-                 help="Only these fields, in this order (see 'invmap fields')."),
-]  # fmt: skip
+    typer.Option(
+        "--fields",
+        metavar="F1,F2",
+        autocompletion=complete_fields,
+        help="Only these fields, in this order (see 'invmap fields').",
+    ),
+]
 ColorOpt = Annotated[
     Optional[str],
     typer.Option("--color", metavar="WHEN", autocompletion=complete_color, help="Colour: auto, always or never."),
@@ -149,24 +164,36 @@ ColorOpt = Annotated[
 NoPagerOpt = Annotated[bool, typer.Option("--no-pager", help="Never send output through a pager.")]
 SortOpt = Annotated[
     Optional[str],
-    typer.Option("--sort", "-s", metavar="KEY", autocompletion=complete_sort,
-                 help="Sort by year, name, id, layer or type; undated sources sort last."),
-]  # fmt: skip
+    typer.Option(
+        "--sort",
+        "-s",
+        metavar="KEY",
+        autocompletion=complete_sort,
+        help="Sort by year, name, id, layer or type; undated sources sort last.",
+    ),
+]
 ReverseOpt = Annotated[bool, typer.Option("--reverse", "-r", help="Reverse the order.")]
 LimitOpt = Annotated[
-    Optional[int], typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")
+    Optional[int],
+    typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1)."),
 ]
 AllOpt = Annotated[bool, typer.Option("--all", help=f"Tables: show every row (default: first {TABLE_ROW_CAP}).")]
 NamesArg = Annotated[
-    list[str], typer.Argument(metavar="NAME...", autocompletion=complete_source,
-                              help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small "
-                                   "typos are forgiven.")
-]  # fmt: skip
+    list[str],
+    typer.Argument(
+        metavar="NAME...",
+        autocompletion=complete_source,
+        help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small typos are forgiven.",
+    ),
+]
 SourceArg = Annotated[
-    str, typer.Argument(metavar="NAME", autocompletion=complete_source,
-                        help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small typos "
-                             "are forgiven.")
-]  # fmt: skip
+    str,
+    typer.Argument(
+        metavar="NAME",
+        autocompletion=complete_source,
+        help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small typos are forgiven.",
+    ),
+]
 
 
 def format_opt(command: str | None = None) -> Any:
@@ -174,9 +201,14 @@ def format_opt(command: str | None = None) -> Any:
     formats = formats_of(command)
     return Annotated[
         Optional[str],
-        typer.Option("--format", "-f", metavar="FORMAT", autocompletion=lambda incomplete: complete.choices(formats, incomplete),
-                     help=f"One of: {', '.join(formats)}. Default: table on a terminal, plain in a pipe."),
-    ]  # fmt: skip
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="FORMAT",
+            autocompletion=lambda incomplete: complete.choices(formats, incomplete),
+            help=f"One of: {', '.join(formats)}. Default: table on a terminal, plain in a pipe.",
+        ),
+    ]
 
 
 FormatOpt = format_opt()
@@ -201,15 +233,26 @@ class Output:
         return list(machine if self.fmt in MACHINE_FORMATS else human)
 
 
-def output(ctx: typer.Context, fmt: str | None, json_flag: bool, fields: str | None, color: str | None,
-           allowed: Sequence[str] = SOURCE_FIELDS, no_pager: bool = False) -> Output:  # fmt: skip
+def output(
+    ctx: typer.Context,
+    fmt: str | None,
+    json_flag: bool,
+    fields: str | None,
+    color: str | None,
+    allowed: Sequence[str] = SOURCE_FIELDS,
+    no_pager: bool = False,
+) -> Output:
     from invmap.render import choose_format, parse_fields
 
     mode = color_mode(color) if color is not None else state(ctx).color
     terminal = stdout_is_terminal()
     chosen = choose_format(fmt, json_flag, terminal, formats_of(ctx.info_name), f"'{ctx.info_name}'")
-    return Output(chosen, parse_fields(fields, allowed), use_color(mode, terminal) and chosen == "table",
-                  state(ctx).pager and not no_pager)  # fmt: skip
+    return Output(
+        chosen,
+        parse_fields(fields, allowed),
+        use_color(mode, terminal) and chosen == "table",
+        state(ctx).pager and not no_pager,
+    )
 
 
 def stdout_is_terminal() -> bool:
@@ -240,8 +283,17 @@ def to_text(renderable: Any, width: int, color: bool) -> str:
     from rich.console import Console
 
     buffer = io.StringIO()
-    screen = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
-                     color_system="truecolor" if color else None, legacy_windows=False, emoji=False, markup=False)  # fmt: skip
+    screen = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        color_system="truecolor" if color else None,
+        legacy_windows=False,
+        emoji=False,
+        markup=False,
+    )
     screen.print(renderable, crop=False, overflow="ignore")
     out = buffer.getvalue()
     if not color:
@@ -358,4 +410,3 @@ def empty_notice(out: Output, what: Filters | None, hint: str | None = None, pre
         return
     described = " ".join(what.described) if what and what.described else ""
     notice(f"{prefix} {described}".rstrip() + (f"; {hint}" if hint else ""))
-

@@ -36,11 +36,18 @@ from invmap.render import Result
 commands = typer.Typer()
 
 
-@commands.command("layers", epilog=examples("invmap layers", "invmap layers --json | jq -r '.[] | \"\\(.code) \\(.title)\"'"))
+@commands.command(
+    "layers", epilog=examples("invmap layers", "invmap layers --json | jq -r '.[] | \"\\(.code) \\(.title)\"'")
+)
 def layers(
-    ctx: typer.Context, type_: TypeOpt = None, year: YearOpt = None, fmt: FormatOpt = None, json_flag: JsonOpt = False,
-    color: ColorOpt = None, no_pager: NoPagerOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context,
+    type_: TypeOpt = None,
+    year: YearOpt = None,
+    fmt: FormatOpt = None,
+    json_flag: JsonOpt = False,
+    color: ColorOpt = None,
+    no_pager: NoPagerOpt = False,
+) -> None:
     """Show the six levels (L1..L6) and the companion projects (P0): title, scope and sources; then the
     free-text layer labels."""
     from invmap import overview
@@ -48,19 +55,25 @@ def layers(
     out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
     idx = index(ctx)
     rows = overview.layer_rows(idx.levels(), query.select(idx, filters(ctx, None, type_, year)))
-    fields = {"table": ["code", "title", "count", "names"], "markdown": ["code", "title", "scope", "count", "names"],
-              "plain": ["code", "title", "count", "sources"]}.get(out.fmt, ["code", "title", "scope", "count", "sources", "names"])  # fmt: skip
+    fields = {
+        "table": ["code", "title", "count", "names"],
+        "markdown": ["code", "title", "scope", "count", "names"],
+        "plain": ["code", "title", "count", "sources"],
+    }.get(out.fmt, ["code", "title", "scope", "count", "sources", "names"])
     emit(out, Result(rows, fields))
-
-
 
 
 @commands.command("stats", epilog=examples("invmap stats", "invmap stats --layer L5 --json"))
 def stats(
-    ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None,
-    fmt: format_opt("stats") = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
+    ctx: typer.Context,
+    layer: LayerOpt = None,
+    type_: TypeOpt = None,
+    year: YearOpt = None,
+    fmt: format_opt("stats") = None,
+    json_flag: JsonOpt = False,
+    color: ColorOpt = None,  # type: ignore[valid-type]
     no_pager: NoPagerOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Count sources by type, by year and by level code: bar charts on one scale on a terminal."""
     from invmap import overview, render
 
@@ -75,14 +88,17 @@ def stats(
     emit(out, Result(overview.stats_rows(counts), ["group", "key", "count"], data=counts, draw=draw))
 
 
-
-
 @commands.command("map", epilog=examples("invmap map", "invmap map --layer L3", "invmap map --json"))
 def map_(
-    ctx: typer.Context, layer: LayerOpt = None, type_: TypeOpt = None, year: YearOpt = None,
-    fmt: format_opt("map") = None, json_flag: JsonOpt = False, color: ColorOpt = None,  # type: ignore[valid-type]
+    ctx: typer.Context,
+    layer: LayerOpt = None,
+    type_: TypeOpt = None,
+    year: YearOpt = None,
+    fmt: format_opt("map") = None,
+    json_flag: JsonOpt = False,
+    color: ColorOpt = None,  # type: ignore[valid-type]
     no_pager: NoPagerOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Show the map: each level with its sources by year (n.d. last), short names whole."""
     from invmap import overview, render
 
@@ -91,15 +107,26 @@ def map_(
     chosen = filters(ctx, layer, type_, year)
     grid = overview.grid(query.select(idx, chosen), only=chosen.codes)
     titles = {code: title for code, (title, _) in idx.levels().items()}
-    emit(out, Result(render.grid_lines(grid), ["layer", "year", "names"], data=grid,
-                     draw=lambda width, color_on: render.grid_view(grid, titles, width, color_on)))  # fmt: skip
+    emit(
+        out,
+        Result(
+            render.grid_lines(grid),
+            ["layer", "year", "names"],
+            data=grid,
+            draw=lambda width, color_on: render.grid_view(grid, titles, width, color_on),
+        ),
+    )
 
 
-@commands.command("related", epilog=examples("invmap related PagedAttention", "invmap related mooncake --limit 3 --json"))
+@commands.command(
+    "related", epilog=examples("invmap related PagedAttention", "invmap related mooncake --limit 3 --json")
+)
 def related(
     ctx: typer.Context,
     name: SourceArg,
-    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")] = 5,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")
+    ] = 5,
     fmt: FormatOpt = None,
     json_flag: JsonOpt = False,
     fields: FieldsOpt = None,
@@ -113,11 +140,14 @@ def related(
     emit(out, Result(hits, out.pick(["score", "id", "name", "layer", "mechanism"], SCORED_FIELDS)))
 
 
-
-
 @commands.command("guide", epilog=examples("invmap guide", "invmap guide --format markdown > procedure.md"))
-def guide(ctx: typer.Context, fmt: format_opt("guide") = None, json_flag: JsonOpt = False,  # type: ignore[valid-type]
-          color: ColorOpt = None, no_pager: NoPagerOpt = False) -> None:  # fmt: skip
+def guide(
+    ctx: typer.Context,
+    fmt: format_opt("guide") = None,
+    json_flag: JsonOpt = False,  # type: ignore[valid-type]
+    color: ColorOpt = None,
+    no_pager: NoPagerOpt = False,
+) -> None:
     """Print the map's study procedure (five steps) and its notes."""
     from invmap import render
 
@@ -135,7 +165,9 @@ def guide(ctx: typer.Context, fmt: format_opt("guide") = None, json_flag: JsonOp
 def open_(
     ctx: typer.Context,
     names: NamesArg,
-    code: Annotated[bool, typer.Option("--code", help="The public source repository instead of the paper or page.")] = False,
+    code: Annotated[
+        bool, typer.Option("--code", help="The public source repository instead of the paper or page.")
+    ] = False,
     print_only: Annotated[bool, typer.Option("--print", help="Print the link instead of opening it.")] = False,
 ) -> None:
     """Open a source's link (its page, arXiv or DOI) or, with --code, its repository, in the browser."""
@@ -144,7 +176,9 @@ def open_(
     for r in records:
         link = r["code"] if code else r["url"]
         if not link:
-            what = "no public source repository (code)" if code else "no link: the catalog gives no url, arXiv id or DOI"
+            what = (
+                "no public source repository (code)" if code else "no link: the catalog gives no url, arXiv id or DOI"
+            )
             raise NotFoundError(f"{r['name']} ({r['id']}) has {what}")
         if not link.startswith(("https://", "http://")):
             raise NotFoundError(f"{r['name']} ({r['id']}) has a link that is not http(s); not opening it")
@@ -169,4 +203,3 @@ def _open_in_browser(link: str) -> bool:
     if blocking and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return False
     return bool(browser.open(link))
-
