@@ -15,7 +15,6 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -466,6 +465,8 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
         except OSError as exc:
             raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
         return
+    import tempfile
+
     tmp = None
     try:
         with _signals_clean_up():

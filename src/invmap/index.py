@@ -21,7 +21,6 @@ import os
 import re
 import sqlite3
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -127,21 +126,19 @@ def _connect(path: str, readonly: bool = False) -> sqlite3.Connection:
     return con
 
 
-def _expected_schema() -> list[tuple[str, str]]:
-    """What `sqlite_master` of an index we built holds, for comparison with a file found on disk."""
-    con = sqlite3.connect(":memory:")
-    for sql in TABLES:
-        con.execute(sql)
-    rows = con.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
-    con.close()
-    return rows
+# What `sqlite_master` of an index we built holds (SQLite keeps each statement's text verbatim), for
+# comparison with a file found on disk; the primary keys' automatic indexes have no statement.
+EXPECTED_SCHEMA = sorted((re.match(r"CREATE (?:TABLE|INDEX) (\w+)", sql).group(1), sql) for sql in TABLES)  # type: ignore[union-attr]
 
 
 def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
     """Our format, our exact tables, our key: else the file is not used."""
     if con.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
         return False
-    if con.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall() != _expected_schema():
+    if (
+        con.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").fetchall()
+        != EXPECTED_SCHEMA
+    ):
         return False
     row = con.execute("SELECT value FROM meta WHERE key = 'key'").fetchone()
     return row is not None and row[0] == json.dumps(key, sort_keys=True)
@@ -288,6 +285,8 @@ def build(
     if where is not None:
         target = index_path(key)  # type: ignore[arg-type]
         tmp = None
+        import tempfile
+
         try:
             fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
             os.close(fd)

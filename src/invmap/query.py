@@ -129,10 +129,10 @@ def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
     words = [t for t, _ in index.levels().values()] + [lab for lab in index.distinct("layer") if not layer_codes(lab)]
     close = did_you_mean(text, [*LAYER_CODES, *words])
     hint = f"; did you mean '{close}'?" if close else ""
-    labels = ", ".join(lab for lab in index.distinct("layer") if not layer_codes(lab)) or "none in this catalog"
+    free = ", ".join(lab for lab in index.distinct("layer") if not layer_codes(lab))
     raise UsageError(
         f"unknown layer '{value}'{hint} (use a code, {LAYER_CODES_TEXT}; words of a level's title or "
-        f"scope, see 'invmap layers'; or part of a layer label such as {labels})"
+        f"scope, see 'invmap layers'; or part of a layer label" + (f" such as {free})" if free else ")")
     )
 
 

@@ -7,7 +7,6 @@ formats never load it. JSON is encoded by one encoder (`to_json`).
 
 from __future__ import annotations
 
-import csv
 import enum
 import io
 import json
@@ -173,6 +172,8 @@ def text(result: Result, fmt: str, *, excel: bool = False) -> str:
         encode = json.JSONEncoder(ensure_ascii=False).encode
         return "".join(encode(r) + "\n" for r in rows)
     if fmt in ("csv", "tsv"):
+        import csv
+
         buffer = io.StringIO(newline="")
         writer = csv.writer(buffer, dialect="excel" if fmt == "csv" else "excel-tab", lineterminator="\n")
         writer.writerow(fields)

@@ -117,6 +117,9 @@ def _add(ctx: typer.Context, json_flag: bool = False, **values: Any) -> None:
 
     location = state(ctx).location
     catalog_io.require_writable(location)
+    for name, value in values.items():
+        if isinstance(value, str) and any("\udc80" <= c <= "\udcff" for c in value):
+            raise UsageError(f"--{name} is not valid UTF-8 text")
     entry: dict[str, Any] = {}
     for f in FIELDS:
         value = values.get(f.name)
