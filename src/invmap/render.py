@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import io
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +119,21 @@ def to_json(data: Any, indent: int | None = 2) -> str:
     return json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
 
 
+def line_encoder() -> Callable[[Any], str]:
+    """Compact one-line JSON for one record at a time, as `json.dumps(..., ensure_ascii=False)`
+    writes it. The C encoder is built once rather than once a record (~1/3 faster at 100,000)."""
+    from json import encoder
+
+    if encoder.c_make_encoder is None:  # pragma: no cover - an interpreter without the C accelerator
+        return json.JSONEncoder(ensure_ascii=False).encode
+
+    def refuse(value: Any) -> Any:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    make = encoder.c_make_encoder(None, refuse, encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(make(value, 0))
+
+
 def _machine_cell(value: Any) -> str:
     if value is None:
         return ""
@@ -154,44 +169,73 @@ def excel_safe(cell: str) -> str:
     return "'" + cell if cell.startswith(EXCEL_TRIGGERS) else cell
 
 
+BATCH = 2_000  # records rendered and written at a time: a large result is never whole as text
+
+
 def text(result: Result, fmt: str, *, excel: bool = False) -> str:
-    """Every format but `table`; ends with a newline unless empty."""
+    """Every format but `table`, whole; ends with a newline unless empty."""
+    return "".join(pieces(result, fmt, excel=excel))
+
+
+def pieces(result: Result, fmt: str, *, excel: bool = False) -> Iterator[str]:
+    """Every format but `table`, as consecutive pieces of text: a batch of records at a time."""
     fields = result.fields
-    rows = [{f: r.get(f) for f in fields} for r in result.rows]
-    if fmt == "json":
-        if result.data is not None:
-            return to_json(result.data, indent=2)
-        if result.single:
-            return to_json(rows[0], indent=2)
+    rows = result.rows
+    same = not rows or list(rows[0]) == fields  # project only records holding other keys or another order
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        for start in range(0, len(rows), BATCH):
+            part = rows[start : start + BATCH]
+            yield part if same else [{f: r.get(f) for f in fields} for r in part]
+
+    if fmt == "json" and (result.data is not None or result.single):
+        yield to_json(result.data if result.data is not None else next(batches())[0], indent=2)
+    elif fmt == "json":
         # One record a line inside the array: readable, and fast (the C encoder; indent= is pure Python).
         if not rows:
-            return "[]\n"
-        encode = json.JSONEncoder(ensure_ascii=False).encode
-        return "[\n" + ",\n".join(map(encode, rows)) + "\n]\n"
-    if fmt == "jsonl":
-        encode = json.JSONEncoder(ensure_ascii=False).encode
-        return "".join(encode(r) + "\n" for r in rows)
-    if fmt in ("csv", "tsv"):
+            yield "[]\n"
+            return
+        encode = line_encoder()
+        for n, part in enumerate(batches()):
+            yield ("[\n" if n == 0 else ",\n") + ",\n".join(map(encode, part))
+        yield "\n]\n"
+    elif fmt == "jsonl":
+        encode = line_encoder()
+        for part in batches():
+            yield "".join(encode(r) + "\n" for r in part)
+    elif fmt in ("csv", "tsv"):
         import csv
 
         buffer = io.StringIO(newline="")
         writer = csv.writer(buffer, dialect="excel" if fmt == "csv" else "excel-tab", lineterminator="\n")
         writer.writerow(fields)
         cell = excel_safe if excel else (lambda c: c)
-        writer.writerows([cell(_machine_cell(r[f])) for f in fields] for r in rows)
-        return buffer.getvalue()
-    if fmt == "markdown":
+        for part in batches():
+            writer.writerows([cell(_machine_cell(r[f])) for f in fields] for r in part)
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+        yield buffer.getvalue()
+    elif fmt == "markdown":
+        projected = [r for part in batches() for r in part]
         if result.single:
-            return markdown_table(["Field", "Value"], [[header(f), human_cell(f, rows[0][f])] for f in fields])
-        return markdown_table([header(f) for f in fields], [[human_cell(f, r[f]) for f in fields] for r in rows])
-    if fmt == "plain":
+            yield markdown_table(["Field", "Value"], [[header(f), human_cell(f, projected[0][f])] for f in fields])
+        else:
+            yield markdown_table(
+                [header(f) for f in fields], [[human_cell(f, r[f]) for f in fields] for r in projected]
+            )
+    elif fmt == "plain":
         if result.single:
-            return "".join(
-                f"{f}:\t{_one_line(_machine_cell(rows[0][f]) if f != 'year' else human_cell(f, rows[0][f]))}\n"
+            record = next(batches())[0]
+            yield "".join(
+                f"{f}:\t{_one_line(_machine_cell(record[f]) if f != 'year' else human_cell(f, record[f]))}\n"
                 for f in fields
             )
-        return "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in rows)
-    raise ValueError(f"not a text format: {fmt}")
+            return
+        for part in batches():
+            yield "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in part)
+    else:
+        raise ValueError(f"not a text format: {fmt}")
 
 
 def _plain_cell(f: str, value: Any) -> str:

@@ -323,7 +323,8 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     from invmap import render
 
     if out.fmt != "table":
-        write(render.text(result, out.fmt, excel=excel))
+        for piece in render.pieces(result, out.fmt, excel=excel):
+            write(piece)
         return
     size = terminal_size()
     rows = result.rows if show_all or result.draw else result.rows[:TABLE_ROW_CAP]
