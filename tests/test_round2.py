@@ -720,3 +720,24 @@ def test_fast_parser_agrees_with_tomli_and_never_sees_deep_nesting():
     assert not catalog_io._cannot_nest_deeply(deep)
     disguised = "[[sources]]\n" * 3 + "x = " + "[" * 300 + "]" * 300
     assert not catalog_io._cannot_nest_deeply(disguised)
+
+
+def test_machine_formats_stream_large_results_whole(sh, tmp_path):
+    import csv
+    import importlib.util
+    import io
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    path = tmp_path / "gen.toml"
+    path.write_text(generate.generate(4500), encoding="utf-8")
+    records = json.loads(sh("--catalog", str(path), "list", "--json").out)
+    assert len(records) == 4500 and len({r["id"] for r in records}) == 4500
+    lines = sh("--catalog", str(path), "list", "--format", "jsonl").out.splitlines()
+    assert [json.loads(line) for line in lines] == records
+    rows = list(csv.reader(io.StringIO(sh("--catalog", str(path), "list", "--format", "csv").out)))
+    assert len(rows) == 4501 and [r[0] for r in rows[1:]] == [r["id"] for r in records]
+    assert len(sh("--catalog", str(path), "list", "--format", "plain").out.splitlines()) == 4500

@@ -1,0 +1,147 @@
+"""Issue: nothing lost, nothing injected — process-level faults, each through the real program."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ASSETS, installed_invmap
+
+MINI = (ASSETS / "mini.toml").read_text(encoding="utf-8")
+ADD = ["--name", "Z", "--source", "Z", "--type", "Current", "--year", "2025", "--layer", "L3", "--mechanism", "m",
+       "--objective", "o", "--question", "q", "--availability", "a"]  # fmt: skip
+
+
+@pytest.fixture
+def mine(tmp_path) -> Path:
+    path = tmp_path / "mine.toml"
+    path.write_text(MINI, encoding="utf-8")
+    return path
+
+
+def shell(command: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(command, shell=True, executable="/bin/bash", capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)  # fmt: skip
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_a_write_leaves_the_file_and_no_temporary(mine, monkeypatch, signum):
+    from invmap import catalog as catalog_io
+
+    before = mine.read_bytes()
+
+    def interrupted_fsync(fd: int) -> None:
+        os.kill(os.getpid(), signum)
+        time.sleep(1)  # the handler runs before this returns
+
+    monkeypatch.setattr(os, "fsync", interrupted_fsync)
+    if signum == signal.SIGINT:
+        with pytest.raises(KeyboardInterrupt):
+            catalog_io.write_atomic(mine, "new text")
+    else:
+        with pytest.raises(SystemExit) as stopped:
+            catalog_io.write_atomic(mine, "new text")
+        assert stopped.value.code == 128 + signum
+    assert mine.read_bytes() == before
+    assert sorted(p.name for p in mine.parent.iterdir()) == ["mine.toml"]
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
+
+
+def test_new_files_follow_the_umask_and_replaced_files_keep_their_mode(mine, tmp_path):
+    program = installed_invmap()
+    out = tmp_path / "export.csv"
+    done = shell(f"umask 077; '{program}' export --format csv -o '{out}'")
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    os.chmod(mine, 0o640)
+    assert shell(f"'{program}' --catalog '{mine}' add " + " ".join(f"'{a}'" for a in ADD)).returncode == 0
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o640
+
+
+def test_write_errors_are_exit_4():
+    program = installed_invmap()
+    full = shell(f"'{program}' export --format csv -o /dev/full")
+    assert (
+        full.returncode == 4
+        and full.stderr.startswith("Error: cannot write /dev/full")
+        and "Traceback" not in full.stderr
+    )
+    closed = shell(f"'{program}' list >&-")
+    assert closed.returncode == 4 and "cannot write to stdout" in closed.stderr and "Traceback" not in closed.stderr
+    devnull = shell(f"'{program}' export --format json -o /dev/null")
+    assert devnull.returncode == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_closed_stdin_is_exit_4():
+    program = installed_invmap()
+    done = shell(f"'{program}' --catalog - list <&-")
+    assert done.returncode == 4 and "stdin" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_closed_stderr_does_not_change_the_exit_code():
+    program = installed_invmap()
+    assert shell(f"'{program}' show nosuchsourceatall 2>&-").returncode == 1
+    assert shell(f"'{program}' list --type nosuchtype 2>&-").returncode == 2
+
+
+def test_non_utf8_argument_is_a_usage_error(mine):
+    program = installed_invmap()
+    done = shell(f"'{program}' --catalog '{mine}' add --name $'B\\xffad' " + " ".join(f"'{a}'" for a in ADD[2:]))
+    assert done.returncode == 2 and "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
+    assert mine.read_text(encoding="utf-8") == MINI
+
+
+def test_ctrl_c_is_a_quiet_130():
+    program = installed_invmap()
+    for delay in (0.02, 0.06, 0.12):
+        proc = subprocess.Popen(
+            [program, "list", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode in (0, 130), (delay, proc.returncode, err)
+        assert "Traceback" not in err and "Aborted" not in err
+
+
+def test_messages_say_it_plainly(cli, tmp_path):
+    one = tmp_path / "one.toml"
+    one.write_text(MINI.split("[[sources]]")[0] + "[[sources]]" + MINI.split("[[sources]]")[1], encoding="utf-8")
+    assert cli("--catalog", str(one), "check").out == f"{one}: ok, 1 source\n"
+    empty = cli("init", "")
+    assert (empty.code, empty.err) == (2, "Error: a path is required\n")
+    no_labels = cli("--catalog", str(one), "list", "--layer", "banana")
+    assert no_labels.code == 2 and "such as )" not in no_labels.err and "(such as" not in no_labels.err
+
+
+def test_completion_environment_without_words_is_silent():
+    program = installed_invmap()
+    env = {k: v for k, v in os.environ.items() if k not in ("COMP_WORDS",)}
+    done = subprocess.run([program], capture_output=True, text=True,
+                          env={**env, "_INVMAP_COMPLETE": "complete_bash", "COMP_CWORD": "1"})  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_huge_catalog_never_reaches_the_completion_path(tmp_path):
+    program = installed_invmap()
+    done = subprocess.run([program], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": "invmap -c /dev/zero show ",
+                               "COMP_CWORD": "4", "INVMAP_MAX_CATALOG": "1M"})  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+
+
+def test_export_to_stdout_and_import_output_refusal(cli, tmp_path):
+    assert json.loads(cli("export", "--format", "json", "-o", "-").out)[0]["id"] == "kiely-guide"
+    target = tmp_path / "t.toml"
+    target.write_text("keep")
+    md = cli("export", "--format", "markdown").out
+    refused = cli("import", "-", "-o", str(target), input=md)
+    assert refused.code == 2 and target.read_text() == "keep"
+    assert cli("import", "-", "-o", str(target), "--force", input=md).code == 0
