@@ -259,6 +259,7 @@ def fields_text(fields: Sequence[str] = SCORED_FIELDS) -> str:
 # --- terminal tables ---------------------------------------------------------------------------
 
 GAP = 2  # columns between two table columns
+SENTENCES = frozenset({"mechanism", "objective", "question", "availability"})
 MIN_SENTENCE = 36  # a sentence column narrower than this reads badly: drop other columns first
 NARROW = 60  # below this many columns, one block per source instead of a table
 # Which columns go first when the terminal is too narrow (documented in the README).
@@ -312,11 +313,10 @@ def layout(
     def minimum(f: str) -> int:
         if not wraps(f):
             return natural[f]
-        return max(
-            min(natural[f], MIN_SENTENCE if f not in ("layer", "source") else 10),
-            _longest_word(cells[f]),
-            len(header(f)) if len(header(f)) <= 12 else 1,
-        )
+        lists = [r.get(f) for r in rows if isinstance(r.get(f), list)]
+        unit = max((len(str(item)) for items in lists for item in items), default=0) or _longest_word(cells[f])
+        floor = MIN_SENTENCE if f in SENTENCES else 12  # a sentence reads badly narrower; a label wraps well
+        return max(min(natural[f], floor), unit, len(header(f)) if len(header(f)) <= 12 else 1)
 
     shown = list(fields)
     while sum(minimum(f) for f in shown) + GAP * (len(shown) - 1) > width:

@@ -69,11 +69,15 @@ class InvmapGroup(typer.core.TyperGroup):
         module = importlib.import_module(f"invmap.cli.{COMMANDS[cmd_name]}")
         for info in module.commands.registered_commands:
             if info.name == cmd_name:
-                return typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+                return plain_usage(
+                    typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+                )
         for info in getattr(module.commands, "registered_groups", []):
             if info.name == cmd_name:
-                return typer.main.get_group_from_info(
-                    info, pretty_exceptions_short=True, suggest_commands=True, rich_markup_mode=None
+                return plain_usage(
+                    typer.main.get_group_from_info(
+                        info, pretty_exceptions_short=True, suggest_commands=True, rich_markup_mode=None
+                    )
                 )
         return None
 
@@ -110,6 +114,27 @@ class InvmapGroup(typer.core.TyperGroup):
         except InvmapError as exc:
             report(exc)
             raise typer.Exit(exc.exit_code) from None
+
+
+def plain_usage(command: Any) -> Any:
+    """Usage lines as people write them: Typer 0.29 prints a required argument as `{NAME}` and a
+    repeated one as `{NAME...}...`; show `NAME` and `NAME...` (subcommands of a group too)."""
+    collect = command.collect_usage_pieces
+
+    def pieces(ctx: Any) -> list[str]:
+        out = []
+        for piece in collect(ctx):
+            if piece.startswith("{") and "}" in piece:
+                name = piece[1 : piece.index("}")]
+                piece = name if name.endswith("...") or not piece.endswith("...") else name + "..."
+            out.append(piece)
+        return out
+
+    command.collect_usage_pieces = pieces
+    if isinstance(command, typer.core.TyperGroup):
+        get = command.get_command
+        command.get_command = lambda ctx, name: (lambda found: plain_usage(found) if found else found)(get(ctx, name))
+    return command
 
 
 def report(exc: InvmapError) -> None:

@@ -196,7 +196,10 @@ def questions(
 def search(
     ctx: typer.Context,
     text: Annotated[
-        str, typer.Argument(metavar="TEXT", help="Words to look for; order, case and small typos do not matter.")
+        list[str],
+        typer.Argument(
+            metavar="TEXT...", help="Words to look for, quoted or not; order, case and typos do not matter."
+        ),
     ],
     within: Annotated[
         Optional[list[str]],
@@ -231,14 +234,15 @@ def search(
     out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS, no_pager=no_pager)
     searched = query.search_fields(within)
     chosen = filters(ctx, layer, type_, year)
-    hits = query.search(index(ctx), chosen, text, searched, limit=limit, min_score=min_score)
+    words = " ".join(text)
+    hits = query.search(index(ctx), chosen, words, searched, limit=limit, min_score=min_score)
     # The table shows who matched, and the first two searched sentences (mechanism by default).
     sentences = [f for f in searched if f not in query.NAME_TIER + query.TITLE_TIER]
     human = ["score", "id", "name", "layer", *sentences[:2]]
     if not hits:
         looked = ", ".join(dict.fromkeys(f for f in searched))
         hint = f"search looked at {looked}" + ("; try --in all" if within is None else "")
-        empty_notice(out, None, hint=hint, prefix=f"nothing matches '{text}'")
+        empty_notice(out, None, hint=hint, prefix=f"nothing matches '{words}'")
     emit(out, Result(hits, out.pick(human, SCORED_FIELDS)))
 
 
