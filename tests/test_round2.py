@@ -523,9 +523,35 @@ def test_help_teaches(cli):
     root = cli("--help").out
     assert "Query commands:" in root and "Records commands:" in root
     assert all(len(line) <= 80 for line in root.splitlines())
-    for command in ("list", "show", "search", "questions", "map"):
+    for command in (
+        "list",
+        "show",
+        "search",
+        "questions",
+        "map",
+        "related",
+        "open",
+        "layers",
+        "stats",
+        "guide",
+        "where",
+        "check",
+        "init",
+        "add",
+        "fmt",
+        "export",
+        "import",
+        "records",
+    ):
         text = cli(command, "--help").out
         assert "Examples:" in text and "<int range>" not in text and "x>=1" not in text, command
+        assert "{" not in text.splitlines()[0] and "<str>" not in text, command
+    assert cli("show", "--help").out.startswith("Usage: invmap show [OPTIONS] NAME...\n")
+    assert cli("record", "new", "--help").out.startswith("Usage: invmap record new [OPTIONS] NAME\n")
+
+
+def test_search_words_quoted_or_not(cli):
+    assert cli("search", "kv", "cache", "--json").out == cli("search", "kv cache", "--json").out
 
 
 # --- issue: experiment records ------------------------------------------------------------------

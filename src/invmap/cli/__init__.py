@@ -117,8 +117,8 @@ class InvmapGroup(typer.core.TyperGroup):
 
 
 def plain_usage(command: Any) -> Any:
-    """Usage lines as people write them: Typer 0.29 prints a required argument as `{NAME}` and a
-    repeated one as `{NAME...}...`; show `NAME` and `NAME...` (subcommands of a group too)."""
+    """Help as people write it: Typer 0.29 prints a required argument as `{NAME}`, a repeated one as
+    `{NAME...}...`, and its type as `NAME <str>`; show `NAME` and `NAME...` (subcommands of a group too)."""
     collect = command.collect_usage_pieces
 
     def pieces(ctx: Any) -> list[str]:
@@ -131,6 +131,9 @@ def plain_usage(command: Any) -> Any:
         return out
 
     command.collect_usage_pieces = pieces
+    for param in command.params:  # `NAME <str>` in the argument list: the metavar says it all
+        if isinstance(param, typer.core.TyperArgument):
+            param.display_type_rich = lambda ctx: None
     if isinstance(command, typer.core.TyperGroup):
         get = command.get_command
         command.get_command = lambda ctx, name: (lambda found: plain_usage(found) if found else found)(get(ctx, name))

@@ -107,6 +107,7 @@ def map_(
     chosen = filters(ctx, layer, type_, year)
     grid = overview.grid(query.select(idx, chosen), only=chosen.codes)
     titles = {code: title for code, (title, _) in idx.levels().items()}
+    titles[overview.NO_CODE] = "labels without a level code"
     emit(
         out,
         Result(
