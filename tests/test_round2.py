@@ -767,3 +767,16 @@ def test_machine_formats_stream_large_results_whole(sh, tmp_path):
     rows = list(csv.reader(io.StringIO(sh("--catalog", str(path), "list", "--format", "csv").out)))
     assert len(rows) == 4501 and [r[0] for r in rows[1:]] == [r["id"] for r in records]
     assert len(sh("--catalog", str(path), "list", "--format", "plain").out.splitlines()) == 4500
+
+
+@pytest.mark.parametrize("shell, written", [("zsh", ".zfunc/_invmap"), ("fish", ".config/fish/completions/invmap.fish"),
+                                           ("bash", ".bash_completions/invmap.sh")])  # fmt: skip
+def test_install_completion_for_the_shell_named(tmp_path, shell, written):
+    program = installed_invmap()
+    done = subprocess.run([program, "--install-completion", shell], capture_output=True, text=True,
+                          env={**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / written).is_file()
+    committed = {"zsh": "_invmap", "fish": "invmap.fish", "bash": "invmap.bash"}[shell]
+    repo = Path(__file__).resolve().parent.parent
+    assert (tmp_path / written).read_text().strip() == (repo / "completions" / committed).read_text().strip()

@@ -49,6 +49,7 @@ GROUPS: dict[str, dict[str, tuple[str, str]]] = {
         "records": ("records", "List experiment records and the sources they address."),
     },
 }
+COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 COMMANDS: dict[str, str] = {name: module for group in GROUPS.values() for name, (module, _) in group.items()}
 
 
@@ -91,7 +92,23 @@ class InvmapGroup(typer.core.TyperGroup):
         if not args and not ctx.resilient_parsing:  # bare `invmap`: the help, as a success
             sys.stdout.write(ctx.get_help() + "\n")
             ctx.exit(0)
+        if "--install-completion" in args:
+            # Typer's flag installs for the shell it detects; `--install-completion zsh` names one.
+            at = args.index("--install-completion")
+            if at + 1 < len(args) and args[at + 1] in COMPLETION_SHELLS:
+                from typer.completion import install_callback
+
+                install_callback(ctx, None, args[at + 1])  # installs, says where, exits 0
         return super().parse_args(ctx, args)
+
+    def get_params(self, ctx: typer.Context) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            if param.name == "install_completion":
+                param.help = (
+                    "Install completion for the current shell, or for the one named after it (bash, zsh, fish)."
+                )
+        return params
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
         try:
