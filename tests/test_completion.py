@@ -116,6 +116,12 @@ LINES = [
     "invmap search kv --in ",
     "invmap list --json --layer ",
     "invmap list -l L3 --type ",
+    "invmap show att",
+    "invmap list --type Off",
+    "invmap list --type off",
+    "invmap show vllm sg",
+    "invmap open vllm Moon",
+    "invmap record new pag",
 ]
 
 
@@ -128,7 +134,10 @@ def test_fast_path_is_byte_identical_to_typer(shell, line):
     assert fast == typer_answer
 
 
-@pytest.mark.parametrize("line", ["invmap show Pag", "invmap list --layer ", "invmap list --fields id,"])
+@pytest.mark.parametrize(
+    "line",
+    ["invmap show Pag", "invmap list --layer ", "invmap list --fields id,", "invmap show att", "invmap show vllm sg"],
+)
 def test_fast_path_imports_nothing_heavy(line):
     warm()
     env = {
