@@ -780,3 +780,67 @@ def test_install_completion_for_the_shell_named(tmp_path, shell, written):
     committed = {"zsh": "_invmap", "fish": "invmap.fish", "bash": "invmap.bash"}[shell]
     repo = Path(__file__).resolve().parent.parent
     assert (tmp_path / written).read_text().strip() == (repo / "completions" / committed).read_text().strip()
+
+
+UPSTREAM_MAP = """# Research map
+
+Primary papers and official project sources, by layer.
+
+| Direction/type | Source | Year | Layer | Central mechanism | Reported objective | Unresolved engineering question | Implementation availability | Accessed |
+| --- | --- | ---: | :--- | --- | --- | --- | --- | --- |
+| Current | [PagedAttention, Kwon et al.](https://arxiv.org/abs/2309.06180) | 2023 | L3 | Map logical KV blocks to physical blocks. | Improve memory management. | Which eviction rule avoids capacity loss? | [vLLM public project](https://github.com/vllm-project/vllm). | 2026-08-07 |
+| Official project | [vLLM documentation](https://docs.vllm.ai/) and [public source](https://github.com/vllm-project/vllm) | n.d. | L2 and L3 | Document scheduler boundaries. | Expose the runtime. | Which knobs are stable? | Official docs and source. | 2026-08-07 |
+| Current | [Aegaeon](https://doi.org/10.1145/3731569.3764815) | 2025 | L4 | Pool GPUs across models. | Serve many models. | Which profiles can share? | Primary paper. | 2026-08-07 |
+
+1. Start with the layer.
+2. Read the primary source.
+"""
+
+
+def test_upstream_style_markdown_imports_with_links(sh, tmp_path):
+    source = tmp_path / "map.md"
+    source.write_text(UPSTREAM_MAP, encoding="utf-8")
+    out = tmp_path / "map.toml"
+    assert sh("import", str(source), "-o", str(out)).code == 0
+    assert sh("--catalog", str(out), "check").code == 0
+    records = {r["id"]: r for r in json.loads(sh("--catalog", str(out), "list", "--json").out)}
+    paged = records["pagedattention"]
+    assert (paged["arxiv"], paged["code"], paged["source"]) == ("2309.06180", "https://github.com/vllm-project/vllm",
+                                                                "PagedAttention, Kwon et al.")  # fmt: skip
+    assert paged["availability"] == "vLLM public project."
+    vllm = records["vllm"]
+    assert vllm["source"] == "vLLM documentation and public source"
+    assert (vllm["url"], vllm["code"]) == ("https://docs.vllm.ai/", "https://github.com/vllm-project/vllm")
+    assert records["aegaeon"]["doi"] == "10.1145/3731569.3764815"
+    assert json.loads(sh("--catalog", str(out), "guide", "--json").out)["procedure"] == [
+        "Start with the layer.", "Read the primary source."]  # fmt: skip
+    assert json.loads(sh("--catalog", str(out), "show", "2309.06180", "--json").out)["id"] == "pagedattention"
+
+
+@pytest.mark.parametrize(
+    "link", ["javascript:alert(1)", "file:///etc/passwd", "https://exa mple.org/", "ftp://x.org/a"]
+)
+def test_check_refuses_links_that_are_not_http(sh, tmp_path, link):
+    path = tmp_path / "c.toml"
+    path.write_text("[[sources]]\n" + MINI_SOURCES.replace('source = "Mooncake', f'code = "{link}"\nsource = "Mooncake', 1),
+                    encoding="utf-8")  # fmt: skip
+    result = sh("--catalog", str(path), "check")
+    assert result.code == 3 and "field 'code'" in result.err and "http(s) URL" in result.err
+
+
+def test_add_knows_title_and_code(cli, mine):
+    result = cli("--catalog", str(mine), "add", "--name", "T", "--source", "T", "--type", "Current", "--year", "2025",
+                 "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a",
+                 "--title", "A Title", "--code", "https://github.com/a/b", "--json")  # fmt: skip
+    assert result.code == 0
+    added = json.loads(result.out)
+    assert (added["title"], added["code"]) == ("A Title", "https://github.com/a/b")
+    help_text = cli("add", "--help").out
+    assert "--title" in help_text and "--code" in help_text
+
+
+def test_empty_result_says_so_on_a_terminal_only():
+    lines = screen(["list", "--type", "survey", "--layer", "L1"], 80)
+    assert lines == ["no sources match --layer L1 --type survey"]
+    nothing = screen(["search", "zzqqxx"], 80)
+    assert nothing and nothing[0].startswith("nothing matches 'zzqqxx'; search looked at")

@@ -326,6 +326,8 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
         for piece in render.pieces(result, out.fmt, excel=excel):
             write(piece)
         return
+    if not result.rows and result.draw is None:
+        return  # an empty table is only its header: the notice on stderr says why
     size = terminal_size()
     rows = result.rows if show_all or result.draw else result.rows[:TABLE_ROW_CAP]
     if result.draw is not None:
