@@ -15,8 +15,26 @@ import pytest
 from conftest import ASSETS, installed_invmap
 
 MINI = (ASSETS / "mini.toml").read_text(encoding="utf-8")
-ADD = ["--name", "Z", "--source", "Z", "--type", "Current", "--year", "2025", "--layer", "L3", "--mechanism", "m",
-       "--objective", "o", "--question", "q", "--availability", "a"]  # fmt: skip
+ADD = [
+    "--name",
+    "Z",
+    "--source",
+    "Z",
+    "--type",
+    "Current",
+    "--year",
+    "2025",
+    "--layer",
+    "L3",
+    "--mechanism",
+    "m",
+    "--objective",
+    "o",
+    "--question",
+    "q",
+    "--availability",
+    "a",
+]
 
 
 @pytest.fixture
@@ -27,8 +45,15 @@ def mine(tmp_path) -> Path:
 
 
 def shell(command: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(command, shell=True, executable="/bin/bash", capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=60)  # fmt: skip
+    return subprocess.run(
+        command,
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -124,16 +149,27 @@ def test_messages_say_it_plainly(cli, tmp_path):
 def test_completion_environment_without_words_is_silent():
     program = installed_invmap()
     env = {k: v for k, v in os.environ.items() if k not in ("COMP_WORDS",)}
-    done = subprocess.run([program], capture_output=True, text=True,
-                          env={**env, "_INVMAP_COMPLETE": "complete_bash", "COMP_CWORD": "1"})  # fmt: skip
+    done = subprocess.run(
+        [program], capture_output=True, text=True, env={**env, "_INVMAP_COMPLETE": "complete_bash", "COMP_CWORD": "1"}
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_huge_catalog_never_reaches_the_completion_path(tmp_path):
     program = installed_invmap()
-    done = subprocess.run([program], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": "invmap -c /dev/zero show ",
-                               "COMP_CWORD": "4", "INVMAP_MAX_CATALOG": "1M"})  # fmt: skip
+    done = subprocess.run(
+        [program],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            **os.environ,
+            "_INVMAP_COMPLETE": "complete_bash",
+            "COMP_WORDS": "invmap -c /dev/zero show ",
+            "COMP_CWORD": "4",
+            "INVMAP_MAX_CATALOG": "1M",
+        },
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr
 
 

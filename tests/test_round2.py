@@ -769,12 +769,22 @@ def test_machine_formats_stream_large_results_whole(sh, tmp_path):
     assert len(sh("--catalog", str(path), "list", "--format", "plain").out.splitlines()) == 4500
 
 
-@pytest.mark.parametrize("shell, written", [("zsh", ".zfunc/_invmap"), ("fish", ".config/fish/completions/invmap.fish"),
-                                           ("bash", ".bash_completions/invmap.sh")])  # fmt: skip
+@pytest.mark.parametrize(
+    "shell, written",
+    [
+        ("zsh", ".zfunc/_invmap"),
+        ("fish", ".config/fish/completions/invmap.fish"),
+        ("bash", ".bash_completions/invmap.sh"),
+    ],
+)
 def test_install_completion_for_the_shell_named(tmp_path, shell, written):
     program = installed_invmap()
-    done = subprocess.run([program, "--install-completion", shell], capture_output=True, text=True,
-                          env={**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"})  # fmt: skip
+    done = subprocess.run(
+        [program, "--install-completion", shell],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"},
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / written).is_file()
     committed = {"zsh": "_invmap", "fish": "invmap.fish", "bash": "invmap.bash"}[shell]
@@ -805,15 +815,20 @@ def test_upstream_style_markdown_imports_with_links(sh, tmp_path):
     assert sh("--catalog", str(out), "check").code == 0
     records = {r["id"]: r for r in json.loads(sh("--catalog", str(out), "list", "--json").out)}
     paged = records["pagedattention"]
-    assert (paged["arxiv"], paged["code"], paged["source"]) == ("2309.06180", "https://github.com/vllm-project/vllm",
-                                                                "PagedAttention, Kwon et al.")  # fmt: skip
+    assert (paged["arxiv"], paged["code"], paged["source"]) == (
+        "2309.06180",
+        "https://github.com/vllm-project/vllm",
+        "PagedAttention, Kwon et al.",
+    )
     assert paged["availability"] == "vLLM public project."
     vllm = records["vllm"]
     assert vllm["source"] == "vLLM documentation and public source"
     assert (vllm["url"], vllm["code"]) == ("https://docs.vllm.ai/", "https://github.com/vllm-project/vllm")
     assert records["aegaeon"]["doi"] == "10.1145/3731569.3764815"
     assert json.loads(sh("--catalog", str(out), "guide", "--json").out)["procedure"] == [
-        "Start with the layer.", "Read the primary source."]  # fmt: skip
+        "Start with the layer.",
+        "Read the primary source.",
+    ]
     assert json.loads(sh("--catalog", str(out), "show", "2309.06180", "--json").out)["id"] == "pagedattention"
 
 
@@ -822,16 +837,43 @@ def test_upstream_style_markdown_imports_with_links(sh, tmp_path):
 )
 def test_check_refuses_links_that_are_not_http(sh, tmp_path, link):
     path = tmp_path / "c.toml"
-    path.write_text("[[sources]]\n" + MINI_SOURCES.replace('source = "Mooncake', f'code = "{link}"\nsource = "Mooncake', 1),
-                    encoding="utf-8")  # fmt: skip
+    path.write_text(
+        "[[sources]]\n" + MINI_SOURCES.replace('source = "Mooncake', f'code = "{link}"\nsource = "Mooncake', 1),
+        encoding="utf-8",
+    )
     result = sh("--catalog", str(path), "check")
     assert result.code == 3 and "field 'code'" in result.err and "http(s) URL" in result.err
 
 
 def test_add_knows_title_and_code(cli, mine):
-    result = cli("--catalog", str(mine), "add", "--name", "T", "--source", "T", "--type", "Current", "--year", "2025",
-                 "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q", "--availability", "a",
-                 "--title", "A Title", "--code", "https://github.com/a/b", "--json")  # fmt: skip
+    result = cli(
+        "--catalog",
+        str(mine),
+        "add",
+        "--name",
+        "T",
+        "--source",
+        "T",
+        "--type",
+        "Current",
+        "--year",
+        "2025",
+        "--layer",
+        "L3",
+        "--mechanism",
+        "m",
+        "--objective",
+        "o",
+        "--question",
+        "q",
+        "--availability",
+        "a",
+        "--title",
+        "A Title",
+        "--code",
+        "https://github.com/a/b",
+        "--json",
+    )
     assert result.code == 0
     added = json.loads(result.out)
     assert (added["title"], added["code"]) == ("A Title", "https://github.com/a/b")
@@ -844,3 +886,76 @@ def test_empty_result_says_so_on_a_terminal_only():
     assert lines == ["no sources match --layer L1 --type survey"]
     nothing = screen(["search", "zzqqxx"], 80)
     assert nothing and nothing[0].startswith("nothing matches 'zzqqxx'; search looked at")
+
+
+def test_version_names_the_shipped_catalog_whatever_catalog_says(cli, mine):
+    from invmap import __version__
+
+    expected = f"invmap {__version__} — 30 sources, accessed 2026-08-07\n"
+    assert cli("--catalog", str(mine), "--version").out == expected
+
+
+def test_open_without_a_display_prints_the_link(tmp_path):
+    program = installed_invmap()
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    done = subprocess.run([program, "open", "mooncake"], capture_output=True, text=True, env=env, timeout=30)
+    assert (done.returncode, done.stdout) == (0, "https://arxiv.org/abs/2407.00079\n")
+
+
+def test_where_diagnoses_a_broken_catalog(sh):
+    broken = ASSETS / "broken" / "syntax.toml"
+    result = sh("--catalog", str(broken), "where", "--json")
+    assert result.code == 0 and json.loads(result.out)["index"]["state"] == "missing"
+
+
+def test_tab_never_reads_devices_or_stdin():
+    program = installed_invmap()
+    for catalog in ("/dev/zero", "-"):
+        done = subprocess.run(
+            [program],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.PIPE,
+            env={
+                **os.environ,
+                "_INVMAP_COMPLETE": "complete_bash",
+                "COMP_WORDS": f"invmap -c {catalog} show ",
+                "COMP_CWORD": "4",
+            },
+        )
+        assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", ""), catalog
+
+
+def test_first_run_of_a_large_catalog_shows_progress_on_a_terminal_only(tmp_path):
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    path = tmp_path / "big.toml"
+    path.write_text(generate.generate(10_000), encoding="utf-8")
+    assert path.stat().st_size >= 8_000_000
+    program = installed_invmap()
+    cache = tmp_path / "cache"
+    piped = subprocess.run(
+        [program, "--catalog", str(path), "list", "--limit", "1"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+    )
+    assert piped.returncode == 0 and piped.stderr == ""
+    import shutil
+
+    shutil.rmtree(cache)
+    command = f"'{program}' --catalog '{path}' list --limit 1 --format plain > /dev/null"
+    shown = subprocess.run(
+        ["script", "-qec", command, "/dev/null"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), "TERM": "xterm-256color"},
+    ).stdout
+    assert "big.toml" in shown and ("Indexing" in shown or "Reading" in shown)

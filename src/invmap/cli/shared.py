@@ -60,8 +60,11 @@ def _completion_index(ctx: typer.Context) -> complete.Index | None:
 
     root = ctx.find_root()
     try:
-        idx = open_catalog(catalog_io.locate(root.params.get("catalog")))
-        return complete.from_index(idx)
+        location = catalog_io.locate(root.params.get("catalog"))
+        # A TAB never waits on stdin, a FIFO or a device (`-c /dev/zero`): regular files only.
+        if not os.path.isfile(location.path) or os.path.getsize(location.path) > catalog_io.max_size():
+            return None
+        return complete.from_index(open_catalog(location))
     except Exception:
         return None  # a broken catalog completes nothing rather than printing errors into the prompt
 
