@@ -959,3 +959,19 @@ def test_first_run_of_a_large_catalog_shows_progress_on_a_terminal_only(tmp_path
         env={**os.environ, "XDG_CACHE_HOME": str(cache), "TERM": "xterm-256color"},
     ).stdout
     assert "big.toml" in shown and ("Indexing" in shown or "Reading" in shown)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_an_index_or_folder_of_another_user_is_ignored(sh, mine):
+    sh("--catalog", str(mine), "list")
+    state = where_index(sh, mine)
+    path = Path(state["path"])
+    os.chown(path, 65534, 65534)
+    assert where_index(sh, mine)["state"] == "stale"
+    shown = sh("--catalog", str(mine), "show", "mooncake", "--json")
+    assert shown.code == 0 and json.loads(shown.out)["name"] == "Mooncake"
+    assert path.stat().st_uid == os.geteuid()  # our own rebuild took its place; it was never read
+    folder = path.parent
+    os.chmod(folder, 0o777)
+    assert where_index(sh, mine)["state"] != "current"
+    assert sh("--catalog", str(mine), "list", "--json").code == 0
