@@ -84,3 +84,55 @@ def seed_rows() -> list[dict[str, str]]:
     lines = [l for l in SEED.read_text(encoding="utf-8").splitlines() if l.startswith("|")]
     header = [c.strip() for c in lines[0].strip().strip("|").split("|")]
     return [dict(zip(header, (c.strip() for c in l.strip().strip("|").split("|")))) for l in lines[2:]]
+
+
+# The JSON contract's keys, in order, written out here (not derived from invmap.fields) so that a
+# change to the contract has to change a test too.
+JSON_KEYS = [
+    "id",
+    "name",
+    "source",
+    "title",
+    "authors",
+    "arxiv",
+    "doi",
+    "url",
+    "code",
+    "type",
+    "year",
+    "layer",
+    "layers",
+    "mechanism",
+    "objective",
+    "question",
+    "availability",
+    "accessed",
+]
+
+
+def add_args(name: str = "Z", **fields: str) -> list[str]:
+    """`add` options for a minimal valid source named `name`; keyword arguments add or replace fields."""
+    values = {
+        "name": name,
+        "source": name,
+        "type": "Current",
+        "year": "2025",
+        "layer": "L3",
+        "mechanism": "m",
+        "objective": "o",
+        "question": "q",
+        "availability": "a",
+        **fields,
+    }
+    return [part for key, value in values.items() for part in (f"--{key}", value)]
+
+
+def generated_catalog(path: Path, count: int) -> Path:
+    """A catalog of `count` sources written by benchmarks/generate.py (plain [[sources]] tables)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    path.write_text(generate.generate(count), encoding="utf-8")
+    return path

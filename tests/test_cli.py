@@ -8,28 +8,9 @@ import sys
 
 import pytest
 
-from conftest import installed_invmap
+from conftest import JSON_KEYS, installed_invmap
 
-KEYS = [
-    "id",
-    "name",
-    "source",
-    "title",
-    "authors",
-    "arxiv",
-    "doi",
-    "url",
-    "code",
-    "type",
-    "year",
-    "layer",
-    "layers",
-    "mechanism",
-    "objective",
-    "question",
-    "availability",
-    "accessed",
-]
+KEYS = JSON_KEYS
 ALL_IDS = None
 
 

@@ -11,28 +11,9 @@ import subprocess
 
 import pytest
 
-from conftest import installed_invmap
+from conftest import JSON_KEYS, installed_invmap
 
-FIELDS = [
-    "id",
-    "name",
-    "source",
-    "title",
-    "authors",
-    "arxiv",
-    "doi",
-    "url",
-    "code",
-    "type",
-    "year",
-    "layer",
-    "layers",
-    "mechanism",
-    "objective",
-    "question",
-    "availability",
-    "accessed",
-]
+FIELDS = JSON_KEYS
 
 
 @pytest.fixture

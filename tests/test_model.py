@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from conftest import JSON_KEYS
 from invmap.vocabulary import layer_codes
 
 
@@ -56,24 +57,5 @@ def test_source_link_and_dict():
     assert Source(**base, doi="10.1234/x").link == "https://doi.org/10.1234/x"
     assert Source(**base, doi="10.1234/x", url="https://example.org/x").link == "https://example.org/x"
     record = Source(**base, year=2024).to_dict()
-    assert list(record) == [
-        "id",
-        "name",
-        "source",
-        "title",
-        "authors",
-        "arxiv",
-        "doi",
-        "url",
-        "code",
-        "type",
-        "year",
-        "layer",
-        "layers",
-        "mechanism",
-        "objective",
-        "question",
-        "availability",
-        "accessed",
-    ]
+    assert list(record) == JSON_KEYS
     assert record["layers"] == ["L3"] and record["accessed"] == "2026-08-07" and record["year"] == 2024

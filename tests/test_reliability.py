@@ -12,29 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ASSETS, installed_invmap
+from conftest import ASSETS, add_args, installed_invmap
 
 MINI = (ASSETS / "mini.toml").read_text(encoding="utf-8")
-ADD = [
-    "--name",
-    "Z",
-    "--source",
-    "Z",
-    "--type",
-    "Current",
-    "--year",
-    "2025",
-    "--layer",
-    "L3",
-    "--mechanism",
-    "m",
-    "--objective",
-    "o",
-    "--question",
-    "q",
-    "--availability",
-    "a",
-]
+ADD = add_args()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ASSETS, installed_invmap
+from conftest import ASSETS, add_args, generated_catalog, installed_invmap
 
 HOSTILE = ASSETS / "hostile"
 MINI_SOURCES = "\n".join(
@@ -253,32 +253,7 @@ def test_concurrent_adds_all_persist(tmp_path, mine):
     program = installed_invmap()
     procs = [
         subprocess.Popen(
-            [
-                program,
-                "--catalog",
-                str(mine),
-                "add",
-                "--name",
-                f"C{i}",
-                "--source",
-                f"C{i}",
-                "--type",
-                "Current",
-                "--year",
-                "2025",
-                "--layer",
-                "L3",
-                "--mechanism",
-                "m",
-                "--objective",
-                "o",
-                "--question",
-                "q",
-                "--availability",
-                "a",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            [program, "--catalog", str(mine), "add", *add_args(f"C{i}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         for i in range(12)
     ]
@@ -303,63 +278,13 @@ def test_export_refuses_existing_files_and_the_shipped_catalog(cli, tmp_path, mi
 def test_symlinked_catalog_is_written_through(cli, tmp_path, mine):
     link = tmp_path / "link.toml"
     link.symlink_to(mine)
-    assert (
-        cli(
-            "--catalog",
-            str(link),
-            "add",
-            "--name",
-            "Z",
-            "--source",
-            "Z",
-            "--type",
-            "Current",
-            "--year",
-            "2025",
-            "--layer",
-            "L3",
-            "--mechanism",
-            "m",
-            "--objective",
-            "o",
-            "--question",
-            "q",
-            "--availability",
-            "a",
-        ).code
-        == 0
-    )
+    assert cli("--catalog", str(link), "add", *add_args()).code == 0
     assert link.is_symlink() and 'id = "z"' in mine.read_text(encoding="utf-8")
 
 
 def test_crlf_catalog_keeps_its_line_endings(cli, mine):
     mine.write_bytes(mine.read_bytes().replace(b"\n", b"\r\n"))
-    assert (
-        cli(
-            "--catalog",
-            str(mine),
-            "add",
-            "--name",
-            "Z",
-            "--source",
-            "Z",
-            "--type",
-            "Current",
-            "--year",
-            "2025",
-            "--layer",
-            "L3",
-            "--mechanism",
-            "m",
-            "--objective",
-            "o",
-            "--question",
-            "q",
-            "--availability",
-            "a",
-        ).code
-        == 0
-    )
+    assert cli("--catalog", str(mine), "add", *add_args()).code == 0
     data = mine.read_bytes()
     assert b"\r\n" in data and data.count(b"\n") == data.count(b"\r\n")
 
@@ -683,18 +608,11 @@ def test_every_format_is_rendered_or_refused(cli, command, fmt):
 def test_pruned_search_equals_scoring_everything(tmp_path):
     """The top-N search (branch and bound, lower tiers skipped once N are found) returns exactly the
     first N of scoring every source in every tier."""
-    import importlib.util
-
-    from conftest import REPO
     from invmap import query
     from invmap.catalog import Location
     from invmap.index import open_catalog
 
-    spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
-    path = tmp_path / "gen.toml"
-    path.write_text(generate.generate(3000), encoding="utf-8")
+    path = generated_catalog(tmp_path / "gen.toml", 3000)
     idx = open_catalog(Location(str(path), "test"))
     filters = query.build_filters(idx)
     fields = query.search_fields(None)
@@ -750,16 +668,9 @@ def test_fast_parser_agrees_with_tomli_and_never_sees_deep_nesting():
 
 def test_machine_formats_stream_large_results_whole(sh, tmp_path):
     import csv
-    import importlib.util
     import io
 
-    from conftest import REPO
-
-    spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
-    path = tmp_path / "gen.toml"
-    path.write_text(generate.generate(4500), encoding="utf-8")
+    path = generated_catalog(tmp_path / "gen.toml", 4500)
     records = json.loads(sh("--catalog", str(path), "list", "--json").out)
     assert len(records) == 4500 and len({r["id"] for r in records}) == 4500
     lines = sh("--catalog", str(path), "list", "--format", "jsonl").out.splitlines()
@@ -846,34 +757,8 @@ def test_check_refuses_links_that_are_not_http(sh, tmp_path, link):
 
 
 def test_add_knows_title_and_code(cli, mine):
-    result = cli(
-        "--catalog",
-        str(mine),
-        "add",
-        "--name",
-        "T",
-        "--source",
-        "T",
-        "--type",
-        "Current",
-        "--year",
-        "2025",
-        "--layer",
-        "L3",
-        "--mechanism",
-        "m",
-        "--objective",
-        "o",
-        "--question",
-        "q",
-        "--availability",
-        "a",
-        "--title",
-        "A Title",
-        "--code",
-        "https://github.com/a/b",
-        "--json",
-    )
+    options = add_args("T", title="A Title", code="https://github.com/a/b")
+    result = cli("--catalog", str(mine), "add", *options, "--json")
     assert result.code == 0
     added = json.loads(result.out)
     assert (added["title"], added["code"]) == ("A Title", "https://github.com/a/b")
@@ -928,15 +813,7 @@ def test_tab_never_reads_devices_or_stdin():
 
 
 def test_first_run_of_a_large_catalog_shows_progress_on_a_terminal_only(tmp_path):
-    import importlib.util
-
-    from conftest import REPO
-
-    spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
-    path = tmp_path / "big.toml"
-    path.write_text(generate.generate(10_000), encoding="utf-8")
+    path = generated_catalog(tmp_path / "big.toml", 10_000)
     assert path.stat().st_size >= 8_000_000
     program = installed_invmap()
     cache = tmp_path / "cache"
