@@ -15,23 +15,27 @@ from typing import Any, TypedDict
 from invmap.vocabulary import LAYER_CODES
 
 
-class Index(TypedDict):
-    """What completion needs from a catalog."""
+class Index(TypedDict, total=False):
+    """What completion needs from a catalog: only the part one request asks for."""
 
     sources: list[tuple[str, str]]  # (id, name) in catalog order
     types: list[str]
     layers: dict[str, str]  # code -> title ("" where the catalog gives none)
 
 
-def from_index(index: Any) -> Index:
-    """From an open `index.Index` (or anything with the same two queries)."""
-    rows = index.records(columns=("id", "name"))
-    levels = index.levels()
-    return {
-        "sources": [(r["id"], r["name"]) for r in rows],
-        "types": sorted(set(index.distinct("type")), key=str.casefold),
-        "layers": {code: levels.get(code, ("", None))[0] for code in LAYER_CODES},
-    }
+def from_index(index: Any, kind: str, incomplete: str = "") -> Index:
+    """The part of an open `index.Index` that completing `kind` needs. For sources, only those whose
+    id or name can start with what was typed (an index range scan), so a TAB stays quick at any size."""
+    if kind == "layer":
+        levels = index.levels()
+        return {"layers": {code: levels.get(code, ("", None))[0] for code in LAYER_CODES}}
+    if kind == "type":
+        return {"types": sorted(set(index.distinct("type")), key=str.casefold)}
+    from invmap.index import normalize
+
+    typed = normalize(incomplete.replace("\\ ", " "))
+    rows = index.at(index.prefixed(typed, ("id", "name"))) if typed else index.records(columns=("id", "name"))
+    return {"sources": [(r["id"], r["name"]) for r in rows]}
 
 
 def _shell_word(value: str) -> str:

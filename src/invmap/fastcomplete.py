@@ -134,7 +134,7 @@ def _candidates(kind: str, command: str, incomplete: str, catalog_path: str | No
     if con is None:
         return None  # never indexed, or changed since: Typer's path indexes it
     try:
-        index = complete.from_index(index_db.Index(con, lambda: con))
+        index = complete.from_index(index_db.Index(con, lambda: con), kind, incomplete)
     except Exception:  # anything odd in the file: let Typer's path answer from the catalog itself
         return None
     finally:

@@ -54,7 +54,7 @@ def state(ctx: typer.Context) -> State:
     return State(catalog_io.locate(None), "auto")  # completion runs without the root callback
 
 
-def _completion_index(ctx: typer.Context) -> complete.Index | None:
+def _completion_index(ctx: typer.Context, kind: str, incomplete: str) -> complete.Index | None:
     """What completion needs, from the catalog's index; `--catalog` may already be on the command line."""
     from invmap.index import open_catalog
 
@@ -64,23 +64,23 @@ def _completion_index(ctx: typer.Context) -> complete.Index | None:
         # A TAB never waits on stdin, a FIFO or a device (`-c /dev/zero`): regular files only.
         if not os.path.isfile(location.path) or os.path.getsize(location.path) > catalog_io.max_size():
             return None
-        return complete.from_index(open_catalog(location))
+        return complete.from_index(open_catalog(location), kind, incomplete)
     except Exception:
         return None  # a broken catalog completes nothing rather than printing errors into the prompt
 
 
 def complete_source(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _completion_index(ctx)
+    index = _completion_index(ctx, "source", incomplete)
     return complete.sources(index, incomplete) if index else []
 
 
 def complete_layer(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _completion_index(ctx)
+    index = _completion_index(ctx, "layer", incomplete)
     return complete.layers(index, incomplete) if index else []
 
 
 def complete_type(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _completion_index(ctx)
+    index = _completion_index(ctx, "type", incomplete)
     return complete.types(index, incomplete) if index else []
 
 
