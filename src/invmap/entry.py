@@ -6,22 +6,31 @@ Exit statuses: 0 ok (a reader that closed the pipe early included), 1 not found 
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
+import _signal  # the C module: `signal` builds enums first, and Ctrl-C may come while it does
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise SystemExit(130)  # quietly, at any moment; click would print "Aborted!" and exit 1
+
+
+# As early as this module runs (it is imported only by the console script and `python -m invmap`).
+_signal.signal(_signal.SIGINT, _interrupted)
+
+import os  # noqa: E402
+import sys  # noqa: E402
 
 
 def main() -> None:
-    signal.signal(signal.SIGINT, _interrupted)  # click would print "Aborted!" and exit 1
     try:
         code = _run()
     except KeyboardInterrupt:
         code = 130
-    sys.exit(_finish(code))
-
-
-def _interrupted(signum: int, frame: object) -> None:
-    raise SystemExit(130)
+    code = _finish(code)
+    # The work is done: a Ctrl-C now (the interpreter's teardown resets Python's handlers) must not
+    # turn a finished command into one killed by a signal.
+    if hasattr(_signal, "pthread_sigmask"):  # POSIX
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+    sys.exit(code)
 
 
 def _run() -> int:

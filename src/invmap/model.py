@@ -152,7 +152,3 @@ class Catalog(BaseModel):
         dict[str, Annotated[LayerInfo, BeforeValidator(_layer_table)]], AfterValidator(_known_layer_keys)
     ] = {}
     sources: Annotated[list[Source], Field(min_length=1)]  # type: ignore[valid-type]
-
-    def layer_title(self, code: str) -> str:
-        info = self.layers.get(code)
-        return info.title if info else ""

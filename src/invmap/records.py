@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, model_validator
@@ -188,7 +187,3 @@ def draft(source: dict[str, Any], result_type: str, record_id: str) -> dict[str,
         "artifacts": {"source_id": source["id"], "question": source["question"]},
         "sources": [source["url"]] if source.get("url") else [],
     }
-
-
-def safe_id(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "record"

@@ -20,7 +20,3 @@ def escape(text: str) -> str:
     if any("\ud800" <= c <= "\udfff" for c in text):
         text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
     return text
-
-
-def has_control(text: str) -> bool:
-    return _CONTROL.search(text) is not None

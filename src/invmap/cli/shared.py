@@ -17,7 +17,7 @@ from invmap import catalog as catalog_io
 from invmap import complete
 from invmap.errors import WriteError
 from invmap.fields import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
-from invmap.render import FORMATS, MACHINE_FORMATS, Result, formats_of
+from invmap.render import MACHINE_FORMATS, Result, formats_of
 from invmap.safe import escape
 
 if TYPE_CHECKING:  # loaded with the catalog; --help and --version never need them
@@ -82,10 +82,6 @@ def complete_layer(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]
 def complete_type(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     index = _completion_index(ctx, "type", incomplete)
     return complete.types(index, incomplete) if index else []
-
-
-def complete_format(incomplete: str) -> list[tuple[str, str]]:
-    return complete.choices(FORMATS, incomplete)
 
 
 def complete_color(incomplete: str) -> list[tuple[str, str]]:
