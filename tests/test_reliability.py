@@ -164,3 +164,15 @@ def test_export_to_stdout_and_import_output_refusal(cli, tmp_path):
     refused = cli("import", "-", "-o", str(target), input=md)
     assert refused.code == 2 and target.read_text() == "keep"
     assert cli("import", "-", "-o", str(target), "--force", input=md).code == 0
+
+
+def test_using_invmap_as_a_library_leaves_ctrl_c_alone():
+    import sys
+
+    code = (
+        "import signal; from typer.testing import CliRunner; from invmap.cli import app;"
+        "CliRunner().invoke(app, ['list', '--json']);"
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "True", done.stderr

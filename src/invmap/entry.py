@@ -19,6 +19,8 @@ _signal.signal(_signal.SIGINT, _interrupted)
 import os  # noqa: E402
 import sys  # noqa: E402
 
+from invmap.safe import quiet_stdout  # noqa: E402
+
 
 def main() -> None:
     try:
@@ -84,13 +86,3 @@ def _finish(code: int) -> int:
         _say(f"Error: cannot write to stdout: {getattr(exc, 'strerror', None) or exc}")
         return 4
     return code
-
-
-def quiet_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's own final flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    except OSError:
-        pass

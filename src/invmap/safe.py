@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 # C0 and C1 controls, DEL, line/paragraph separators, bidi overrides and isolates.
@@ -20,3 +21,14 @@ def escape(text: str) -> str:
     if any("\ud800" <= c <= "\udfff" for c in text):
         text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
     return text
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null once writing to it has failed (a reader that went away, a full
+    disk), so that the interpreter's own final flush cannot fail again and print a traceback."""
+    import os
+
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)

@@ -375,7 +375,7 @@ def page(text: str, allowed: bool, height: int) -> None:
 
 def write(text: str) -> None:
     """Data to stdout; characters the stream cannot encode are escaped, never lost or fatal."""
-    from invmap.entry import quiet_stdout
+    from invmap.safe import quiet_stdout
 
     stream = sys.stdout
     if stream is None:
