@@ -406,7 +406,8 @@ def dumps(catalog: Catalog) -> str:
 
 
 class _Stopped(BaseException):
-    """SIGTERM or SIGHUP arrived during a write: clean up like Ctrl-C, then end with 128 + signal."""
+    """SIGINT, SIGTERM or SIGHUP arrived during a write: remove the temporary file, leave the target
+    as it was, then end with 128 + the signal's number."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -420,8 +421,9 @@ def _signals_clean_up() -> Iterator[None]:
 
     previous = {}
     try:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, stop)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # an ignored signal stays ignored
+                previous[sig] = signal.signal(sig, stop)
     except (ValueError, OSError, AttributeError):  # not the main thread, or no such signal here
         pass
     try:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import _signal  # the C module: `signal` builds enums first, and Ctrl-C may come while it does
 
-
-def _interrupted(signum: int, frame: object) -> None:
-    raise SystemExit(130)  # quietly, at any moment; click would print "Aborted!" and exit 1
-
-
-# As early as this module runs (it is imported only by the console script and `python -m invmap`).
-_signal.signal(_signal.SIGINT, _interrupted)
+# Ctrl-C ends invmap at once, quietly, as the default action of SIGINT does (the shell reports 130).
+# Python's own handler raises KeyboardInterrupt, which code in C (pydantic's validators, rapidfuzz)
+# may swallow and report as some other failure; a file being written is cleaned up first, since
+# `catalog.write_atomic` handles SIGINT, SIGTERM and SIGHUP itself while it writes.
+if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:  # ignored (a background job): stays so
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
 
 import os  # noqa: E402
 import sys  # noqa: E402
@@ -23,13 +22,8 @@ from invmap.safe import quiet_stdout  # noqa: E402
 
 
 def main() -> None:
-    try:
-        code = _run()
-    except KeyboardInterrupt:
-        code = 130
-    code = _finish(code)
-    # The work is done: a Ctrl-C now (the interpreter's teardown resets Python's handlers) must not
-    # turn a finished command into one killed by a signal.
+    code = _finish(_run())
+    # The work is done and its exit status known: a Ctrl-C now must not turn it into a killed one.
     if hasattr(_signal, "pthread_sigmask"):  # POSIX
         _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
     sys.exit(code)
