@@ -852,3 +852,26 @@ def test_an_index_or_folder_of_another_user_is_ignored(sh, mine):
     os.chmod(folder, 0o777)
     assert where_index(sh, mine)["state"] != "current"
     assert sh("--catalog", str(mine), "list", "--json").code == 0
+
+
+def test_readme_walkthrough_from_question_to_experiment(sh, tmp_path):
+    """The README's "From question to experiment" steps, as a new user types them in an empty folder."""
+    cwd = str(tmp_path)
+    assert sh("questions", "--layer", "L3", cwd=cwd).code == 0
+    made = sh("record", "new", "pagedattention", "-o", "experiments/paged-kv.json", cwd=cwd)
+    assert made.code == 0 and (tmp_path / "experiments" / "paged-kv.json").is_file()
+    draft = json.loads((tmp_path / "experiments" / "paged-kv.json").read_text())
+    assert sh("record", "check", "experiments/paged-kv.json", cwd=cwd).code == 3
+    (tmp_path / "experiments" / "paged-kv.json").write_text(json.dumps(filled(draft)))
+    assert sh("record", "check", "experiments/paged-kv.json", cwd=cwd).code == 0
+    still_open = json.loads(sh("questions", "--records", "experiments", "--open", "--json", cwd=cwd).out)
+    assert "pagedattention" not in [r["id"] for r in still_open] and len(still_open) == 29
+    listed = sh("records", "--json", cwd=cwd)  # ./experiments is the default folder
+    assert json.loads(listed.out)[0]["addresses"] == ["pagedattention"]
+    piped = sh("record", "check", "-", "--json", input=json.dumps(filled(draft)), cwd=cwd)
+    assert piped.code == 0 and json.loads(piped.out) == [{"path": "-", "valid": True, "problems": []}]
+
+
+def test_layer_words_add_nothing_for_a_fragment_inside_a_word(cli):
+    labels_with_on = ids_of(cli("list", "--layer", "on", "--json"))
+    assert labels_with_on == ["kiely-guide"]  # only "Guide navigation" contains "on"; no level matches

@@ -71,7 +71,8 @@ def record_new(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
 ) -> None:
-    """A draft record citing one source and carrying its open question; fill it in, then 'record check'."""
+    """A draft record citing one source and carrying its open question; fill it in, then 'record check'.
+    The folder of FILE is created if it does not exist."""
     import datetime as dt
 
     from invmap import catalog as catalog_io
@@ -88,6 +89,12 @@ def record_new(
     if output_path is None or output_path == "-":
         write(text)
         return
+    parent = Path(output_path).parent
+    if not parent.exists():  # `-o experiments/x.json` in a fresh project: the records folder is made
+        try:
+            parent.mkdir(parents=True)
+        except OSError as exc:
+            raise WriteError(f"cannot create {parent}: {exc.strerror or exc}") from None
     catalog_io.write_output(output_path, text, force=force)
     write(f"Wrote {output_path}: a draft for {source['id']}; fill it in, then 'invmap record check {output_path}'\n")
 
