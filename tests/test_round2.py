@@ -875,3 +875,8 @@ def test_readme_walkthrough_from_question_to_experiment(sh, tmp_path):
 def test_layer_words_add_nothing_for_a_fragment_inside_a_word(cli):
     labels_with_on = ids_of(cli("list", "--layer", "on", "--json"))
     assert labels_with_on == ["kiely-guide"]  # only "Guide navigation" contains "on"; no level matches
+
+
+def test_no_hyperlinks_in_a_pipe_even_with_colour_always(sh):
+    out = sh("list", "--layer", "L3", "--color", "always", "--format", "table").out
+    assert "\x1b[" in out and "\x1b]8;" not in out

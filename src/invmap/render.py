@@ -349,21 +349,23 @@ def layout(
     return shown, widths
 
 
-def _cell(f: str, value: Any, width: int, link: str | None, color: bool) -> Any:
+def _cell(f: str, value: Any, width: int, link: str | None) -> Any:
+    """One table cell; `link` (an http(s) URL) makes it an OSC 8 hyperlink."""
     from rich.style import Style
     from rich.text import Text
 
     if isinstance(value, list) and wraps(f):
         return Text("\n".join(pack([escape(str(v)) for v in value], width)))
     content = escape(human_cell(f, value))
-    style = None
-    if color and link and link.startswith(("https://", "http://")) and f in ("name", "id"):
-        style = Style(link=link)
-    return Text(content, style=style or "")
+    style = Style(link=link) if link and link.startswith(("https://", "http://")) else ""
+    return Text(content, style=style)
 
 
-def records_table(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, color: bool) -> Any:
-    """A table `width` columns wide that never splits an identifier; a stacked view when it cannot."""
+def records_table(
+    rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, color: bool, links: bool = False
+) -> Any:
+    """A table `width` columns wide that never splits an identifier; a stacked view when it cannot.
+    With `links`, each source's name (or its id, when the name is not shown) links to its url."""
     from rich import box
     from rich.table import Table
 
@@ -389,9 +391,10 @@ def records_table(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: 
             overflow="fold",
             justify="right" if f in ("year", "score", "count") else "left",
         )
+    linked = "name" if "name" in shown else "id"
     for r in rows:
-        link = r.get("url") if isinstance(r.get("url"), str) else None
-        table.add_row(*(_cell(f, r.get(f), widths[f], link, color) for f in shown))
+        link = r.get("url") if links and isinstance(r.get("url"), str) else None
+        table.add_row(*(_cell(f, r.get(f), widths[f], link if f == linked else None) for f in shown))
     return table
 
 

@@ -224,6 +224,7 @@ class Output:
     fields: list[str] | None
     color: bool
     pager: bool
+    links: bool = False  # OSC 8 hyperlinks: colour on and stdout a terminal (never in a pipe)
 
     def pick(self, human: Sequence[str], machine: Sequence[str]) -> list[str]:
         """The fields asked for, else the command's defaults for this kind of format."""
@@ -246,11 +247,9 @@ def output(
     mode = color_mode(color) if color is not None else state(ctx).color
     terminal = stdout_is_terminal()
     chosen = choose_format(fmt, json_flag, terminal, formats_of(ctx.info_name), f"'{ctx.info_name}'")
+    color_on = use_color(mode, terminal) and chosen == "table"
     return Output(
-        chosen,
-        parse_fields(fields, allowed),
-        use_color(mode, terminal) and chosen == "table",
-        state(ctx).pager and not no_pager,
+        chosen, parse_fields(fields, allowed), color_on, state(ctx).pager and not no_pager, links=color_on and terminal
     )
 
 
@@ -332,7 +331,7 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     if result.draw is not None:
         drawing = result.draw(size.columns, out.color)
     else:
-        drawing = render.records_table(rows, result.fields, size.columns, out.color)
+        drawing = render.records_table(rows, result.fields, size.columns, out.color, out.links)
     text = drawing if isinstance(drawing, str) else to_text(drawing, size.columns, out.color)
     page(text, out.pager and stdout_is_terminal(), size.lines)
     if len(result.rows) > len(rows):
