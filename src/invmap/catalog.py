@@ -17,65 +17,28 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from invmap.errors import CatalogError, UsageError, WriteError
 from invmap.fields import MAX_ID, MAX_NAME, STORED_FIELDS
+
+# Which catalog is active lives in location.py (cheap to import: every command needs it, and only
+# the commands that read or write a catalog file need the rest of this module).
+from invmap.location import (  # noqa: F401 - re-exported
+    DEFAULT_MAX,
+    ENV_VAR,
+    MAX_VAR,
+    STDIN,
+    Location,
+    is_shipped,
+    locate,
+    max_size,
+    shipped_path,
+)
 from invmap.vocabulary import LAYER_CODES
 
 if TYPE_CHECKING:  # pydantic models are built on first load, not when --help or --version runs
     from invmap.model import Catalog
-
-ENV_VAR = "INVMAP_CATALOG"
-MAX_VAR = "INVMAP_MAX_CATALOG"
-DEFAULT_MAX = 2 * 1024**3  # bytes; a catalog this large is a mistake (`-c /dev/zero`), not a map
-STDIN = "-"
-
-
-class Location(NamedTuple):
-    """The active catalog and why it was chosen (`--catalog`, `$INVMAP_CATALOG` or shipped)."""
-
-    path: str
-    reason: str
-
-    @property
-    def is_stdin(self) -> bool:
-        return self.path == STDIN
-
-    @property
-    def is_shipped(self) -> bool:
-        return not self.is_stdin and is_shipped(self.path)
-
-
-def shipped_path() -> Path:
-    return Path(__file__).with_name("catalog.toml")
-
-
-def is_shipped(path: str | Path) -> bool:
-    try:
-        return os.path.samefile(path, shipped_path())
-    except OSError:
-        return False
-
-
-def locate(option: str | None) -> Location:
-    """`--catalog PATH` wins over `$INVMAP_CATALOG`, which wins over the catalog shipped with invmap."""
-    if option is not None:
-        if not option.strip():
-            raise UsageError("--catalog needs a path (or '-' for stdin)")
-        return Location(option, "--catalog option")
-    if env := os.environ.get(ENV_VAR):
-        return Location(env, f"${ENV_VAR}")
-    return Location(str(shipped_path()), "shipped with invmap")
-
-
-def max_size() -> int:
-    """`$INVMAP_MAX_CATALOG` in bytes, with an optional K, M or G suffix; else 2 GiB."""
-    text = os.environ.get(MAX_VAR, "").strip()
-    m = re.fullmatch(r"(\d+)\s*([KkMmGg]?)i?[Bb]?", text)
-    if not m:
-        return DEFAULT_MAX
-    return int(m.group(1)) * 1024 ** " KMG".index(m.group(2).upper() or " ")
 
 
 def read_bytes(path: str) -> bytes:

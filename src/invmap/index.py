@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from invmap import __version__
 from invmap.fields import FIELDS, SCHEMA, SOURCE_FIELDS
-from invmap.identifiers import canonical_link
 
 if TYPE_CHECKING:
     from invmap.catalog import Location
@@ -216,7 +215,7 @@ def _record_row(source: Any, pos: int) -> dict[str, Any]:
     return row
 
 
-def source_keys(source: Any) -> Iterable[tuple[str, str]]:
+def source_keys(source: Any, canonical_link: Callable[[str], str]) -> Iterable[tuple[str, str]]:
     """(key, kind) pairs by which `show` finds a source: texts normalized, identifiers canonical."""
     values = source.__dict__
     seen = set()
@@ -237,6 +236,8 @@ def source_keys(source: Any) -> Iterable[tuple[str, str]]:
 def _fill(
     con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None
 ) -> None:
+    from invmap.identifiers import canonical_link  # building only: a warm run never needs it
+
     tables = [sql for sql in TABLES if sql.startswith("CREATE TABLE")]
     for sql in tables:
         con.execute(sql)
@@ -256,7 +257,7 @@ def _fill(
         )
         con.executemany(
             "INSERT INTO keys VALUES (?, ?, ?)",
-            [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s)],
+            [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)],
         )
         if progress:
             progress(len(part))

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from invmap import __version__
-from invmap import catalog as catalog_io
+from invmap import location as catalog_io
 from invmap.cli.shared import State, color_mode, complete_color
 from invmap.errors import InvmapError, NotFoundError
 

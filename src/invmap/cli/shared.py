@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from invmap import catalog as catalog_io
 from invmap import complete
+from invmap import location as catalog_io
 from invmap.errors import WriteError
 from invmap.fields import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
 from invmap.render import MACHINE_FORMATS, Result, formats_of
