@@ -179,3 +179,22 @@ def test_using_invmap_as_a_library_leaves_ctrl_c_alone():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "True", done.stderr
+
+
+@pytest.mark.parametrize("name", ["nested.toml", "dotted.toml", "osc_title.toml"])
+def test_tab_on_a_hostile_catalog_offers_nothing_quietly(name):
+    program = installed_invmap()
+    path = ASSETS / "hostile" / name
+    done = subprocess.run(
+        [program],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            **os.environ,
+            "_INVMAP_COMPLETE": "complete_bash",
+            "COMP_WORDS": f"invmap -c {path} show ",
+            "COMP_CWORD": "4",
+        },
+    )
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", "")
