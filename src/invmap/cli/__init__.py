@@ -70,15 +70,21 @@ class InvmapGroup(typer.core.TyperGroup):
         module = importlib.import_module(f"invmap.cli.{COMMANDS[cmd_name]}")
         for info in module.commands.registered_commands:
             if info.name == cmd_name:
-                return plain_usage(
-                    typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+                return plain_command(
+                    plain_usage(
+                        typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+                    ),
+                    ctx,
                 )
         for info in getattr(module.commands, "registered_groups", []):
             if info.name == cmd_name:
-                return plain_usage(
-                    typer.main.get_group_from_info(
-                        info, pretty_exceptions_short=True, suggest_commands=True, rich_markup_mode=None
-                    )
+                return plain_command(
+                    plain_usage(
+                        typer.main.get_group_from_info(
+                            info, pretty_exceptions_short=True, suggest_commands=True, rich_markup_mode=None
+                        )
+                    ),
+                    ctx,
                 )
         return None
 
@@ -103,6 +109,7 @@ class InvmapGroup(typer.core.TyperGroup):
 
     def get_params(self, ctx: typer.Context) -> list[Any]:
         params = super().get_params(ctx)
+        plain_values(params)
         for param in params:
             if param.name == "install_completion":
                 param.help = (
@@ -155,6 +162,68 @@ def plain_usage(command: Any) -> Any:
         get = command.get_command
         command.get_command = lambda ctx, name: (lambda found: plain_usage(found) if found else found)(get(ctx, name))
     return command
+
+
+def plain_values(params: list[Any]) -> None:
+    """Read plain option values without pydantic. Typer 0.29 builds a pydantic TypeAdapter for
+    every option on every run, given or not, and imports pydantic to do it: ~80 ms of a 170 ms
+    `invmap list`. An option that is absent, a string, a list of strings, or an int typed as digits
+    is taken as it is, which is what Typer's adapter returns for it; anything else (a number to
+    convert, a bad value) goes to Typer's own coercion, with its messages. tests/test_startup.py
+    checks that both agree for every option, and that warm queries never import pydantic. A Typer
+    without these internals (`_runtime_param`, `type_descriptor`) is left to do its own work."""
+    for param in params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if getattr(param, "_runtime_param", False) is None and hasattr(descriptor, "parameter_info"):
+            param._runtime_param = PlainValue(param.type_descriptor)
+
+
+def plain_command(command: Any, ctx: Any) -> Any:
+    """`plain_values` for a command's options, --help included, and those of its subcommands."""
+    plain_values(command.get_params(ctx))
+    for sub in getattr(command, "commands", {}).values():
+        plain_command(sub, ctx)
+    return command
+
+
+class PlainValue:
+    """Typer's `RuntimeParam.coerce` for values that need no conversion; the rest is delegated."""
+
+    __slots__ = ("descriptor", "typer_param")
+
+    def __init__(self, descriptor: Any) -> None:
+        self.descriptor = descriptor
+        self.typer_param: Any = None
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        plain = self.plain(value, multi=param.multiple or param.nargs == -1)
+        if plain is not NotImplemented:
+            return plain
+        if self.typer_param is None:
+            from typer._coercion import build_runtime_param
+
+            self.typer_param = build_runtime_param(self.descriptor)
+        return self.typer_param.coerce(value, param=param, ctx=ctx)
+
+    def plain(self, value: Any, multi: bool) -> Any:
+        info, kind = self.descriptor.parameter_info, self.descriptor.annotation
+        if info.parser is not None or self.descriptor.file_annotation is not None:
+            return NotImplemented
+        if value is None:
+            return () if multi else None
+        if multi:
+            if kind == list[str] and isinstance(value, (list, tuple)) and all(type(v) is str for v in value):
+                return list(value)
+            return NotImplemented
+        if kind in (str, bool, float) and type(value) is kind:
+            return value
+        if kind is int and info.min is None and info.max is None:
+            if type(value) is int:
+                return value
+            digits = value[1:] if type(value) is str and value.startswith("-") else value
+            if type(digits) is str and digits.isascii() and digits.isdigit() and len(digits) < 19:
+                return int(value)
+        return NotImplemented
 
 
 def report(exc: InvmapError) -> None:
