@@ -79,6 +79,21 @@ def test_markdown_export_import_keeps_the_nine_columns(cat):
 
 
 @SETTINGS
+@given(catalogs())
+def test_records_read_from_the_index_are_the_models_records(cli, cat):
+    """list, show and the record exports read the SQLite index; they give what the model says."""
+    import json
+
+    text = catalog_io.dumps(cat)
+    expected = [s.to_dict() for s in cat.sources]
+    assert json.loads(cli("-c", "-", "export", "--format", "json", input=text).out) == expected
+    assert json.loads(cli("-c", "-", "list", "--json", input=text).out) == expected
+    lines = cli("-c", "-", "list", "--format", "jsonl", "--reverse", input=text).out.splitlines()
+    assert [json.loads(line) for line in lines] == expected[::-1]
+    assert json.loads(cli("-c", "-", "show", expected[-1]["id"], "--json", input=text).out) == expected[-1]
+
+
+@SETTINGS
 @given(st.binary(max_size=300))
 def test_any_bytes_as_a_catalog_exit_0_or_3(cli, data):
     result = cli("--catalog", "-", "check", input=data)

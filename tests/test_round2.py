@@ -680,6 +680,33 @@ def test_machine_formats_stream_large_results_whole(sh, tmp_path):
     assert len(sh("--catalog", str(path), "list", "--format", "plain").out.splitlines()) == 4500
 
 
+def test_selections_are_read_a_batch_at_a_time_and_sort_as_whole_records_do(tmp_path, monkeypatch):
+    """list, questions and the record exports hold only positions and the sort key; the records
+    come from the index in batches, in exactly the order sorting the whole records gives."""
+    from invmap import query, render
+    from invmap.catalog import Location
+    from invmap.index import Index, open_catalog
+
+    path = generated_catalog(tmp_path / "gen.toml", 4500)
+    idx = open_catalog(Location(str(path), "test"))
+    every = query.build_filters(idx)
+    l3 = query.build_filters(idx, layers=["L3"])
+    for chosen in (every, l3):
+        for key in (None, *query.SORT_KEYS):
+            for reverse in (False, True):
+                whole = query.sort_records(query.select(idx, chosen), key, reverse)[:3000]
+                lazy = query.selection(idx, chosen, sort=key, reverse=reverse, limit=3000)
+                assert list(lazy) == whole, (key, reverse)
+    reads: list[int] = []
+    at = Index.at
+    monkeypatch.setattr(
+        Index, "at", lambda self, positions, columns: reads.append(len(positions)) or at(self, positions, columns)
+    )
+    text = render.text(render.Result(query.selection(idx, every), list(query.SOURCE_FIELDS)), "json")
+    assert len(json.loads(text)) == 4500
+    assert sum(reads) == 4500 + 1 and max(reads) <= render.BATCH and len(reads) >= 3  # +1: the first record's keys
+
+
 @pytest.mark.parametrize(
     "shell, written",
     [

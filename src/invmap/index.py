@@ -21,7 +21,7 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from invmap import __version__
@@ -49,6 +49,7 @@ TABLES: tuple[str, ...] = (
     "CREATE INDEX keys_by_key ON keys (key, pos)",
     "CREATE INDEX sources_by_year ON sources (year)",
 )
+AT_ONCE = 500  # positions looked up by one `pos IN (...)` query (SQLite allows 999 parameters or more)
 PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large shows a progress bar on a terminal
 
 
@@ -362,12 +363,13 @@ class Index:
         sql = f"SELECT {', '.join(columns)} FROM sources {('WHERE ' + where) if where else ''} ORDER BY pos"
         return self._rows(sql, params)
 
-    def at(self, positions: Sequence[int]) -> list[dict[str, Any]]:
-        """Full records of the sources at `positions`, in that order."""
-        if not positions:
-            return []
-        rows = self.records(f"pos IN ({', '.join('?' * len(positions))})", list(positions), ("pos", *SOURCE_FIELDS))
-        by_pos = {r.pop("pos"): r for r in rows}
+    def at(self, positions: Sequence[int], columns: Sequence[str] = SOURCE_FIELDS) -> list[dict[str, Any]]:
+        """Records (only `columns`) of the sources at `positions`, in that order."""
+        by_pos: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(positions), AT_ONCE):
+            part = list(positions[start : start + AT_ONCE])
+            for r in self.records(f"pos IN ({', '.join('?' * len(part))})", part, ("pos", *columns)):
+                by_pos[r.pop("pos")] = r
         return [by_pos[p] for p in positions if p in by_pos]
 
     def values(self, column: str, where: str = "", params: Sequence[Any] = ()) -> list[Any]:
@@ -477,3 +479,24 @@ class _Progress:
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+class Records(Sequence[dict[str, Any]]):
+    """The records (only `columns`) at `positions` of an index, read a slice at a time: a command
+    holds the positions of what it selected and sorted, and a format writes 100,000 records in
+    batches without ever holding them all."""
+
+    def __init__(self, index: Index, positions: Sequence[int], columns: Sequence[str] = SOURCE_FIELDS) -> None:
+        self.index, self.positions, self.columns = index, positions, tuple(columns)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, at: Any) -> Any:
+        if isinstance(at, slice):
+            return self.index.at(self.positions[at], self.columns)
+        return self.index.at([self.positions[at]], self.columns)[0]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, len(self.positions), AT_ONCE * 4):
+            yield from self[start : start + AT_ONCE * 4]

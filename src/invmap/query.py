@@ -16,7 +16,7 @@ from invmap.fields import SOURCE_FIELDS, TEXT_FIELDS
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
 if TYPE_CHECKING:
-    from invmap.index import Index
+    from invmap.index import Index, Records
 
 SORT_KEYS: tuple[str, ...] = ("year", "name", "id", "layer", "type")
 SEARCH_DEFAULT: tuple[str, ...] = ("name", "source", "title", "mechanism")
@@ -167,12 +167,38 @@ def select(index: Index, filters: Filters, columns: Sequence[str] = SOURCE_FIELD
     return index.records(filters.where, filters.params, columns)
 
 
+def selection(
+    index: Index,
+    filters: Filters,
+    columns: Sequence[str] = SOURCE_FIELDS,
+    sort: str | None = None,
+    reverse: bool = False,
+    limit: int | None = None,
+) -> Records:
+    """The sources `filters` select, sorted by one key and cut to `limit`, as records read from the
+    index a batch at a time: only their positions and the sort key are held at once."""
+    from invmap.index import Records
+
+    check_sort_key(sort)
+    if sort is None:
+        positions = [pos for (pos,) in index.columns(filters.where, filters.params, ("pos",))]
+        positions = (positions[::-1] if reverse else positions)[:limit]
+    else:
+        ordered = sort_records(index.records(filters.where, filters.params, ("pos", sort)), sort, reverse)
+        positions = [r["pos"] for r in ordered[:limit]]
+    return Records(index, positions, columns)
+
+
+def check_sort_key(key: str | None) -> None:
+    if key is not None and key not in SORT_KEYS:
+        raise UsageError(f"unknown sort key '{key}' (valid keys: {', '.join(SORT_KEYS)})")
+
+
 def sort_records(records: list[dict[str, Any]], key: str | None, reverse: bool = False) -> list[dict[str, Any]]:
     """Sort by one key; sources without a year go last whichever the direction."""
     if key is None:
         return list(reversed(records)) if reverse else list(records)
-    if key not in SORT_KEYS:
-        raise UsageError(f"unknown sort key '{key}' (valid keys: {', '.join(SORT_KEYS)})")
+    check_sort_key(key)
     if key == "year":
         dated = sorted((r for r in records if r["year"] is not None), key=lambda r: r["year"], reverse=reverse)
         return dated + [r for r in records if r["year"] is None]

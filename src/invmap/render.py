@@ -209,9 +209,9 @@ def pieces(result: Result, fmt: str, *, excel: bool = False) -> Iterator[str]:
         buffer = io.StringIO(newline="")
         writer = csv.writer(buffer, dialect="excel" if fmt == "csv" else "excel-tab", lineterminator="\n")
         writer.writerow(fields)
-        cell = excel_safe if excel else (lambda c: c)
         for part in batches():
-            writer.writerows([cell(_machine_cell(r[f])) for f in fields] for r in part)
+            cells = ([v if type(v) is str else _machine_cell(v) for v in map(r.get, fields)] for r in part)
+            writer.writerows(([excel_safe(c) for c in row] for row in cells) if excel else cells)
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate()

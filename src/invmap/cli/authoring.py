@@ -255,27 +255,37 @@ def export(
     """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML."""
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format '{fmt}' (valid formats: {', '.join(EXPORT_FORMATS)})")
+    chosen = filters(ctx, layer, type_, year)
+    if fmt not in CATALOG_FORMATS:  # records only: read from the index, a batch at a time
+        from invmap import query, render
+
+        records = query.selection(index(ctx), chosen)
+        if not records:
+            raise NotFoundError("no source matches these filters: nothing to export")
+        text = render.text(render.Result(records, list(SOURCE_FIELDS)), fmt, excel=excel_safe)
+        _to_output(output_path, text, force)
+        return
     cat = catalog_io.load(state(ctx).location)
     if layer or type_ or year:
-        chosen = filters(ctx, layer, type_, year)
         wanted = {r["id"] for r in index(ctx).records(chosen.where, chosen.params, ("id",))}
         if not wanted:
             raise NotFoundError("no source matches these filters: nothing to export")
         cat = cat.model_copy(update={"sources": [s for s in cat.sources if s.id in wanted]})
-    _to_output(output_path, export_text(cat, fmt, links=links, excel=excel_safe), force)
+    _to_output(output_path, export_text(cat, fmt, links=links), force)
 
 
-def export_text(cat: Catalog, fmt: str, *, links: bool = False, excel: bool = False) -> str:
-    from invmap import interchange, render
+CATALOG_FORMATS = ("markdown", "bibtex", "toml")  # written from the catalog itself (its notes, its layers)
+
+
+def export_text(cat: Catalog, fmt: str, *, links: bool = False) -> str:
+    """Markdown like the seed, BibTeX or TOML: the formats written from the catalog itself."""
+    from invmap import interchange
 
     if fmt == "markdown":
         return interchange.to_markdown(cat, links=links)
     if fmt == "bibtex":
         return interchange.to_bibtex(cat)
-    if fmt == "toml":
-        return catalog_io.dumps(cat)
-    records = [s.to_dict() for s in cat.sources]
-    return render.text(render.Result(records, list(SOURCE_FIELDS)), fmt, excel=excel)
+    return catalog_io.dumps(cat)
 
 
 @commands.command(

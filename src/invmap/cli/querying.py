@@ -68,8 +68,9 @@ def list_(
     """List sources, filtered by layer, type and year."""
     out = output(ctx, fmt, json_flag, fields, color, no_pager=no_pager)
     chosen = filters(ctx, layer, type_, year)
-    records = query.sort_records(query.select(index(ctx), chosen), sort, reverse)[:limit]
     fields_ = out.pick(("id", "name", "year", "layer", "mechanism"), SOURCE_FIELDS)
+    columns = [*fields_, "url"] if out.links and "url" not in fields_ else fields_  # a table links each name
+    records = query.selection(index(ctx), chosen, columns, sort, reverse, limit)
     if not records:
         empty_notice(out, chosen)
     emit(out, Result(records, fields_), show_all=show_all)
@@ -163,23 +164,25 @@ def questions(
     allowed = (*SOURCE_FIELDS, "records")
     out = output(ctx, fmt, json_flag, fields, color, allowed=allowed, no_pager=no_pager)
     chosen = filters(ctx, layer, type_, year)
-    records = query.sort_records(query.select(index(ctx), chosen), sort, reverse)
     folder = records_folder(records_dir)
     human = ["id", "name", "layer", "question"]
     machine = ["id", "name", "layer", "layers", "question"]
     if folder is not None:
         by_source = addressed_by(index(ctx), folder)
+        records: Any = list(query.selection(index(ctx), chosen, SOURCE_FIELDS, sort, reverse))
         for r in records:
             r["records"] = by_source.get(r["id"], [])
         if open_only:
             records = [r for r in records if not r["records"]]
         human.append("records")
         machine.append("records")
+        records = records[:limit]
     elif open_only:
         from invmap.errors import UsageError
 
         raise UsageError("--open needs a records folder: --records DIR or $INVMAP_RECORDS")
-    records = records[:limit]
+    else:
+        records = query.selection(index(ctx), chosen, SOURCE_FIELDS, sort, reverse, limit)
     if not records:
         empty_notice(out, chosen, prefix="no open questions match" if open_only else "no sources match")
     emit(out, Result(records, out.pick(human, machine)), show_all=show_all)

@@ -54,7 +54,8 @@ def layers(
 
     out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
     idx = index(ctx)
-    rows = overview.layer_rows(idx.levels(), query.select(idx, filters(ctx, None, type_, year)))
+    selected = query.select(idx, filters(ctx, None, type_, year), ("id", "name", "layer", "layers"))
+    rows = overview.layer_rows(idx.levels(), selected)
     fields = {
         "table": ["code", "title", "count", "names"],
         "markdown": ["code", "title", "scope", "count", "names"],
@@ -78,7 +79,7 @@ def stats(
     from invmap import overview, render
 
     out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
-    counts = overview.stats(query.select(index(ctx), filters(ctx, layer, type_, year)))
+    counts = overview.stats(query.select(index(ctx), filters(ctx, layer, type_, year), ("type", "year", "layers")))
 
     def draw(width: int, color_on: bool) -> str:
         groups = [("By type", counts["by_type"]), ("By year", counts["by_year"]), ("By level code", counts["by_layer"])]
@@ -105,7 +106,7 @@ def map_(
     out = output(ctx, fmt, json_flag, None, color, allowed=(), no_pager=no_pager)
     idx = index(ctx)
     chosen = filters(ctx, layer, type_, year)
-    grid = overview.grid(query.select(idx, chosen), only=chosen.codes)
+    grid = overview.grid(query.select(idx, chosen, ("name", "year", "layers")), only=chosen.codes)
     titles = {code: title for code, (title, _) in idx.levels().items()}
     titles[overview.NO_CODE] = "labels without a level code"
     emit(
