@@ -49,7 +49,7 @@ TABLES: tuple[str, ...] = (
     "CREATE INDEX keys_by_key ON keys (key, pos)",
     "CREATE INDEX sources_by_year ON sources (year)",
 )
-AT_ONCE = 500  # positions looked up by one `pos IN (...)` query (SQLite allows 999 parameters or more)
+AT_ONCE = 999  # positions looked up by one `pos IN (...)` query: the most any SQLite allows
 PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large shows a progress bar on a terminal
 
 
