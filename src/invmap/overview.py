@@ -74,13 +74,13 @@ def grid(records: Sequence[dict[str, Any]], only: set[str] | None = None) -> dic
         records = [r for r in records if not r["layers"] or set(r["layers"]) & only]
     years = sorted({r["year"] for r in records if r["year"] is not None})
     columns = [str(y) for y in years] + ([UNDATED] if any(r["year"] is None for r in records) else [])
+    cells: dict[str, dict[str, list[str]]] = {}  # code -> column -> names, in catalog order
+    for r in records:
+        for code in r["layers"] or (NO_CODE,):
+            cells.setdefault(code, {}).setdefault(year_key(r["year"]), []).append(r["name"])
     rows = []
     for code in (*LAYER_CODES, NO_CODE):
-        if only is not None and code != NO_CODE and code not in only:
+        if code not in cells or (only is not None and code != NO_CODE and code not in only):
             continue
-        members = [r for r in records if (code in r["layers"] if code != NO_CODE else not r["layers"])]
-        if not members:
-            continue
-        cells = {column: [r["name"] for r in members if year_key(r["year"]) == column] for column in columns}
-        rows.append({"code": code, "cells": cells})
+        rows.append({"code": code, "cells": {column: cells[code].get(column, []) for column in columns}})
     return {"years": columns, "rows": rows}
