@@ -153,3 +153,14 @@ def test_a_failing_add_never_changes_the_file(cli, tmp_path_factory, year, layer
     else:
         assert target.read_bytes().startswith(before)
     assert sorted(p.name for p in folder.iterdir() if not p.name.endswith(".lock")) == ["c.toml"]
+
+
+@SETTINGS
+@given(st.text(max_size=40) | st.text(st.characters(max_codepoint=127), max_size=40))
+def test_lookup_keys_ignore_case_spacing_and_punctuation_for_any_text(text):
+    """The ASCII fast path of `normalize` gives what the general rule gives."""
+    import re
+
+    from invmap.index import normalize
+
+    assert normalize(text) == re.sub(r"[\W_]+", "", text.casefold())

@@ -623,11 +623,39 @@ def test_pruned_search_equals_scoring_everything(tmp_path):
         "specualtive",
         "zzqqxx",
         "kv",
+        "speculative decoding draft",
+        "prefill decode handoff",
+        "zzz qqq xxx",
+        "a b c",
+        "batching scheduler latency goodput",
     ):
         for limit in (1, 3, 10):
             fast = query.search(idx, filters, text, fields, limit=limit)
             every = query.search(idx, filters, text, fields, limit=None)[:limit]
             assert [(r["id"], r["score"]) for r in fast] == [(r["id"], r["score"]) for r in every], (text, limit)
+
+
+def test_search_reads_lower_case_texts_the_index_keeps(tmp_path, monkeypatch):
+    """The index keeps the default search fields in lower case (table `folded`); search reads them
+    there, and they are exactly the lower case of the stored texts, whatever the script."""
+    from invmap import query
+    from invmap.catalog import Location
+    from invmap.fields import SEARCHED_FIELDS
+    from invmap.index import Index, open_catalog
+
+    path = generated_catalog(tmp_path / "gen.toml", 300)
+    text = path.read_text(encoding="utf-8").replace('name = "', 'name = "ÉCOLE İstanbul ΟΔΟΣ ', 5)
+    path.write_text(text, encoding="utf-8")
+    idx = open_catalog(Location(str(path), "test"))
+    for filters in (query.build_filters(idx), query.build_filters(idx, layers=["L3"], years=["2020.."])):
+        folded = idx.folded(filters.where, filters.params, SEARCHED_FIELDS)
+        stored = idx.columns(filters.where, filters.params, ("pos", *SEARCHED_FIELDS))
+        assert folded == [(row[0], *((v or "").lower() for v in row[1:])) for row in stored]
+        assert any("école i̇stanbul οδος" in row[2] for row in folded) or filters.where
+    used = []
+    monkeypatch.setattr(Index, "columns", lambda *a, **k: used.append(a) or [])
+    assert query.search(idx, query.build_filters(idx), "ecole", query.search_fields(None))
+    assert used == []  # the default fields never go through `columns`
 
 
 def test_chunked_validation_reports_exactly_what_one_pass_does(monkeypatch):

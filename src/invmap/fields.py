@@ -92,6 +92,8 @@ BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 SOURCE_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
 STORED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.stored)
 TEXT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.stored and f.kind == "text")
+# What `search` scores unless told otherwise; the index also keeps these in lower case, ready to score.
+SEARCHED_FIELDS: tuple[str, ...] = ("id", "name", "source", "title", "mechanism")
 
 SCORE = Field("score", "Score", "search or related score, 0-100 (search and related only)", kind="float")
 SCORED_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, SCORE.name)

@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from invmap import __version__
-from invmap.fields import FIELDS, SCHEMA, SOURCE_FIELDS
+from invmap.fields import FIELDS, SCHEMA, SEARCHED_FIELDS, SOURCE_FIELDS
 
 if TYPE_CHECKING:
     from invmap.catalog import Location
     from invmap.model import Catalog
 
 NO_CACHE_VAR = "INVMAP_NO_CACHE"
-FORMAT = 2  # PRAGMA user_version: bump when the tables below change
+FORMAT = 3  # PRAGMA user_version: bump when the tables below change
 _STRICT = " STRICT" if sqlite3.sqlite_version_info >= (3, 37) else ""
 _SQL_TYPE = {"text": "TEXT", "int": "INTEGER", "date": "TEXT", "codes": "TEXT"}
 # Every column is a field of the JSON contract (`url` is the effective link, `layers` the codes
@@ -41,6 +41,10 @@ TABLES: tuple[str, ...] = (
     f"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL){_STRICT}",
     "CREATE TABLE sources (pos INTEGER PRIMARY KEY, "
     + ", ".join(f"{f.name} {_SQL_TYPE[f.kind]}{' NOT NULL' if f.required else ''}" for f in FIELDS)
+    + f"){_STRICT}",
+    # The fields search scores by default, in lower case: a narrow table read in a third of the time.
+    "CREATE TABLE folded (pos INTEGER PRIMARY KEY, "
+    + ", ".join(f"{name} TEXT NOT NULL" for name in SEARCHED_FIELDS)
     + f"){_STRICT}",
     f"CREATE TABLE codes (code TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
     f"CREATE TABLE keys (key TEXT NOT NULL, kind TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
@@ -192,13 +196,14 @@ def state_of(path: str) -> dict[str, Any]:
 
 
 _NOT_WORD = re.compile(r"[\W_]+")
-_ASCII_NOT_WORD = str.maketrans("", "", "".join(chr(c) for c in range(128) if not chr(c).isalnum()))
+_ASCII_LOWER = bytes(range(256)).lower()
+_ASCII_NOT_WORD = bytes(c for c in range(128) if not chr(c).isalnum())
 
 
 def normalize(text: str) -> str:
     """Case, spacing and punctuation do not matter: `Paged attention` == `pagedattention`."""
-    if text.isascii():  # the common case, ~3x faster than the regular expression
-        return text.lower().translate(_ASCII_NOT_WORD)
+    if text.isascii():  # the common case: one pass over the bytes, ~15x faster than the expression
+        return text.encode().translate(_ASCII_LOWER, _ASCII_NOT_WORD).decode()
     return _NOT_WORD.sub("", text.casefold())
 
 
@@ -250,15 +255,20 @@ def _fill(
     sources = catalog.sources
     for start in range(0, len(sources), chunk):
         part = sources[start : start + chunk]
+        # Generators, not lists: the rows of a chunk are never all in memory at once.
         con.executemany(
-            f"INSERT INTO sources ({columns}) VALUES ({marks})", [_record_row(s, start + i) for i, s in enumerate(part)]
+            f"INSERT INTO sources ({columns}) VALUES ({marks})", (_record_row(s, start + i) for i, s in enumerate(part))
         )
         con.executemany(
-            "INSERT INTO codes VALUES (?, ?)", [(code, start + i) for i, s in enumerate(part) for code in s.layers]
+            f"INSERT INTO folded VALUES (?{', ?' * len(SEARCHED_FIELDS)})",
+            ((start + i, *((s.__dict__[f] or "").lower() for f in SEARCHED_FIELDS)) for i, s in enumerate(part)),
+        )
+        con.executemany(
+            "INSERT INTO codes VALUES (?, ?)", ((code, start + i) for i, s in enumerate(part) for code in s.layers)
         )
         con.executemany(
             "INSERT INTO keys VALUES (?, ?, ?)",
-            [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)],
+            ((k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)),
         )
         if progress:
             progress(len(part))
@@ -362,6 +372,11 @@ class Index:
         """Rows as plain tuples of `columns` (named, never `*`), in catalog order: the cheapest read."""
         sql = f"SELECT {', '.join(columns)} FROM sources {('WHERE ' + where) if where else ''} ORDER BY pos"
         return self._rows(sql, params)
+
+    def folded(self, where: str, params: Sequence[Any], fields: Sequence[str]) -> list[tuple[Any, ...]]:
+        """`pos` and `fields` (of `fields.SEARCHED_FIELDS`) in lower case, in catalog order."""
+        picked = f"WHERE pos IN (SELECT pos FROM sources WHERE {where})" if where else ""
+        return self._rows(f"SELECT {', '.join(('pos', *fields))} FROM folded {picked} ORDER BY pos", params)
 
     def at(self, positions: Sequence[int], columns: Sequence[str] = SOURCE_FIELDS) -> list[dict[str, Any]]:
         """Records (only `columns`) of the sources at `positions`, in that order."""

@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from invmap.errors import NotFoundError, UsageError
-from invmap.fields import SOURCE_FIELDS, TEXT_FIELDS
+from invmap.fields import SEARCHED_FIELDS, SOURCE_FIELDS, TEXT_FIELDS
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
 if TYPE_CHECKING:
     from invmap.index import Index, Records
 
 SORT_KEYS: tuple[str, ...] = ("year", "name", "id", "layer", "type")
-SEARCH_DEFAULT: tuple[str, ...] = ("name", "source", "title", "mechanism")
 SEARCH_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, "all")
 _LOOKS_LIKE_CODE = re.compile(r"^[LP]\d+$", re.IGNORECASE)
 _YEAR_SPAN = re.compile(r"^(\d{4})?(\.\.)?(\d{4})?$")
@@ -304,7 +303,7 @@ WORD_MATCH = 80.0  # in the name and title tiers every word of the query must ma
 def search_fields(within: Sequence[str] | None) -> list[str]:
     values = split_values(within)
     if not values:
-        return ["id", *SEARCH_DEFAULT]
+        return list(SEARCHED_FIELDS)
     if "all" in values:
         return list(TEXT_FIELDS)
     unknown = [f for f in values if f not in TEXT_FIELDS]
@@ -334,25 +333,45 @@ def search(
     if not words:
         raise UsageError("search needs some text to look for")
     fields = list(dict.fromkeys(fields))
-    rows = index.columns(filters.where, filters.params, ["pos", *fields])
+    tiers = [
+        (tier, [f for f in fields if (f in tier_fields if tier_fields else f not in (*NAME_TIER, *TITLE_TIER))])
+        for tier, tier_fields in ((3, NAME_TIER), (2, TITLE_TIER), (1, None))
+    ]
+    # The name and title columns are read together; the sentence columns (the long texts) only when
+    # the upper tiers leave room, and then each is held in lower case alone.
+    upper = [f for tier, chosen in tiers if tier > 1 for f in chosen]
+    texts_of = _lowered_columns(index, filters, upper)
     best: dict[int, tuple[int, float]] = {}  # row number -> (tier, score)
-    for tier, tier_fields in ((3, NAME_TIER), (2, TITLE_TIER), (1, None)):
-        chosen = [f for f in fields if (f in tier_fields if tier_fields else f not in (*NAME_TIER, *TITLE_TIER))]
+    for tier, chosen in tiers:
         room = None if limit is None else limit - len(best)
         if room is not None and room <= 0:
             break  # every lower-tier match would rank below the `limit` already found
+        if tier == 1 and chosen:
+            texts_of = _lowered_columns(index, filters, chosen)
         found: dict[int, float] = {}
         for f in chosen:
-            column = 1 + fields.index(f)
-            texts = [(row[column] or "").lower() for row in rows]
+            texts = texts_of.pop(f)
             scores = _all_words(words, texts) if tier > 1 else _best_means(words, texts, min_score, room)
             for k, score in scores.items():
                 if k not in best and score >= min_score and score > found.get(k, -1.0):
                     found[k] = score
         best.update({k: (tier, score) for k, score in found.items()})
+    positions = texts_of["pos"]
     ranked = sorted(best, key=lambda k: (-best[k][0], -round(best[k][1], 1), k))[:limit]
-    full = index.at([rows[k][0] for k in ranked])
+    full = index.at([positions[k] for k in ranked])
     return [{**record, "score": round(best[k][1], 1)} for record, k in zip(full, ranked)]
+
+
+def _lowered_columns(index: Index, filters: Filters, fields: Sequence[str]) -> dict[str, Any]:
+    """`pos` and each of `fields` as a list in lower case, of the sources `filters` select."""
+    if set(fields) <= set(SEARCHED_FIELDS):  # kept in lower case by the index
+        rows = index.folded(filters.where, filters.params, fields)
+        out: dict[str, Any] = {f: [row[c] for row in rows] for c, f in enumerate(fields, start=1)}
+    else:
+        rows = index.columns(filters.where, filters.params, ["pos", *fields])
+        out = {f: [(row[c] or "").lower() for row in rows] for c, f in enumerate(fields, start=1)}
+    out["pos"] = [row[0] for row in rows]
+    return out
 
 
 def _all_words(words: Sequence[str], texts: Sequence[str]) -> dict[int, float]:
@@ -384,6 +403,8 @@ def _best_means(words: Sequence[str], texts: Sequence[str], min_score: float, ro
     from rapidfuzz import fuzz, process
 
     n = len(words)
+    if room is not None and n > 1:
+        return _top_means(words, texts, min_score, room)
     need = n * min_score
     cutoff = max(0.0, need - 100.0 * (n - 1))  # below this on one word, no text can reach min_score
     totals = {i: s for _, s, i in process.extract_iter(words[0], texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
@@ -407,6 +428,52 @@ def _best_means(words: Sequence[str], texts: Sequence[str], min_score: float, ro
         subset = [texts[i] for i in positions]
         scored = {k: s for _, s, k in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=least)}
         totals = {i: totals[i] + scored.get(k, 0.0) for k, i in enumerate(positions)}
+    return {i: t / n for i, t in totals.items() if t >= bound}
+
+
+SEEDS = 200  # texts scored in full to find the bound a text must reach to be among the best
+
+
+def _top_means(words: Sequence[str], texts: Sequence[str], min_score: float, room: int) -> dict[int, float]:
+    """`_best_means` with `room`: at least every text whose total over the words can be among the best
+    `room`, without scoring every word against every text.
+
+    The texts best on the first word (of those matching it at 80 or better), scored in full, give
+    `bound`, a total the best `room` all reach. A text reaching `bound` matches some word at
+    `bound / n` or better, so each word is scored with that cutoff (rapidfuzz skips hopeless texts
+    quickly) and a text no word finds is out. The missing scores of the rest are then filled in a
+    word at a time, dropping each text whose total so far plus `bound / n` for each word still
+    missing falls short."""
+    import heapq
+
+    from rapidfuzz import fuzz, process
+
+    def scan(word: str, cutoff: float) -> dict[int, float]:
+        return {i: s for _, s, i in process.extract_iter(word, texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
+
+    n = len(words)
+    bound = n * min_score
+    first = scan(words[0], 80.0)
+    seeds = heapq.nlargest(SEEDS, first, key=first.__getitem__) if len(first) > SEEDS else list(first)
+    if len(seeds) >= room:
+        full = sorted((first[i] + sum(fuzz.partial_ratio(w, texts[i]) for w in words[1:]) for i in seeds), reverse=True)
+        bound = max(bound, full[room - 1] - 0.5 * n)  # a margin for scores that round to the same tenth
+    cutoff = min(100.0, max(min_score, bound / n - 1e-9))  # bound >= n * min_score
+    known: dict[int, dict[int, float]] = {}  # text -> {word: score}, for scores >= cutoff
+    for w, word in enumerate(words):
+        hits = {i: s for i, s in first.items() if s >= cutoff} if w == 0 and cutoff >= 80.0 else scan(word, cutoff)
+        for i, score in hits.items():
+            known.setdefault(i, {})[w] = score
+    totals = {i: sum(scores.values()) for i, scores in known.items()}
+    unknown = {i: n - len(scores) for i, scores in known.items()}
+    for w, word in enumerate(words):
+        alive = [i for i in totals if totals[i] + cutoff * unknown[i] >= bound]
+        totals = {i: totals[i] for i in alive}
+        missing = [i for i in alive if w not in known[i]]
+        if missing:
+            for _, score, k in process.extract_iter(word, [texts[i] for i in missing], scorer=fuzz.partial_ratio):
+                totals[missing[k]] += score
+                unknown[missing[k]] -= 1
     return {i: t / n for i, t in totals.items() if t >= bound}
 
 
