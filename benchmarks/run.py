@@ -171,7 +171,13 @@ def main() -> None:
             (f"show {some_id} --json", ["show", some_id, "--json"], ("30-source show", show_floor, 1.5)),
             ("list --layer L3 --json", ["list", "--layer", "L3", "--json"], ("", 600, 1.0)),
             ("search 'virtual memory kv' (3 words)", ["search", "virtual memory kv", "--json"], ("", 1000, 1.0)),
+            (
+                "search 'tiered resources prefill' (3 words, no name match)",
+                ["search", "tiered resources prefill", "--json"],
+                ("", 1000, 1.0),
+            ),
             ("search 'handoff compute' (2 words)", ["search", "handoff compute", "--json"], None),
+            ("list --json (every record)", ["list", "--json"], None),
             ("list --format table (first 200 rows)", ["list", "--format", "table"], None),
         ]:
             value, peak = median_ms([program, *cat, *argv], env, runs)
