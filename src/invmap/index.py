@@ -15,19 +15,20 @@ No pydantic, typer or rich at import time: the completion fast path reads the in
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import re
 import sqlite3
 import stat
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
 
 from invmap import __version__
 from invmap.fields import FIELDS, SCHEMA, SEARCHED_FIELDS, SOURCE_FIELDS
 
+TYPE_CHECKING = False  # a TAB press reads this module: no `typing`, `json`, `hashlib` or `urllib` here
 if TYPE_CHECKING:
+    from typing import Any
+
     from invmap.catalog import Location
     from invmap.model import Catalog
 
@@ -117,15 +118,29 @@ def key_of(path: str) -> dict[str, Any] | None:
 
 
 def index_path(key: dict[str, Any]) -> str:
-    digest = hashlib.sha256(key["path"].encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    """One file name per catalog path (two CRC-32s: a clash costs a rebuild, never a wrong answer,
+    since the file's own key is checked)."""
+    raw = key["path"].encode("utf-8", "surrogateescape")
+    digest = f"{zlib.crc32(raw):08x}{zlib.crc32(raw[::-1]):08x}"
     return os.path.join(folder(), f"index-{digest}.sqlite3")
 
 
-def _connect(path: str, readonly: bool = False) -> sqlite3.Connection:
-    from urllib.parse import quote
+def _json() -> Any:
+    import json
 
+    return json
+
+
+def key_text(key: dict[str, Any]) -> str:
+    """The key as stored in the index's meta table and compared there: one `name=repr` a line."""
+    return "\n".join(f"{name}={key[name]!r}" for name in sorted(key))
+
+
+def _connect(path: str, readonly: bool = False) -> sqlite3.Connection:
     mode = "ro" if readonly else "rw"
-    con = sqlite3.connect(f"file:{quote(path)}?mode={mode}", uri=True, timeout=0.2, isolation_level=None)
+    # A URI (for mode=ro): `%`, `?` and `#` escaped; `file://` + an absolute path keeps `//x` a path.
+    escaped = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    con = sqlite3.connect(f"file://{escaped}?mode={mode}", uri=True, timeout=0.2, isolation_level=None)
     con.execute("PRAGMA trusted_schema = OFF")
     return con
 
@@ -145,7 +160,7 @@ def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
     ):
         return False
     row = con.execute("SELECT value FROM meta WHERE key = 'key'").fetchone()
-    return row is not None and row[0] == json.dumps(key, sort_keys=True)
+    return row is not None and row[0] == key_text(key)
 
 
 def open_current(key: dict[str, Any]) -> sqlite3.Connection | None:
@@ -277,8 +292,8 @@ def _fill(
     )
     info = catalog.catalog.model_dump() if catalog.catalog is not None else None
     meta = {
-        "key": json.dumps(key, sort_keys=True),
-        "catalog": json.dumps(info),
+        "key": key_text(key) if key is not None else "",
+        "catalog": _json().dumps(info),
         "sources": str(len(sources)),
         "uses": "0",
     }
@@ -418,7 +433,7 @@ class Index:
 
     def info(self) -> dict[str, Any] | None:
         row = self._rows("SELECT value FROM meta WHERE key = 'catalog'")
-        value = json.loads(row[0][0]) if row else None
+        value = _json().loads(row[0][0]) if row else None
         return value if isinstance(value, dict) else None
 
     def uses(self) -> int:
@@ -496,7 +511,7 @@ class _Progress:
             self.bar.stop()
 
 
-class Records(Sequence[dict[str, Any]]):
+class Records(Sequence):  # of dict[str, Any]
     """The records (only `columns`) at `positions` of an index, read a slice at a time: a command
     holds the positions of what it selected and sorted, and a format writes 100,000 records in
     batches without ever holding them all."""
