@@ -935,3 +935,15 @@ def test_layer_words_add_nothing_for_a_fragment_inside_a_word(cli):
 def test_no_hyperlinks_in_a_pipe_even_with_colour_always(sh):
     out = sh("list", "--layer", "L3", "--color", "always", "--format", "table").out
     assert "\x1b[" in out and "\x1b]8;" not in out
+
+
+@pytest.mark.parametrize("name", ["we ird?#%25x", "ünï cödé"])
+def test_a_cache_folder_with_uri_characters_is_used(sh, tmp_path, name):
+    """The index is opened by URI (read-only when it must be): `?`, `#`, `%` and spaces stay a path."""
+    cache = tmp_path / name
+    env = {"XDG_CACHE_HOME": str(cache)}
+    assert sh("list", "--layer", "L3", "--limit", "1", env=env).code == 0
+    assert sh("show", "gqa", "--json", env=env).code == 0
+    index = json.loads(sh("where", "--json", env=env).out)["index"]
+    assert index["state"] == "current" and index["uses"] == 1
+    assert index["path"].startswith(str(cache / "invmap" / "index-"))
