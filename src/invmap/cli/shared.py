@@ -327,7 +327,7 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     if not result.rows and result.draw is None:
         return  # an empty table is only its header: the notice on stderr says why
     size = terminal_size()
-    rows = result.rows if show_all or result.draw else result.rows[:TABLE_ROW_CAP]
+    rows = list(result.rows if show_all or result.draw else result.rows[:TABLE_ROW_CAP])  # read once
     if result.draw is not None:
         drawing = result.draw(size.columns, out.color)
     else:
