@@ -529,6 +529,15 @@ def test_record_new_fill_check_and_questions(cli, tmp_path):
         ({"limitations": [""]}, "limitations[0] must not be empty"),
         ({"sources": ["ftp://x"]}, "sources[0] must be an absolute http(s) URL"),
         ({"result_type": "estimated"}, "raw_measurements[0].evidence must match result_type 'estimated'"),
+        # White space as the field guide's validator and JSON Schema (Python's re) see it.
+        ({"title": "\x1f"}, "title must not be empty"),
+        ({"limitations": ["\u2028"]}, "limitations[0] must not be empty"),
+        ({"sources": ["https://x\x1c"]}, "sources[0] must be an absolute http(s) URL"),
+        ({"sources": ["https:///x"]}, "sources[0] must be an absolute http(s) URL"),
+        (
+            {"raw_measurements": [{"name": "p50", "value": 1, "unit": "ms", "evidence": "measured", "note": None}]},
+            "raw_measurements[0].note must be a string",
+        ),
     ],
 )
 def test_each_rule_broken_once(cli, tmp_path, change, message):

@@ -10,15 +10,43 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 SCHEMA_VERSION = "1.0"
 RESULT_TYPES: tuple[str, ...] = ("measured", "simulated", "estimated", "reported")
 ResultType = Literal["measured", "simulated", "estimated", "reported"]
-NonEmpty = Annotated[str, Field(pattern=r"\S")]
-HttpUrl = Annotated[str, Field(pattern=r"^https?://[^\s/?#]+[^\s]*$")]
+# The field guide's own rules, with Python's idea of white space (its validator and its JSON Schema
+# both use it: U+001C..U+001F count as space there, as they do not in Rust's regex engine).
+SOURCE_URL = re.compile(r"^(?![\s\S]*\s)https?://[^/?#\s][^\s]*$")
+
+
+def _non_empty(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("string_pattern_mismatch", "must not be empty")
+    return text
+
+
+def _source_url(text: str) -> str:
+    if not SOURCE_URL.fullmatch(text):
+        raise PydanticCustomError("string_pattern_mismatch", "must be an absolute http(s) URL")
+    return text
+
+
+NonEmpty = Annotated[str, AfterValidator(_non_empty)]
+HttpUrl = Annotated[str, AfterValidator(_source_url)]
 
 
 class Value(BaseModel):
@@ -30,7 +58,7 @@ class Value(BaseModel):
     value: Union[StrictInt, Annotated[StrictFloat, Field(allow_inf_nan=False)]]
     unit: NonEmpty
     evidence: ResultType
-    note: str | None = None
+    note: str = ""  # optional, but a string when present (null is refused, as the field guide does)
 
 
 class Record(BaseModel):
