@@ -956,3 +956,29 @@ def test_a_cache_folder_with_uri_characters_is_used(sh, tmp_path, name):
     index = json.loads(sh("where", "--json", env=env).out)["index"]
     assert index["state"] == "current" and index["uses"] == 1
     assert index["path"].startswith(str(cache / "invmap" / "index-"))
+
+
+def test_a_first_run_removes_what_older_versions_left_in_the_cache(sh, tmp_path):
+    """Round-one marshal caches, index files of the older naming and old temporaries go; anything
+    else (a symlink, a recent temporary, a file of another name) stays."""
+    folder = tmp_path / "cache" / "invmap"
+    folder.mkdir(parents=True, mode=0o700)
+    old = ["catalog-01a9fc70.marshal", "index-01a9fc70.marshal", "index-0a7890b73d6d72284d82e376.sqlite3"]
+    for name in old:
+        (folder / name).write_bytes(b"x" * 100)
+    stale = folder / ".index-abc123.tmp"
+    stale.write_bytes(b"x")
+    os.utime(stale, (1, 1))
+    kept = [".index-fresh99.tmp", "notes.txt", "index-0a7890b73d6d72284d82e377.sqlite3.bak"]
+    for name in kept:
+        (folder / name).write_bytes(b"y")
+    outside = tmp_path / "precious"
+    outside.write_bytes(b"z")
+    (folder / "index-11d32826f73f2bb6bb3d50a4.sqlite3").symlink_to(outside)
+    result = sh("list", "--layer", "L3", "--limit", "1", env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert result.code == 0 and result.out.startswith("pagedattention")
+    left = sorted(p.name for p in folder.iterdir())
+    assert not set(old) & set(left) and stale.name not in left
+    assert set(kept) <= set(left) and "index-11d32826f73f2bb6bb3d50a4.sqlite3" in left
+    assert outside.read_bytes() == b"z"
+    assert len([name for name in left if name.startswith("index-") and name.endswith(".sqlite3")]) == 2  # + the new one

@@ -304,6 +304,35 @@ def _fill(
     con.execute("COMMIT")
 
 
+# What earlier versions of invmap left in the cache folder and this one never reads: round-one
+# marshal caches, and index files named by the older scheme (24 hex digits; now 16).
+_LEFT_BEHIND = re.compile(r"(?:catalog|index)-[0-9a-f]{8}\.marshal|index-[0-9a-f]{24}\.sqlite3|\.index-\w+\.tmp")
+STALE_TMP_SECONDS = 3600  # a temporary index this old is a crashed build's, not a running one's
+
+
+def _tidy(where: str) -> None:
+    """Remove what older invmap versions (and crashed builds) left in the cache folder: only files
+    matching their names, regular, owned by this user; never a symlink; never failing."""
+    import time
+
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        if not _LEFT_BEHIND.fullmatch(name):
+            continue
+        path = os.path.join(where, name)
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            if name.endswith(".tmp") and now - info.st_mtime < STALE_TMP_SECONDS:
+                continue
+            os.unlink(path)
+
+
 def build(
     catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None
 ) -> sqlite3.Connection:
@@ -314,6 +343,7 @@ def build(
         tmp = None
         import tempfile
 
+        _tidy(where)
         try:
             fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
             os.close(fd)
