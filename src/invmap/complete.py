@@ -34,7 +34,11 @@ def from_index(index: Any, kind: str, incomplete: str = "") -> Index:
     from invmap.index import normalize
 
     typed = normalize(incomplete.replace("\\ ", " "))
-    rows = index.at(index.prefixed(typed, ("id", "name"))) if typed else index.records(columns=("id", "name"))
+    rows = (
+        index.at(index.prefixed(typed, ("id", "name")), ("id", "name"))
+        if typed
+        else index.records(columns=("id", "name"))
+    )
     return {"sources": [(r["id"], r["name"]) for r in rows]}
 
 
