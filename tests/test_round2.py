@@ -962,7 +962,8 @@ def test_a_first_run_removes_what_older_versions_left_in_the_cache(sh, tmp_path)
     """Round-one marshal caches, index files of the older naming and old temporaries go; anything
     else (a symlink, a recent temporary, a file of another name) stays."""
     folder = tmp_path / "cache" / "invmap"
-    folder.mkdir(parents=True, mode=0o700)
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)  # as round one made it
     old = ["catalog-01a9fc70.marshal", "index-01a9fc70.marshal", "index-0a7890b73d6d72284d82e376.sqlite3"]
     for name in old:
         (folder / name).write_bytes(b"x" * 100)
@@ -982,3 +983,4 @@ def test_a_first_run_removes_what_older_versions_left_in_the_cache(sh, tmp_path)
     assert set(kept) <= set(left) and "index-11d32826f73f2bb6bb3d50a4.sqlite3" in left
     assert outside.read_bytes() == b"z"
     assert len([name for name in left if name.startswith("index-") and name.endswith(".sqlite3")]) == 2  # + the new one
+    assert folder.stat().st_mode & 0o777 == 0o700

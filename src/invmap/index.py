@@ -91,7 +91,12 @@ def _usable_folder(create: bool) -> str | None:
             return None
     except OSError:
         return None
-    return path if stat.S_ISDIR(info.st_mode) and _ours(info) else None
+    if not (stat.S_ISDIR(info.st_mode) and _ours(info)):
+        return None
+    if create and info.st_mode & 0o077:  # made by an older invmap (0755): make it private as well
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o700)
+    return path
 
 
 def key_of(path: str) -> dict[str, Any] | None:
