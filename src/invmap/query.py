@@ -374,19 +374,37 @@ def _lowered_columns(index: Index, filters: Filters, fields: Sequence[str]) -> d
     return out
 
 
+def _scores(word: str, texts: Sequence[str], cutoff: float) -> dict[int, float]:
+    """{k: partial_ratio(word, texts[k])} for the texts scoring `cutoff` or more, as rapidfuzz's
+    `extract_iter` gives them.
+
+    A text at least as long as the word that does not contain it scores at most 100 (2m-2)/(2m-1)
+    for a word of m characters (its best window misses one character): above that cutoff only the
+    texts containing the word can score, and they score 100, so a substring test (C speed, ~30x
+    faster than fuzzy scoring) finds them; texts shorter than the word are still scored by rapidfuzz.
+    tests/test_properties.py checks this against rapidfuzz for any word, text and cutoff."""
+    from rapidfuzz import fuzz, process
+
+    m = len(word)
+    if m and cutoff > 100.0 * (2 * m - 2) / (2 * m - 1) + 1e-6:
+        found = {k: 100.0 for k, text in enumerate(texts) if word in text and len(text) >= m}
+        short = [k for k, text in enumerate(texts) if len(text) < m]
+        if short:
+            subset = [texts[k] for k in short]
+            for _, s, j in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=cutoff):
+                found[short[j]] = s
+        return found
+    return {k: s for _, s, k in process.extract_iter(word, texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
+
+
 def _all_words(words: Sequence[str], texts: Sequence[str]) -> dict[int, float]:
     """The name and title tiers: texts that every word matches (>= WORD_MATCH), with the mean score.
     Each later word is scored only against the texts all earlier words matched."""
-    from rapidfuzz import fuzz, process
-
     alive: dict[int, float] = {i: 0.0 for i in range(len(texts))}
     for word in words:
         positions = list(alive)
         subset = texts if len(positions) == len(texts) else [texts[i] for i in positions]
-        alive = {
-            positions[k]: alive[positions[k]] + s
-            for _, s, k in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=WORD_MATCH)
-        }
+        alive = {positions[k]: alive[positions[k]] + s for k, s in _scores(word, subset, WORD_MATCH).items()}
         if not alive:
             return {}
     return {i: total / len(words) for i, total in alive.items()}
@@ -438,8 +456,8 @@ def _top_means(words: Sequence[str], texts: Sequence[str], min_score: float, roo
     """`_best_means` with `room`: at least every text whose total over the words can be among the best
     `room`, without scoring every word against every text.
 
-    The texts best on the first word (of those matching it at 80 or better), scored in full, give
-    `bound`, a total the best `room` all reach. A text reaching `bound` matches some word at
+    The texts best on the first word (of those matching it at `min_score` or better), scored in
+    full, give `bound`, a total the best `room` all reach. A text reaching `bound` matches some word at
     `bound / n` or better, so each word is scored with that cutoff (rapidfuzz skips hopeless texts
     quickly) and a text no word finds is out. The missing scores of the rest are then filled in a
     word at a time, dropping each text whose total so far plus `bound / n` for each word still
@@ -449,11 +467,11 @@ def _top_means(words: Sequence[str], texts: Sequence[str], min_score: float, roo
     from rapidfuzz import fuzz, process
 
     def scan(word: str, cutoff: float) -> dict[int, float]:
-        return {i: s for _, s, i in process.extract_iter(word, texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
+        return _scores(word, texts, cutoff)
 
     n = len(words)
     bound = n * min_score
-    first = scan(words[0], 80.0)
+    first = scan(words[0], min_score)  # every later cutoff is at least min_score: this pass serves them all
     seeds = heapq.nlargest(SEEDS, first, key=first.__getitem__) if len(first) > SEEDS else list(first)
     if len(seeds) >= room:
         full = sorted((first[i] + sum(fuzz.partial_ratio(w, texts[i]) for w in words[1:]) for i in seeds), reverse=True)
@@ -461,7 +479,7 @@ def _top_means(words: Sequence[str], texts: Sequence[str], min_score: float, roo
     cutoff = min(100.0, max(min_score, bound / n - 1e-9))  # bound >= n * min_score
     known: dict[int, dict[int, float]] = {}  # text -> {word: score}, for scores >= cutoff
     for w, word in enumerate(words):
-        hits = {i: s for i, s in first.items() if s >= cutoff} if w == 0 and cutoff >= 80.0 else scan(word, cutoff)
+        hits = {i: s for i, s in first.items() if s >= cutoff} if w == 0 else scan(word, cutoff)
         for i, score in hits.items():
             known.setdefault(i, {})[w] = score
     totals = {i: sum(scores.values()) for i, scores in known.items()}
