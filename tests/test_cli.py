@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import JSON_KEYS, installed_invmap
+from conftest import ASSETS, JSON_KEYS, installed_invmap
 
 KEYS = JSON_KEYS
 ALL_IDS = None
@@ -416,3 +416,16 @@ def test_min_score_drops_weaker_matches(cli):
     assert len(everything) == 30 and strict and all(h["score"] >= 90 for h in strict)
     assert [h["id"] for h in strict] == [h["id"] for h in everything if h["score"] >= 90]
     assert cli("-V").out == cli("--version").out
+
+
+def test_search_scores_an_id_that_is_not_its_name(cli, tmp_path):
+    """An id that reads as the source's name is not scored twice; one that differs still counts."""
+    text = (ASSETS / "mini.toml").read_text(encoding="utf-8").replace('id = "mooncake"', 'id = "zqxv-store"')
+    path = tmp_path / "ids.toml"
+    path.write_text(text, encoding="utf-8")
+    by_id = json.loads(cli("-c", str(path), "search", "zqxv", "--json").out)
+    assert [(r["id"], r["score"]) for r in by_id] == [("zqxv-store", 100.0)]
+    by_name = json.loads(cli("-c", str(path), "search", "pagedattention", "--in", "id,name", "--json").out)
+    assert [(r["id"], r["score"]) for r in by_name] == [("pagedattention", 100.0)]
+    only_id = json.loads(cli("-c", str(path), "search", "pagedattention", "--in", "id", "--json").out)
+    assert [(r["id"], r["score"]) for r in only_id] == [("pagedattention", 100.0)]

@@ -351,6 +351,8 @@ def search(
         found: dict[int, float] = {}
         for f in chosen:
             texts = texts_of.pop(f)
+            if f == "id" and "name" in chosen:  # an id that reads as its name scores as the name will
+                texts = ["" if i == n else i for i, n in zip(texts, texts_of["name"])]
             scores = _all_words(words, texts) if tier > 1 else _best_means(words, texts, min_score, room)
             for k, score in scores.items():
                 if k not in best and score >= min_score and score > found.get(k, -1.0):
