@@ -7,7 +7,8 @@ into benchmarks/data/ (git-ignored). Options: --runs N (default 11), --sizes 100
 (add 1000000 for the million-source figures: ~0.9 GB of TOML), --quick (runs 5, sizes 1000,10000).
 Targets (issue "One SQLite index"): 30-source `list` <= 1.0x the Typer hello app; TAB <= 4.5x
 `python -c pass`; 100k sources: first run <= 5 s and 600 MiB, `show` <= 1.5x the 30-source `show`,
-`list` <= 0.6 s, 3-word `search` <= 1 s, each at most 150 MiB.
+`list` <= 0.6 s, 3-word `search` <= 1 s (one query found by name, one only in sentences), each at
+most 150 MiB. Run it with the Python invmap is installed in: the hello app needs its Typer.
 """
 
 from __future__ import annotations
