@@ -262,8 +262,12 @@ def export(
         records = query.selection(index(ctx), chosen)
         if not records:
             raise NotFoundError("no source matches these filters: nothing to export")
-        text = render.text(render.Result(records, list(SOURCE_FIELDS)), fmt, excel=excel_safe)
-        _to_output(output_path, text, force)
+        result = render.Result(records, list(SOURCE_FIELDS))
+        if output_path is None or output_path == "-":  # streamed, a batch at a time
+            for piece in render.pieces(result, fmt, excel=excel_safe):
+                write(piece)
+        else:
+            _to_output(output_path, render.text(result, fmt, excel=excel_safe), force)
         return
     cat = catalog_io.load(state(ctx).location)
     if layer or type_ or year:
