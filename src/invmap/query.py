@@ -413,42 +413,34 @@ def _all_words(words: Sequence[str], texts: Sequence[str]) -> dict[int, float]:
 
 
 def _best_means(words: Sequence[str], texts: Sequence[str], min_score: float, room: int | None) -> dict[int, float]:
-    """The sentence tier: texts whose mean word score reaches `min_score` — all of them, or (with
-    `room`) at least every text that can be among the best `room`, found by branch and bound.
+    """The sentence tier: texts whose mean word score reaches `min_score` — all of them (no `room`,
+    or one word), or at least every text that can be among the best `room` (`_top_means`)."""
+    if room is not None and len(words) > 1:
+        return _top_means(words, texts, min_score, room)
+    return _all_means(words, texts, min_score)
 
-    The first word is scored against every text; the `room` texts best on it are scored in full, which
-    bounds the total the last kept text needs; a text whose total so far plus 100 for each word still
-    to score cannot reach that bound is dropped before the next word.
-    """
+
+def _all_means(words: Sequence[str], texts: Sequence[str], min_score: float) -> dict[int, float]:
+    """Every text whose mean word score reaches `min_score`, scored by rapidfuzz alone (the reference
+    `_top_means` is tested against): a text whose total so far plus 100 for each word still to score
+    cannot reach `n * min_score` is dropped before the next word."""
     from rapidfuzz import fuzz, process
 
     n = len(words)
-    if room is not None and n > 1:
-        return _top_means(words, texts, min_score, room)
     need = n * min_score
     cutoff = max(0.0, need - 100.0 * (n - 1))  # below this on one word, no text can reach min_score
     totals = {i: s for _, s, i in process.extract_iter(words[0], texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
-    bound = need
-    if room is not None and n > 1 and len(totals) > room:
-        import heapq
-
-        # The `room` texts best on the first word, scored in full, bound what the last kept one needs.
-        seeds = heapq.nlargest(room, totals, key=totals.__getitem__)
-        full = sorted(
-            (totals[i] + sum(fuzz.partial_ratio(w, texts[i]) for w in words[1:]) for i in seeds), reverse=True
-        )
-        bound = max(need, full[-1] - 0.5 * n)  # a margin for scores that round to the same tenth
     for done, word in enumerate(words[1:], start=2):
         left = 100.0 * (n - done)
-        totals = {i: t for i, t in totals.items() if t + 100.0 + left >= bound}
+        totals = {i: t for i, t in totals.items() if t + 100.0 + left >= need}
         if not totals:
             return {}
         positions = list(totals)
-        least = max(0.0, bound - max(totals.values()) - left)
+        least = max(0.0, need - max(totals.values()) - left)
         subset = [texts[i] for i in positions]
         scored = {k: s for _, s, k in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=least)}
         totals = {i: totals[i] + scored.get(k, 0.0) for k, i in enumerate(positions)}
-    return {i: t / n for i, t in totals.items() if t >= bound}
+    return {i: t / n for i, t in totals.items() if t >= need}
 
 
 SEEDS = 200  # texts scored in full to find the bound a text must reach to be among the best
