@@ -35,13 +35,13 @@ SOURCE_URL = re.compile(r"^(?![\s\S]*\s)https?://[^/?#\s][^\s]*$")
 
 def _non_empty(text: str) -> str:
     if not text.strip():
-        raise PydanticCustomError("string_pattern_mismatch", "must not be empty")
+        raise PydanticCustomError("record_rule", "must not be empty")
     return text
 
 
 def _source_url(text: str) -> str:
     if not SOURCE_URL.fullmatch(text):
-        raise PydanticCustomError("string_pattern_mismatch", "must be an absolute http(s) URL")
+        raise PydanticCustomError("record_rule", "must be an absolute http(s) URL without spaces")
     return text
 
 
@@ -126,7 +126,6 @@ _MESSAGES = {
     "literal_error": None,
     "too_short": "must not be empty",
     "model_type": "must be a JSON object",
-    "string_pattern_mismatch": None,
 }
 
 
@@ -175,11 +174,8 @@ def _describe(exc: ValidationError) -> list[str]:
         if kind == "literal_error":
             expected = (err.get("ctx") or {}).get("expected", "")
             out.append(f"{path} must be one of {expected}, not {json.dumps(err.get('input'))[:40]}")
-        elif kind == "string_pattern_mismatch":
-            if path.startswith("sources"):
-                out.append(f"{path} must be an absolute http(s) URL without spaces")
-            else:
-                out.append(f"{path} must not be empty")
+        elif kind == "record_rule":  # _non_empty, _source_url: the message is the rule
+            out.append(f"{path} {err['msg']}")
         elif kind in _MESSAGES and _MESSAGES[kind]:
             out.append(f"{path} {_MESSAGES[kind]}")
         else:
