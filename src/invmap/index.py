@@ -130,12 +130,6 @@ def index_path(key: dict[str, Any]) -> str:
     return os.path.join(folder(), f"index-{digest}.sqlite3")
 
 
-def _json() -> Any:
-    import json
-
-    return json
-
-
 def key_text(key: dict[str, Any]) -> str:
     """The key as stored in the index's meta table and compared there: one `name=repr` a line."""
     return "\n".join(f"{name}={key[name]!r}" for name in sorted(key))
@@ -298,10 +292,12 @@ def _fill(
     con.executemany(
         "INSERT INTO levels VALUES (?, ?, ?)", [(code, info.title, info.scope) for code, info in catalog.layers.items()]
     )
+    import json  # building only: a warm run and a TAB never need it
+
     info = catalog.catalog.model_dump() if catalog.catalog is not None else None
     meta = {
         "key": key_text(key) if key is not None else "",
-        "catalog": _json().dumps(info),
+        "catalog": json.dumps(info),
         "sources": str(len(sources)),
         "uses": "0",
     }
@@ -470,8 +466,10 @@ class Index:
         return {code: (title, scope) for code, title, scope in self._rows("SELECT code, title, scope FROM levels")}
 
     def info(self) -> dict[str, Any] | None:
+        import json  # only `guide` asks
+
         row = self._rows("SELECT value FROM meta WHERE key = 'catalog'")
-        value = _json().loads(row[0][0]) if row else None
+        value = json.loads(row[0][0]) if row else None
         return value if isinstance(value, dict) else None
 
     def uses(self) -> int:

@@ -70,9 +70,9 @@ def stats(
     layer: LayerOpt = None,
     type_: TypeOpt = None,
     year: YearOpt = None,
-    fmt: format_opt("stats") = None,
+    fmt: format_opt("stats") = None,  # type: ignore[valid-type]
     json_flag: JsonOpt = False,
-    color: ColorOpt = None,  # type: ignore[valid-type]
+    color: ColorOpt = None,
     no_pager: NoPagerOpt = False,
 ) -> None:
     """Count sources by type, by year and by level code: bar charts on one scale on a terminal."""
@@ -95,9 +95,9 @@ def map_(
     layer: LayerOpt = None,
     type_: TypeOpt = None,
     year: YearOpt = None,
-    fmt: format_opt("map") = None,
+    fmt: format_opt("map") = None,  # type: ignore[valid-type]
     json_flag: JsonOpt = False,
-    color: ColorOpt = None,  # type: ignore[valid-type]
+    color: ColorOpt = None,
     no_pager: NoPagerOpt = False,
 ) -> None:
     """Show the map: each level with its sources by year (n.d. last), short names whole."""
@@ -145,8 +145,8 @@ def related(
 @commands.command("guide", epilog=examples("invmap guide", "invmap guide --format markdown > procedure.md"))
 def guide(
     ctx: typer.Context,
-    fmt: format_opt("guide") = None,
-    json_flag: JsonOpt = False,  # type: ignore[valid-type]
+    fmt: format_opt("guide") = None,  # type: ignore[valid-type]
+    json_flag: JsonOpt = False,
     color: ColorOpt = None,
     no_pager: NoPagerOpt = False,
 ) -> None:
