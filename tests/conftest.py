@@ -136,3 +136,29 @@ def generated_catalog(path: Path, count: int) -> Path:
     spec.loader.exec_module(generate)
     path.write_text(generate.generate(count), encoding="utf-8")
     return path
+
+
+def bash(command: str, **env: str) -> subprocess.CompletedProcess:
+    """A bash command line (pipes, redirections, `$PIPESTATUS`) with `env` added: text out, at most 60 s."""
+    return subprocess.run(
+        command,
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+
+
+def tab(words: str | None, cword: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    """The installed invmap asked for completions as bash's script asks: COMP_WORDS `words` (left
+    unset when None), COMP_CWORD `cword` (else the last word); stdin is a pipe nobody writes to."""
+    full = {k: v for k, v in os.environ.items() if k != "COMP_WORDS"}
+    full.update(_INVMAP_COMPLETE="complete_bash", **env)
+    if words is not None:
+        full["COMP_WORDS"] = words
+    full["COMP_CWORD"] = cword if cword is not None else str(len((words or "").split(" ")) - 1)
+    return subprocess.run(
+        [installed_invmap()], capture_output=True, text=True, env=full, stdin=subprocess.PIPE, timeout=30
+    )

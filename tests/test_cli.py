@@ -8,10 +8,14 @@ import sys
 
 import pytest
 
-from conftest import ASSETS, JSON_KEYS, installed_invmap
+from conftest import ASSETS, JSON_KEYS, bash, installed_invmap
 
 KEYS = JSON_KEYS
 ALL_IDS = None
+
+
+# `--layer L3` selects every source whose label covers level 3, in catalog order.
+L3_IDS = ["pagedattention", "vllm", "vattention", "mooncake", "sglang", "lmcache"]
 
 
 def ids(result) -> list[str]:
@@ -60,14 +64,7 @@ def test_list_json_contract(cli):
 
 
 def test_layer_code_matches_every_label_covering_it(cli):
-    assert ids(cli("list", "--layer", "L3", "--json")) == [
-        "pagedattention",
-        "vllm",
-        "vattention",
-        "mooncake",
-        "sglang",
-        "lmcache",
-    ]
+    assert ids(cli("list", "--layer", "L3", "--json")) == L3_IDS
     assert ids(cli("list", "--layer", "l5", "--json")) == [
         "mooncake",
         "lmcache",
@@ -300,14 +297,7 @@ def test_version(cli, sh):
 def test_subprocess_layer_filter_and_exit_codes(sh):
     result = sh("list", "--layer", "L3", "--json")
     assert (result.code, result.err) == (0, "")
-    assert [r["id"] for r in json.loads(result.out)] == [
-        "pagedattention",
-        "vllm",
-        "vattention",
-        "mooncake",
-        "sglang",
-        "lmcache",
-    ]
+    assert [r["id"] for r in json.loads(result.out)] == L3_IDS
     assert sh("show", "Speculative").code == 1
     assert sh("list", "--layer", "L9").code == 2
     assert sh("list", "--year", "2025..2023").code == 2
@@ -328,24 +318,12 @@ def test_python_dash_m(tmp_path):
 
 def test_pipe_output_has_no_ansi_and_head_ends_quietly(tmp_path):
     program = installed_invmap()
-    done = subprocess.run(
-        f"'{program}' list | head -1; echo \"rc=${{PIPESTATUS[0]}}\"",
-        shell=True,
-        executable="/bin/bash",
-        capture_output=True,
-        text=True,
-    )
+    done = bash(f"'{program}' list | head -1; echo \"rc=${{PIPESTATUS[0]}}\"")
     assert done.stderr == ""
     lines = done.stdout.splitlines()
     assert lines[0].startswith("kiely-guide\t") and lines[1] == "rc=0"
     # A big table into a closed pipe ends quietly too.
-    done = subprocess.run(
-        f"'{program}' list --format table --color always | head -c 10 >/dev/null",
-        shell=True,
-        executable="/bin/bash",
-        capture_output=True,
-        text=True,
-    )
+    done = bash(f"'{program}' list --format table --color always | head -c 10 >/dev/null")
     assert done.stderr == ""
     plain = subprocess.run([program, "list", "--format", "table"], capture_output=True, text=True).stdout
     assert "\x1b[" not in plain

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ASSETS, add_args, installed_invmap
+from conftest import ASSETS, add_args, bash, installed_invmap, tab
 
 MINI = (ASSETS / "mini.toml").read_text(encoding="utf-8")
 ADD = add_args()
@@ -23,18 +23,6 @@ def mine(tmp_path) -> Path:
     path = tmp_path / "mine.toml"
     path.write_text(MINI, encoding="utf-8")
     return path
-
-
-def shell(command: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        command,
-        shell=True,
-        executable="/bin/bash",
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=60,
-    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -60,43 +48,43 @@ def test_a_signal_during_a_write_leaves_the_file_and_no_temporary(mine, monkeypa
 def test_new_files_follow_the_umask_and_replaced_files_keep_their_mode(mine, tmp_path):
     program = installed_invmap()
     out = tmp_path / "export.csv"
-    done = shell(f"umask 077; '{program}' export --format csv -o '{out}'")
+    done = bash(f"umask 077; '{program}' export --format csv -o '{out}'")
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     os.chmod(mine, 0o640)
-    assert shell(f"'{program}' --catalog '{mine}' add " + " ".join(f"'{a}'" for a in ADD)).returncode == 0
+    assert bash(f"'{program}' --catalog '{mine}' add " + " ".join(f"'{a}'" for a in ADD)).returncode == 0
     assert stat.S_IMODE(mine.stat().st_mode) == 0o640
 
 
 def test_write_errors_are_exit_4():
     program = installed_invmap()
-    full = shell(f"'{program}' export --format csv -o /dev/full")
+    full = bash(f"'{program}' export --format csv -o /dev/full")
     assert (
         full.returncode == 4
         and full.stderr.startswith("Error: cannot write /dev/full")
         and "Traceback" not in full.stderr
     )
-    closed = shell(f"'{program}' list >&-")
+    closed = bash(f"'{program}' list >&-")
     assert closed.returncode == 4 and "cannot write to stdout" in closed.stderr and "Traceback" not in closed.stderr
-    devnull = shell(f"'{program}' export --format json -o /dev/null")
+    devnull = bash(f"'{program}' export --format json -o /dev/null")
     assert devnull.returncode == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def test_closed_stdin_is_exit_4():
     program = installed_invmap()
-    done = shell(f"'{program}' --catalog - list <&-")
+    done = bash(f"'{program}' --catalog - list <&-")
     assert done.returncode == 4 and "stdin" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_closed_stderr_does_not_change_the_exit_code():
     program = installed_invmap()
-    assert shell(f"'{program}' show nosuchsourceatall 2>&-").returncode == 1
-    assert shell(f"'{program}' list --type nosuchtype 2>&-").returncode == 2
+    assert bash(f"'{program}' show nosuchsourceatall 2>&-").returncode == 1
+    assert bash(f"'{program}' list --type nosuchtype 2>&-").returncode == 2
 
 
 def test_non_utf8_argument_is_a_usage_error(mine):
     program = installed_invmap()
-    done = shell(f"'{program}' --catalog '{mine}' add --name $'B\\xffad' " + " ".join(f"'{a}'" for a in ADD[2:]))
+    done = bash(f"'{program}' --catalog '{mine}' add --name $'B\\xffad' " + " ".join(f"'{a}'" for a in ADD[2:]))
     assert done.returncode == 2 and "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
     assert mine.read_text(encoding="utf-8") == MINI
 
@@ -118,7 +106,7 @@ def test_ctrl_c_ends_quietly_at_any_moment(tmp_path):
         _, err = proc.communicate(timeout=30)
         assert proc.returncode in (0, -signal.SIGINT), (delay, proc.returncode, err)
         assert err == "", (delay, err)
-    in_shell = shell(f"'{program}' list --json > /dev/null & pid=$!; sleep 0.1; kill -INT $pid; wait $pid; echo $?")
+    in_shell = bash(f"'{program}' list --json > /dev/null & pid=$!; sleep 0.1; kill -INT $pid; wait $pid; echo $?")
     assert in_shell.stdout.strip() in ("0", "130")
 
 
@@ -133,29 +121,12 @@ def test_messages_say_it_plainly(cli, tmp_path):
 
 
 def test_completion_environment_without_words_is_silent():
-    program = installed_invmap()
-    env = {k: v for k, v in os.environ.items() if k not in ("COMP_WORDS",)}
-    done = subprocess.run(
-        [program], capture_output=True, text=True, env={**env, "_INVMAP_COMPLETE": "complete_bash", "COMP_CWORD": "1"}
-    )
+    done = tab(None, "1")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_huge_catalog_never_reaches_the_completion_path(tmp_path):
-    program = installed_invmap()
-    done = subprocess.run(
-        [program],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={
-            **os.environ,
-            "_INVMAP_COMPLETE": "complete_bash",
-            "COMP_WORDS": "invmap -c /dev/zero show ",
-            "COMP_CWORD": "4",
-            "INVMAP_MAX_CATALOG": "1M",
-        },
-    )
+    done = tab("invmap -c /dev/zero show ", INVMAP_MAX_CATALOG="1M")
     assert done.returncode == 0 and "Traceback" not in done.stderr
 
 
@@ -183,18 +154,5 @@ def test_using_invmap_as_a_library_leaves_ctrl_c_alone():
 
 @pytest.mark.parametrize("name", ["nested.toml", "dotted.toml", "osc_title.toml"])
 def test_tab_on_a_hostile_catalog_offers_nothing_quietly(name):
-    program = installed_invmap()
-    path = ASSETS / "hostile" / name
-    done = subprocess.run(
-        [program],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={
-            **os.environ,
-            "_INVMAP_COMPLETE": "complete_bash",
-            "COMP_WORDS": f"invmap -c {path} show ",
-            "COMP_CWORD": "4",
-        },
-    )
+    done = tab(f"invmap -c {ASSETS / 'hostile' / name} show ")
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", "")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ASSETS, add_args, generated_catalog, installed_invmap
+from conftest import ASSETS, add_args, bash, generated_catalog, installed_invmap, tab
 
 HOSTILE = ASSETS / "hostile"
 MINI_SOURCES = "\n".join(
@@ -297,13 +297,7 @@ def test_stdout_errors_are_exit_4_and_closed_pipe_is_0(tmp_path):
         and full.stderr.startswith("Error: cannot write to stdout")
         and "Traceback" not in full.stderr
     )
-    head = subprocess.run(
-        f"'{program}' list | head -0; echo ${{PIPESTATUS[0]}}",
-        shell=True,
-        executable="/bin/bash",
-        capture_output=True,
-        text=True,
-    )
+    head = bash(f"'{program}' list | head -0; echo ${{PIPESTATUS[0]}}")
     assert head.stdout.strip() == "0" and head.stderr == ""
     ascii_out = subprocess.run(
         [program, "stats", "--format", "table"],
@@ -327,14 +321,8 @@ def test_excel_safe_csv(cli, tmp_path):
 
 
 def test_malformed_completion_environment_is_silent(tmp_path):
-    program = installed_invmap()
     for cword in ("abc", "-5", "1.5"):
-        done = subprocess.run(
-            [program],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "_INVMAP_COMPLETE": "complete_bash", "COMP_WORDS": "invmap show", "COMP_CWORD": cword},
-        )
+        done = tab("invmap show", cword)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
@@ -428,20 +416,15 @@ def test_pager_used_only_on_a_terminal(tmp_path):
 
 def test_hyperlinks_only_with_colour_on_a_terminal():
     program = installed_invmap()
-    on = subprocess.run(
-        ["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color"},
-    ).stdout
+
+    def on_a_terminal(**env: str) -> str:
+        return bash(
+            f"script -qec \"stty cols 120; '{program}' list --layer L3\" /dev/null", INVMAP_PAGER="cat", **env
+        ).stdout
+
+    on = on_a_terminal(TERM="xterm-256color")
     assert "\x1b]8;" in on and "https://arxiv.org/abs/2309.06180" in on
-    off = subprocess.run(
-        ["script", "-qec", f"stty cols 120; '{program}' list --layer L3", "/dev/null"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "INVMAP_PAGER": "cat", "NO_COLOR": "1"},
-    ).stdout
-    assert "\x1b]8;" not in off
+    assert "\x1b]8;" not in on_a_terminal(NO_COLOR="1")
 
 
 def test_help_teaches(cli):
@@ -858,21 +841,8 @@ def test_where_diagnoses_a_broken_catalog(sh):
 
 
 def test_tab_never_reads_devices_or_stdin():
-    program = installed_invmap()
     for catalog in ("/dev/zero", "-"):
-        done = subprocess.run(
-            [program],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            stdin=subprocess.PIPE,
-            env={
-                **os.environ,
-                "_INVMAP_COMPLETE": "complete_bash",
-                "COMP_WORDS": f"invmap -c {catalog} show ",
-                "COMP_CWORD": "4",
-            },
-        )
+        done = tab(f"invmap -c {catalog} show ")
         assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", ""), catalog
 
 
