@@ -397,7 +397,7 @@ def test_min_score_drops_weaker_matches(cli):
 
 
 def test_search_scores_an_id_that_is_not_its_name(cli, tmp_path):
-    """An id that reads as the source's name is not scored twice; one that differs still counts."""
+    """A name that reads as its id is not scored twice (same score); an id that differs still counts."""
     text = (ASSETS / "mini.toml").read_text(encoding="utf-8").replace('id = "mooncake"', 'id = "zqxv-store"')
     path = tmp_path / "ids.toml"
     path.write_text(text, encoding="utf-8")

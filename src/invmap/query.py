@@ -349,11 +349,16 @@ def search(
         if tier == 1 and chosen:
             texts_of = _lowered_columns(index, filters, chosen)
         found: dict[int, float] = {}
+        scored: list[Sequence[str]] = []  # this tier's columns scored so far
         for f in chosen:
             texts = texts_of.pop(f)
-            if f == "id" and "name" in chosen:  # an id that reads as its name scores as the name will
-                texts = ["" if i == n else i for i, n in zip(texts, texts_of["name"])]
-            scores = _all_words(words, texts) if tier > 1 else _best_means(words, texts, min_score, room)
+            # A source's text equal to one of its texts this tier already scored (a name that reads
+            # as its id) would score the same: it is left out ("" scores 0).
+            unscored = texts
+            for earlier in scored:
+                unscored = ["" if t == e else t for t, e in zip(unscored, earlier)]
+            scored.append(texts)
+            scores = _all_words(words, unscored) if tier > 1 else _best_means(words, unscored, min_score, room)
             for k, score in scores.items():
                 if k not in best and score >= min_score and score > found.get(k, -1.0):
                     found[k] = score
