@@ -30,7 +30,7 @@ def from_index(index: Any, kind: str, incomplete: str = "") -> Index:
         levels = index.levels()
         return {"layers": {code: levels.get(code, ("", None))[0] for code in LAYER_CODES}}
     if kind == "type":
-        return {"types": sorted(set(index.distinct("type")), key=str.casefold)}
+        return {"types": index.types()}
     from invmap.index import normalize
 
     typed = normalize(incomplete.replace("\\ ", " "))

@@ -443,6 +443,10 @@ class Index:
     def distinct(self, column: str) -> list[Any]:
         return [row[0] for row in self._rows(f"SELECT DISTINCT {column} FROM sources ORDER BY pos")]
 
+    def types(self) -> list[str]:
+        """The catalog's types, each once, in alphabetical order whatever the case."""
+        return sorted(self.distinct("type"), key=str.casefold)
+
     def lookup(self, keys: Sequence[str], kinds: Sequence[str] | None = None) -> list[int]:
         """Positions of sources having any of `keys` (of `kinds`), in catalog order."""
         if not keys:

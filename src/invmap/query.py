@@ -137,7 +137,7 @@ def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
 
 def type_values(index: Index, value: str) -> list[str]:
     """The catalog's spelling of a type, matched case-insensitively."""
-    types = sorted(set(index.distinct("type")), key=str.casefold)
+    types = index.types()
     found = [t for t in types if t.casefold() == value.strip().casefold()]
     if found:
         return found
