@@ -954,3 +954,51 @@ def test_a_first_run_removes_what_older_versions_left_in_the_cache(sh, tmp_path)
     assert outside.read_bytes() == b"z"
     assert len([name for name in left if name.startswith("index-") and name.endswith(".sqlite3")]) == 2  # + the new one
     assert folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_add_takes_url_and_doi(cli, mine):
+    options = add_args("U", url="https://example.org/u", doi="10.1234/xyz.5")
+    added = json.loads(cli("--catalog", str(mine), "add", *options, "--json").out)
+    assert (added["url"], added["doi"]) == ("https://example.org/u", "10.1234/xyz.5")
+    shown = json.loads(cli("--catalog", str(mine), "show", "https://doi.org/10.1234/XYZ.5", "--json").out)
+    assert shown["name"] == "U"
+
+
+def test_record_new_result_type_id_and_output(cli, tmp_path):
+    target = tmp_path / "sim.json"
+    made = cli("record", "new", "mooncake", "--result-type", "simulated", "--id", "my-run", "--output", str(target))
+    assert made.code == 0
+    draft = json.loads(target.read_text(encoding="utf-8"))
+    assert (draft["result_type"], draft["record_id"], draft["artifacts"]["source_id"]) == (
+        "simulated",
+        "my-run",
+        "mooncake",
+    )
+    wrong = cli("record", "new", "mooncake", "--result-type", "guessed")
+    assert wrong.code == 2 and "guessed" in wrong.err and wrong.out == ""
+
+
+@pytest.mark.parametrize("command", ["list", "questions"])
+def test_tables_stop_at_200_rows_unless_all(cli, tmp_path, command):
+    import re
+
+    path = generated_catalog(tmp_path / "gen.toml", 250)
+    args = ["--catalog", str(path), command, "--format", "table", "--fields", "id"]
+    capped, everything = cli(*args), cli(*args, "--all")
+
+    def rows(text: str) -> int:
+        return len(re.findall(r"(?m)^[a-z-]+-\d+\s*$", text))
+
+    assert (rows(capped.out), rows(everything.out)) == (200, 250)
+    assert capped.err == everything.err == ""  # the notice is for a person at a terminal
+    on_terminal = screen(args, 80)
+    assert rows("\n".join(on_terminal)) == 200 and "50 more rows; use --all" in on_terminal[-1]
+    assert not any("more rows" in line for line in screen([*args, "--all"], 80))
+
+
+def test_export_and_import_take_output_in_full(cli, tmp_path):
+    markdown, catalog = tmp_path / "map.md", tmp_path / "map.toml"
+    assert cli("export", "--output", str(markdown)).code == 0
+    imported = cli("import", str(markdown), "--output", str(catalog))
+    assert imported.code == 0 and imported.out == f"Wrote {catalog}: 30 sources\n"
+    assert cli("--catalog", str(catalog), "check").code == 0
