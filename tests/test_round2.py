@@ -157,9 +157,9 @@ def test_sources_only_catalog_and_index_answers(sh, mine, isolated):
     first = sh("--catalog", str(mine), "list", "--json")
     assert first.code == 0 and len(json.loads(first.out)) == 2
     state = where_index(sh, mine)
-    assert state["state"] == "current" and state["sources"] == 2 and state["uses"] == 0
-    assert sh("--catalog", str(mine), "show", "mooncake", "--json").code == 0
-    assert where_index(sh, mine)["uses"] == 1  # the second run was answered from the index
+    assert state == {"path": state["path"], "state": "current", "sources": 2}
+    second = sh("--catalog", str(mine), "show", "mooncake", "--json", env={"INVMAP_TRACE": "1"})
+    assert second.code == 0 and second.err == f"invmap: index: current {state['path']}\n"  # answered by the index
     folder = Path(state["path"]).parent
     assert oct(folder.stat().st_mode & 0o777) == "0o700" and oct(Path(state["path"]).stat().st_mode & 0o777) == "0o600"
     guide = sh("--catalog", str(mine), "guide")
@@ -922,9 +922,10 @@ def test_a_cache_folder_with_uri_characters_is_used(sh, tmp_path, name):
     cache = tmp_path / name
     env = {"XDG_CACHE_HOME": str(cache)}
     assert sh("list", "--layer", "L3", "--limit", "1", env=env).code == 0
-    assert sh("show", "gqa", "--json", env=env).code == 0
+    shown = sh("show", "gqa", "--json", env={**env, "INVMAP_TRACE": "1"})
+    assert shown.code == 0 and shown.err.startswith("invmap: index: current ")
     index = json.loads(sh("where", "--json", env=env).out)["index"]
-    assert index["state"] == "current" and index["uses"] == 1
+    assert index["state"] == "current"
     assert index["path"].startswith(str(cache / "invmap" / "index-"))
 
 

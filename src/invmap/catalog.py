@@ -15,7 +15,7 @@ import re
 import signal
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -457,21 +457,51 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
 
 @contextlib.contextmanager
 def locked(path: str | Path) -> Iterator[None]:
-    """An exclusive lock on a hidden sibling `.NAME.lock`, held across a read-modify-write, so
-    concurrent writers take turns and none loses another's update (as git's index.lock)."""
+    """An exclusive lock on the file itself (through a symlink), held across a read-modify-write, so
+    concurrent writers take turns and none loses another's update. Nothing is left beside the file.
+
+    A writer replaces the file by a rename, so once the lock is ours the path may name a newer file
+    than the one locked: then that one is locked instead. A path naming no file (yet), or something
+    other than a regular file, needs no lock: creating a file refuses an existing one (`create_new`).
+    """
     import fcntl
 
     target = resolve_target(path)
-    lock_path = target.with_name(f".{target.name}.lock")
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
-    except OSError as exc:
-        raise WriteError(f"cannot lock {path} for writing ({lock_path}): {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock; the lock file stays, as an empty marker
+    while True:
+        try:
+            info = os.stat(target)
+        except FileNotFoundError:
+            yield
+            return
+        except OSError as exc:
+            raise WriteError(f"cannot lock {path} for writing: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(info.st_mode):
+            yield
+            return
+        fd = _open_for_lock(target, path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                now = os.stat(target)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev):
+                yield
+                return
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _open_for_lock(target: Path, shown: str | Path) -> int:
+    for flags in (os.O_RDONLY, os.O_WRONLY):  # flock takes either; a 0200 file opens only for writing
+        try:
+            return os.open(target, flags | getattr(os, "O_CLOEXEC", 0))
+        except PermissionError:
+            continue
+        except OSError as exc:
+            raise WriteError(f"cannot lock {shown} for writing: {exc.strerror or exc}") from None
+    raise WriteError(f"cannot lock {shown} for writing: permission denied")
 
 
 def require_writable(location: Location) -> Path:
@@ -548,9 +578,13 @@ def copy_shipped(target: str, force: bool) -> Path:
     return Path(target)
 
 
-def write_output(target: str, text: str, *, force: bool = False) -> None:
-    """Write an export, import or record to `target` (under its lock, atomically). The CLI sends
-    `-o -` to stdout before calling this.
+def write_output(target: str, text: str | Callable[[], str], *, force: bool = False) -> None:
+    """Write an export, import or record to `target`; the CLI sends `-o -` to stdout before calling this.
+
+    `text` may be a function: it is called under the target's lock, so text built from the file being
+    replaced (`export -o CATALOG --force`) is built from what is there once the lock is held, and a
+    concurrent `add` is never lost. A new file is created without ever replacing one that appeared
+    meanwhile (refused, as an existing file is).
 
     Refused (exit 2): an empty path, a directory, an existing regular file without `force`, and the
     shipped catalog, with or without `force`.
@@ -558,19 +592,57 @@ def write_output(target: str, text: str, *, force: bool = False) -> None:
     if not target.strip():
         raise UsageError("a path is required")
     path = Path(target)
+    make = text if callable(text) else (lambda: text)  # type: ignore[return-value]
     if path.is_dir():
         raise UsageError(f"{target} is a directory: give a file path such as {path / 'catalog.toml'}")
     if is_shipped(path):
         raise _shipped_refusal(target)
     if not resolve_target(path).parent.exists():
         raise UsageError(f"no such directory: {path.parent}")
-    regular = path.exists() and stat.S_ISREG(os.stat(path).st_mode)
+    exists = path.exists()
+    regular = exists and stat.S_ISREG(os.stat(path).st_mode)
     if regular and not force:
         raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
-    if not regular and path.exists():  # a device or FIFO: written in place, no lock file beside it
-        write_atomic(path, text)
+    if exists and not regular:  # a device or FIFO: written in place
+        write_atomic(path, make())
+        return
+    if not exists and not force:
+        create_new(path, make())
         return
     with locked(path):
-        if path.exists() and not force:  # created by someone else while we waited
-            raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
-        write_atomic(path, text)
+        write_atomic(path, make())
+
+
+def create_new(path: Path, text: str) -> None:
+    """Create `path` holding `text` all at once, refusing (exit 2) if it exists by then: the text goes
+    to a temporary file, which is hard-linked to the name (a link never replaces a file)."""
+    import tempfile
+
+    target = resolve_target(path)
+    tmp = None
+    try:
+        with _signals_clean_up():
+            try:
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                    handle.write(text)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.chmod(tmp, 0o666 & ~_umask())
+                try:
+                    os.link(tmp, target)
+                except FileExistsError:
+                    raise UsageError(f"{path} already exists", hint="pass --force to overwrite it") from None
+                except OSError:  # a file system without hard links: the name is checked, then taken
+                    if os.path.lexists(target):
+                        raise UsageError(f"{path} already exists", hint="pass --force to overwrite it") from None
+                    os.replace(tmp, target)
+                    tmp = None
+            finally:
+                if tmp is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except _Stopped as stopped:
+        raise SystemExit(128 + stopped.signum) from None

@@ -58,7 +58,12 @@ def answer() -> int | None:
     items = _candidates(kind, command, incomplete, catalog_path)
     if items is None:
         return None
-    return _emit(shell, items)
+    code = _emit(shell, items)
+    if code is not None:
+        from invmap.trace import trace
+
+        trace("complete: fast path")
+    return code
 
 
 def _words(shell: str) -> tuple[list[str], str] | None:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from invmap import __version__
 from invmap.fields import FIELDS, SCHEMA, SEARCHED_FIELDS, SOURCE_FIELDS
+from invmap.trace import trace
 
 TYPE_CHECKING = False  # a TAB press reads this module: no `typing`, `json`, `hashlib` or `urllib` here
 if TYPE_CHECKING:
@@ -135,11 +136,12 @@ def key_text(key: dict[str, Any]) -> str:
     return "\n".join(f"{name}={key[name]!r}" for name in sorted(key))
 
 
-def _connect(path: str, readonly: bool = False) -> sqlite3.Connection:
-    mode = "ro" if readonly else "rw"
-    # A URI (for mode=ro): `%`, `?` and `#` escaped; `file://` + an absolute path keeps `//x` a path.
+def _connect(path: str) -> sqlite3.Connection:
+    """A persisted index, read-only and immutable: a query never writes it, and never waits for or
+    locks out another invmap (an index is replaced by a rename, never changed in place)."""
+    # A URI: `%`, `?` and `#` escaped; `file://` + an absolute path keeps `//x` a path.
     escaped = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    con = sqlite3.connect(f"file://{escaped}?mode={mode}", uri=True, timeout=0.2, isolation_level=None)
+    con = sqlite3.connect(f"file://{escaped}?mode=ro&immutable=1", uri=True, isolation_level=None)
     con.execute("PRAGMA trusted_schema = OFF")
     return con
 
@@ -150,7 +152,9 @@ EXPECTED_SCHEMA = sorted((re.match(r"CREATE (?:TABLE|INDEX) (\w+)", sql).group(1
 
 
 def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
-    """Our format, our exact tables, our key: else the file is not used."""
+    """Our format, our exact tables, our key, and as many rows as the index says it holds: else the
+    file is not used. Cheap on purpose (no hashing, no integrity scan): a damaged page anywhere else
+    is found when it is read, and `Index` then rebuilds."""
     if con.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
         return False
     if (
@@ -158,8 +162,10 @@ def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
         != EXPECTED_SCHEMA
     ):
         return False
-    row = con.execute("SELECT value FROM meta WHERE key = 'key'").fetchone()
-    return row is not None and row[0] == key_text(key)
+    meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('key', 'sources')").fetchall())
+    if meta.get("key") != key_text(key):
+        return False
+    return meta.get("sources") == str(con.execute("SELECT count(*) FROM sources").fetchone()[0])
 
 
 def open_current(key: dict[str, Any]) -> sqlite3.Connection | None:
@@ -167,41 +173,38 @@ def open_current(key: dict[str, Any]) -> sqlite3.Connection | None:
     if _usable_folder(create=False) is None:
         return None
     path = index_path(key)
+    con = None
     try:
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode) or not _ours(info):
             return None
-        con = _connect(path, readonly=not os.access(path, os.W_OK))
+        con = _connect(path)
         if _trusted(con, key):
             return con
+    except (OSError, sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError):
+        pass  # damaged or foreign: not used
+    if con is not None:
         con.close()
-    except (OSError, sqlite3.Error):
-        pass
     return None
 
 
 def state_of(path: str) -> dict[str, Any]:
     """For `where --json`: the index's path and state, without building it or failing."""
     if not enabled():
-        return {"path": None, "state": "disabled", "sources": None, "uses": None}
+        return {"path": None, "state": "disabled", "sources": None}
     key = key_of(path)
     if key is None:
-        return {"path": None, "state": "disabled", "sources": None, "uses": None}
+        return {"path": None, "state": "disabled", "sources": None}
     target = index_path(key)
-    con = open_current(key)
+    con = open_current(key)  # checks the row count against what the index says it holds
     if con is None:
         exists = os.path.exists(target)
-        return {"path": target, "state": "stale" if exists else "missing", "sources": None, "uses": None}
+        return {"path": target, "state": "stale" if exists else "missing", "sources": None}
     try:
-        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('sources', 'uses')").fetchall())
-        return {
-            "path": target,
-            "state": "current",
-            "sources": int(meta.get("sources", 0)),
-            "uses": int(meta.get("uses", 0)),
-        }
-    except (sqlite3.Error, ValueError):
-        return {"path": target, "state": "stale", "sources": None, "uses": None}
+        row = con.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
+        return {"path": target, "state": "current", "sources": int(row[0])}
+    except (sqlite3.Error, UnicodeDecodeError, ValueError, TypeError):
+        return {"path": target, "state": "stale", "sources": None}
     finally:
         con.close()
 
@@ -299,7 +302,6 @@ def _fill(
         "key": key_text(key) if key is not None else "",
         "catalog": json.dumps(info),
         "sources": str(len(sources)),
-        "uses": "0",
     }
     con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
     for sql in TABLES:  # indexes last: building one over all rows is faster than keeping it up to date
@@ -337,6 +339,15 @@ def _tidy(where: str) -> None:
             os.unlink(path)
 
 
+def _sync(path: str) -> None:
+    """fsync a file or folder (a folder: so that a rename into it is on disk too)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def build(
     catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None
 ) -> sqlite3.Connection:
@@ -357,10 +368,13 @@ def build(
             con.execute("PRAGMA synchronous = OFF")
             _fill(con, catalog, key, progress)
             con.close()
+            _sync(tmp)  # on disk before it takes the index's name: a crash never leaves half a file there
             os.replace(tmp, target)
             tmp = None
+            _sync(where)
             opened = open_current(key)  # type: ignore[arg-type]
             if opened is not None:
+                trace(f"index: built {target}")
                 return opened
         except (OSError, sqlite3.Error):
             pass
@@ -369,6 +383,7 @@ def build(
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
         progress = None  # the rows were counted once already
+    trace("index: in memory")
     con = sqlite3.connect(":memory:", isolation_level=None)
     _fill(con, catalog, None, progress)
     return con
@@ -396,12 +411,15 @@ class Index:
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._con.execute(sql, params).fetchall()
-        except sqlite3.OperationalError:
-            raise
-        except sqlite3.DatabaseError:
+        except (sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError):
+            # A damaged file (a bad page, text that is not UTF-8): rebuilt from the catalog, then asked
+            # again. An index built in this run that still fails is a bug, and raises.
             if self._rebuilt:
                 raise
             self._rebuilt = True
+            with contextlib.suppress(sqlite3.Error):
+                self._con.close()
+            trace("index: damaged, rebuilding")
             self._con = self._rebuild()
             return self._con.execute(sql, params).fetchall()
 
@@ -476,24 +494,15 @@ class Index:
         value = json.loads(row[0][0]) if row else None
         return value if isinstance(value, dict) else None
 
-    def uses(self) -> int:
-        row = self._rows("SELECT value FROM meta WHERE key = 'uses'")
-        return int(row[0][0]) if row else 0
-
-
-def _count_use(con: sqlite3.Connection) -> None:
-    """One more use of a persisted index (`where --json` shows it; tests assert that it answered)."""
-    with contextlib.suppress(sqlite3.Error):  # read-only or busy: a use not counted costs nothing
-        con.execute("PRAGMA synchronous = OFF")
-        con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'uses'")
 
 
 def open_catalog(location: Location) -> Index:
-    """The index of the active catalog: current from the cache, else built (and persisted if it can be)."""
+    """The index of the active catalog: current from the cache, else built (and persisted if it can be).
+    A persisted index found damaged while it is read is rebuilt (and persisted again)."""
     key = key_of(location.path) if enabled() else None
     if key is not None and (con := open_current(key)) is not None:
-        _count_use(con)
-        return Index(con, lambda: _from_toml(location, None))
+        trace(f"index: current {index_path(key)}")
+        return Index(con, lambda: _from_toml(location, key))
     return Index(_from_toml(location, key), lambda: _from_toml(location, None))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -15,6 +16,7 @@ from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import FIELDS, SOURCE_FIELDS
 
 if TYPE_CHECKING:  # the models load with the catalog; --help and --version never need them
+    from invmap.index import Index
     from invmap.model import Catalog
 
 
@@ -32,10 +34,11 @@ def complete_export_format(incomplete: str) -> list[tuple[str, str]]:
     return complete.choices(EXPORT_FORMATS, incomplete)
 
 
-def _to_output(target: str | None, text: str, force: bool) -> bool:
-    """Write `text` to `target` (stdout when None or '-'); True if a file was written."""
+def _to_output(target: str | None, text: Callable[[], str], force: bool) -> bool:
+    """Write what `text()` returns to `target` (stdout when None or '-'); True if a file was written.
+    For a file, `text()` runs under the file's lock, so it may read the very file it replaces."""
     if target is None or target == "-":
-        write(text)
+        write(text())
         return False
     catalog_io.write_output(target, text, force=force)
     return True
@@ -255,27 +258,44 @@ def export(
     """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML."""
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format '{fmt}' (valid formats: {', '.join(EXPORT_FORMATS)})")
-    chosen = filters(ctx, layer, type_, year)
-    if fmt not in CATALOG_FORMATS:  # records only: read from the index, a batch at a time
-        from invmap import query, render
+    from invmap import query, render
+    from invmap.index import open_catalog
 
-        records = query.selection(index(ctx), chosen)
+    location = state(ctx).location
+    filtered = bool(layer or type_ or year)
+    filters(ctx, layer, type_, year)  # a bad filter value is a usage error before anything is written
+
+    def records_text(idx: Index) -> Any:
+        chosen = query.build_filters(idx, layer, type_, year)
+        records = query.selection(idx, chosen)
         if not records:
             raise NotFoundError("no source matches these filters: nothing to export")
-        result = render.Result(records, list(SOURCE_FIELDS))
-        if output_path is None or output_path == "-":  # streamed, a batch at a time
-            for piece in render.pieces(result, fmt, excel=excel_safe):
+        return render.pieces(render.Result(records, list(SOURCE_FIELDS)), fmt, excel=excel_safe)
+
+    def catalog_text() -> str:
+        cat = catalog_io.load(location)
+        if filtered:
+            idx = open_catalog(location)
+            chosen = query.build_filters(idx, layer, type_, year)
+            wanted = {r["id"] for r in idx.records(chosen.where, chosen.params, ("id",))}
+            if not wanted:
+                raise NotFoundError("no source matches these filters: nothing to export")
+            cat = cat.model_copy(update={"sources": [s for s in cat.sources if s.id in wanted]})
+        return export_text(cat, fmt, links=links)
+
+    if output_path is None or output_path == "-":
+        if fmt in CATALOG_FORMATS:
+            write(catalog_text())
+        else:  # records only: read from the index and streamed, a batch at a time
+            for piece in records_text(index(ctx)):
                 write(piece)
-        else:
-            _to_output(output_path, render.text(result, fmt, excel=excel_safe), force)
         return
-    cat = catalog_io.load(state(ctx).location)
-    if layer or type_ or year:
-        wanted = {r["id"] for r in index(ctx).records(chosen.where, chosen.params, ("id",))}
-        if not wanted:
-            raise NotFoundError("no source matches these filters: nothing to export")
-        cat = cat.model_copy(update={"sources": [s for s in cat.sources if s.id in wanted]})
-    _to_output(output_path, export_text(cat, fmt, links=links), force)
+    # Into a file: the text is built under the file's lock from what the catalog holds then (the
+    # file may be the catalog itself, and an `add` may be waiting for the lock or holding it).
+    if fmt in CATALOG_FORMATS:
+        _to_output(output_path, catalog_text, force)
+    else:
+        _to_output(output_path, lambda: "".join(records_text(open_catalog(location))), force)
 
 
 CATALOG_FORMATS = ("markdown", "bibtex", "toml")  # written from the catalog itself (its notes, its layers)
@@ -312,6 +332,6 @@ def import_(
     except UnicodeDecodeError:
         raise CatalogError(file, ["not UTF-8 text"]) from None
     cat = catalog_io.validate(interchange.read_markdown(text, file), file)
-    if _to_output(output_path, catalog_io.dumps(cat), force):
+    if _to_output(output_path, lambda: catalog_io.dumps(cat), force):
         count = len(cat.sources)
         write(f"Wrote {escape(str(output_path))}: {count} source{'s' if count != 1 else ''}\n")
