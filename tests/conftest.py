@@ -6,6 +6,7 @@ Every test gets its own cache folder and no INVMAP_CATALOG, so results never dep
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,15 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("INVMAP_PAGER", "cat")  # less would wait for a key on a pseudo-terminal
     monkeypatch.delenv("INVMAP_RECORDS", raising=False)
     return cache
+
+
+@pytest.fixture
+def mine(tmp_path) -> Path:
+    """A catalog of one's own with only `[[sources]]` tables (the two of tests/assets/mini.toml)."""
+    sources = (ASSETS / "mini.toml").read_text(encoding="utf-8").split("[[sources]]", 1)[1]
+    path = tmp_path / "mine.toml"
+    path.write_text("[[sources]]" + sources, encoding="utf-8")
+    return path
 
 
 @dataclass
@@ -93,13 +103,17 @@ JSON_KEYS = [
     "name",
     "source",
     "title",
+    "keywords",
     "authors",
+    "author_names",
     "arxiv",
     "doi",
     "url",
     "code",
+    "seam",
     "type",
     "year",
+    "venue",
     "layer",
     "layers",
     "mechanism",
@@ -162,3 +176,28 @@ def tab(words: str | None, cword: str | None = None, **env: str) -> subprocess.C
     return subprocess.run(
         [installed_invmap()], capture_output=True, text=True, env=full, stdin=subprocess.PIPE, timeout=30
     )
+
+
+def screen(args: list[str], cols: int, env: dict | None = None, rows: int = 300) -> list[str]:
+    """What the installed invmap shows on a pseudo-terminal `cols` wide (escape sequences removed)."""
+    program = installed_invmap()
+    command = f"stty cols {cols} rows {rows}; '{program}' " + " ".join(
+        "'" + a.replace("'", "'\\''") + "'" for a in args
+    )
+    out = subprocess.run(
+        ["script", "-qec", command, "/dev/null"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color", **(env or {})},
+    ).stdout
+    out = re.sub(r"\x1b\][^\x07\x1b]*(\x07|\x1b\\)", "", out)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "").splitlines()
+
+
+def ids_of(result) -> list[str]:
+    """The ids of a `--json` result that succeeded."""
+    import json
+
+    assert result.code == 0, result.err
+    return [r["id"] for r in json.loads(result.out)]

@@ -166,8 +166,12 @@ def test_rejected_add_leaves_the_file_as_it_was(cli, mine, change, message):
 @pytest.mark.parametrize(
     "flag, value, message",
     [
-        ("--year", "2020..2024", "Error: --year takes one year or n.d., not a range: '2020..2024'\n"),
-        ("--year", "soon", "Error: malformed year 'soon' (use 2024, 2023..2025, 2025.., ..2017 or n.d.)\n"),
+        (
+            "--year",
+            "2020..2024",
+            "Error: --year takes a year such as 2024, or n.d. for an undated source, not '2020..2024'\n",
+        ),
+        ("--year", "soon", "Error: --year takes a year such as 2024, or n.d. for an undated source, not 'soon'\n"),
         ("--year", "1850", None),
         ("--accessed", "yesterday", "Error: --accessed takes a date such as 2026-08-07, not 'yesterday'\n"),
     ],

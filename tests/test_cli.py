@@ -41,13 +41,17 @@ def test_list_json_contract(cli):
         "name": "PagedAttention",
         "source": "PagedAttention, Kwon et al.",
         "title": "Efficient Memory Management for Large Language Model Serving with PagedAttention",
+        "keywords": paged["keywords"],
         "authors": "Kwon et al.",
+        "author_names": paged["author_names"],
         "arxiv": "2309.06180",
         "doi": "10.1145/3600006.3613165",
         "url": "https://arxiv.org/abs/2309.06180",
         "code": "https://github.com/vllm-project/vllm",
+        "seam": paged["seam"],
         "type": "Current",
         "year": 2023,
+        "venue": paged["venue"],
         "layer": "L3",
         "layers": ["L3"],
         "mechanism": "Map logical KV blocks to physical blocks.",
@@ -89,13 +93,21 @@ def test_layer_free_text_fragment(cli):
     assert ids(cli("list", "--layer", "Transformer anatomy", "--json")) == ["transformer"]
 
 
-@pytest.mark.parametrize("value", ["L9", "P1", "banana"])
-def test_unknown_layer_is_a_usage_error(cli, value):
-    result = cli("list", "--layer", value)
+def test_unknown_layer_is_a_usage_error(cli):
+    result = cli("list", "--layer", "banana")
     assert (result.code, result.out) == (2, "")
-    assert result.err.startswith(f"Error: unknown layer '{value}'")
+    assert result.err.startswith("Error: unknown layer 'banana'")
     assert "(use a code, L1, L2, L3, L4, L5, L6, P0; words of a level's title or scope" in result.err
     assert "Runtime lever" in result.err
+
+
+@pytest.mark.parametrize("value, near", [("L9", "L6"), ("L7", "L6"), ("P1", "P0"), ("l0", "L1")])
+def test_a_code_like_unknown_layer_suggests_the_nearest_code(cli, value, near):
+    result = cli("list", "--layer", value)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        f"Error: unknown layer code '{value}'; did you mean '{near}'? (valid codes: L1, L2, L3, L4, L5, L6, P0)\n"
+    )
 
 
 def test_type_filter_any_case_and_or(cli):
@@ -256,7 +268,7 @@ def test_search_robust_to_typos_and_word_order(cli):
     for text in ("virtaul memroy", "memory virtual"):
         hits = json.loads(cli("search", text, "--json").out)
         assert hits[0]["id"] == "vattention"
-        assert list(hits[0]) == [*KEYS, "score"]
+        assert list(hits[0]) == [*KEYS, "score", "matched"]
     scores = [h["score"] for h in json.loads(cli("search", "kv cache offload", "--json").out)]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 100 for s in scores)
 
@@ -276,12 +288,14 @@ def test_search_nothing_found_is_empty_success(cli):
 
 
 def test_search_bad_field(cli):
+    from invmap.options import SEARCHABLE
+
     result = cli("search", "kv", "--in", "colour")
-    assert (
-        result.code == 2
-        and result.err
-        == "Error: cannot search field 'colour' (searchable: id, name, source, title, authors, arxiv, doi, url, code, type, layer, mechanism, objective, question, availability, all)\n"
-    )
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"Error: cannot search field 'colour' (searchable: {', '.join(SEARCHABLE)})\n"
+    assert "arxiv" not in SEARCHABLE and "url" not in SEARCHABLE  # identifiers are found by `show`
+    near = cli("search", "kv", "--in", "mechansim")
+    assert near.code == 2 and near.err.startswith("Error: cannot search field 'mechansim'; did you mean 'mechanism'?")
 
 
 # --- the installed program ---------------------------------------------------------------------------
@@ -357,7 +371,7 @@ def test_data_is_never_read_as_markup(cli, tmp_path):
         .replace('name = "PagedAttention"', 'name = "[bold]Paged[/bold] [KV]"'),
         encoding="utf-8",
     )
-    for args in (["list", "--fields", "id,name"], ["show", "pagedattention"], ["map"], ["layers"]):
+    for args in (["list", "--fields", "id,name"], ["show", "pagedattention"], ["map"], ["layers", "L3"]):
         out = cli("--catalog", str(path), *args, "--format", "table").out
         assert "[bold]Paged[/bold] [KV]" in out, args
 
@@ -390,9 +404,10 @@ def test_long_candidate_lists_are_cut(cli, tmp_path):
 
 def test_min_score_drops_weaker_matches(cli):
     everything = json.loads(cli("search", "kv cache offload", "--min-score", "0", "--limit", "30", "--json").out)
-    strict = json.loads(cli("search", "kv cache offload", "--min-score", "90", "--limit", "30", "--json").out)
-    assert len(everything) == 30 and strict and all(h["score"] >= 90 for h in strict)
-    assert [h["id"] for h in strict] == [h["id"] for h in everything if h["score"] >= 90]
+    strict = json.loads(cli("search", "kv cache offload", "--min-score", "50", "--limit", "30", "--json").out)
+    assert len(strict) < len(everything) and strict and all(h["score"] >= 50 for h in strict)
+    assert [h["id"] for h in strict] == [h["id"] for h in everything if h["score"] >= 50]
+    assert all(h["matched"] for h in everything)  # a source matching no word is never listed
     assert cli("-V").out == cli("--version").out
 
 

@@ -32,7 +32,7 @@ def test_layers_counts_and_members(cli):
         assert row["count"] == len(expected) == len(row["sources"])
     assert rows[2]["title"] == "Cache management"
     assert rows[2]["scope"] == "paging, prefix reuse, reservation, eviction, compression, tiering, and transfer"
-    assert list(rows[2]) == ["code", "title", "scope", "count", "sources", "names"]
+    assert list(rows[2]) == ["code", "title", "scope", "question", "metrics", "symptoms", "count", "sources", "names"]
     assert rows[2]["names"] == ["PagedAttention", "vLLM", "vAttention", "Mooncake", "SGLang", "LMCache"]
     free = [(r["code"], r["title"], r["count"]) for r in rows[7:]]
     assert free == [

@@ -164,20 +164,3 @@ def test_lookup_keys_ignore_case_spacing_and_punctuation_for_any_text(text):
     from invmap.index import normalize
 
     assert normalize(text) == re.sub(r"[\W_]+", "", text.casefold())
-
-
-@settings(SETTINGS, max_examples=300)
-@given(
-    word=st.text("abcé1", min_size=1, max_size=8),
-    texts=st.lists(st.text("abcé1 -", max_size=12), max_size=30),
-    # Each side of every m's bound 100 (2m-2)/(2m-1) (66.7, 80, 85.7, 88.9, ...) and of 100 (m-1)/m.
-    cutoff=st.one_of(st.floats(0, 100), st.sampled_from([50.1, 66.7, 75.0, 80.0, 80.1, 85.0, 88.0, 90.0, 99.5, 100.0])),
-)
-def test_search_scores_are_rapidfuzz_scores(word, texts, cutoff):
-    """`_scores` answers high cutoffs with a substring test; it must give exactly what rapidfuzz does."""
-    from rapidfuzz import fuzz, process
-
-    from invmap.query import _scores
-
-    expected = {k: s for _, s, k in process.extract_iter(word, texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
-    assert _scores(word, texts, cutoff) == expected

@@ -35,7 +35,7 @@ def test_many_parallel_readers_all_succeed_and_agree(sh, tmp_path):
     program = installed_invmap()
     done = bash(
         f"cd '{tmp_path}' && seq 64 | xargs -P 32 -I{{}} sh -c "
-        f"'\"{program}\" show \"paged atention\" --json > \"$0\".out 2> \"$0\".err; echo $? > \"$0\".rc' {{}}"
+        f'\'"{program}" show "paged atention" --json > "$0".out 2> "$0".err; echo $? > "$0".rc\' {{}}'
     )
     assert done.returncode == 0, done.stderr
     codes = [(tmp_path / f"{n}.rc").read_text().strip() for n in range(1, 65)]

@@ -24,17 +24,7 @@ from invmap.fields import MAX_ID, MAX_NAME, STORED_FIELDS
 
 # Which catalog is active lives in location.py (cheap to import: every command needs it, and only
 # the commands that read or write a catalog file need the rest of this module).
-from invmap.location import (  # noqa: F401 - re-exported
-    DEFAULT_MAX,
-    ENV_VAR,
-    MAX_VAR,
-    STDIN,
-    Location,
-    is_shipped,
-    locate,
-    max_size,
-    shipped_path,
-)
+from invmap.location import MAX_VAR, STDIN, Location, is_shipped, max_size, read_capped, shipped_path
 from invmap.vocabulary import LAYER_CODES
 
 if TYPE_CHECKING:  # pydantic models are built on first load, not when --help or --version runs
@@ -53,7 +43,7 @@ def read_bytes(path: str) -> bytes:
         if sys.stdin is None or sys.stdin.closed:
             raise WriteError("cannot read the catalog from stdin: it is closed")
         try:
-            data = sys.stdin.buffer.read(limit + 1)
+            data = read_capped(sys.stdin.buffer, limit)
         except (OSError, ValueError) as exc:
             raise WriteError(f"cannot read the catalog from stdin: {getattr(exc, 'strerror', None) or exc}") from None
         if len(data) > limit:
@@ -66,7 +56,7 @@ def read_bytes(path: str) -> bytes:
                 raise IsADirectoryError
             if stat.S_ISREG(info.st_mode) and info.st_size > limit:
                 raise CatalogError(path, [too_big])
-            data = handle.read(limit + 1)
+            data = read_capped(handle, limit)
     except FileNotFoundError:
         raise CatalogError(path, ["no such file"]) from None
     except IsADirectoryError:
@@ -146,7 +136,13 @@ def load(location: Location | str) -> Catalog:
     """Read and validate a catalog, or raise one CatalogError listing every problem. Complete when it
     returns: nothing is deferred. (Query commands read the SQLite index, `index.py`, built from this.)"""
     path = location.path if isinstance(location, Location) else location
-    return validate(read_table(path), path)
+    return load_with_bases(path)[0]
+
+
+def load_with_bases(path: str) -> tuple[Catalog, list[dict[str, Any]]]:
+    """A catalog (an overlay merged over what it extends) and the index keys of the catalogs it
+    extends (so that its index is rebuilt when any of them changes)."""
+    return validate(read_table(path), path), []
 
 
 VALIDATE_CHUNK = 10_000  # sources validated at a time in a large catalog
@@ -247,15 +243,6 @@ _EXPECTED = {
     "model_attributes_type": "a table",
     "dict_type": "a table",
 }
-_PATTERNS = {
-    "id": "lowercase kebab-case such as 'llm-d'",
-    "arxiv": "an arXiv id such as '2407.00079'",
-    "doi": "a DOI such as '10.1145/3731569.3764815'",
-    "url": "an absolute http(s) URL without spaces",
-    "code": "an absolute http(s) URL without spaces",
-}
-_FORBIDDEN_CHAR = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_FORBIDDEN_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _describe_value(value: Any) -> str:
@@ -281,7 +268,17 @@ def _describe_value(value: Any) -> str:
 
 def describe_error(err: Any, raw: dict[str, Any]) -> str:
     """One pydantic error -> `source 3 (flashattention): field 'year': expected an integer, got text '2022'`."""
-    from invmap.model import CLEAN_PROSE, CLEAN_TEXT, FIRST_YEAR, LAST_YEAR
+    from invmap.fields import LIST_SEPARATOR
+    from invmap.model import (
+        CLEAN_ITEM,
+        CLEAN_PROSE,
+        CLEAN_TEXT,
+        FIRST_YEAR,
+        FORBIDDEN,
+        LAST_YEAR,
+        PATTERNS,
+        PROSE_FORBIDDEN,
+    )
     from invmap.safe import escape
 
     loc = [part for part in err["loc"] if not (isinstance(part, str) and "[" in part)]  # drop validator names
@@ -297,14 +294,20 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
         return f"{where}unknown field '{field}'"
     if kind == "too_short" and loc == ["sources"]:
         return "no sources: add at least one [[sources]] table"
+    if kind == "too_short":
+        return f"{where}field '{field}': must not be an empty array (leave the field out instead)"
     if kind in _EXPECTED:
         return f"{where}field '{field}': expected {_EXPECTED[kind]}, got {_describe_value(value)}"
     pattern = (err.get("ctx") or {}).get("pattern")
+    if isinstance(loc[-1] if loc else None, int) and len(loc) >= 2:  # an item of a list: name the list
+        field = f"{escape(str(loc[-2]))}[{loc[-1]}]"
     if kind == "string_pattern_mismatch" and isinstance(value, str):
-        bad = (_FORBIDDEN_CHAR if pattern == CLEAN_PROSE else _FORBIDDEN_IN_LINE).search(value)
+        bad = re.search(f"[{PROSE_FORBIDDEN if pattern == CLEAN_PROSE else FORBIDDEN}]", value)
         if bad:
             return f"{where}field '{field}': contains the control character U+{ord(bad.group()):04X}"
-        if pattern == CLEAN_TEXT:
+        if pattern == CLEAN_ITEM and LIST_SEPARATOR in value:
+            return f"{where}field '{field}': must not contain '{LIST_SEPARATOR}' (it separates list items in csv)"
+        if pattern in (CLEAN_TEXT, CLEAN_ITEM):
             return f"{where}field '{field}': must not be empty"
     if kind in ("greater_than_equal", "less_than_equal") and field == "year":
         return (
@@ -312,7 +315,7 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
             f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)"
         )
     if kind == "string_pattern_mismatch":
-        expected = _PATTERNS.get(field, "a different form")
+        expected = PATTERNS[field][1] if field in PATTERNS else "a different form"
         return f"{where}field '{field}': {escape(repr(value))} is not {expected}"
     message = escape(str(err["msg"]).removeprefix("Value error, "))
     return f"{where}field '{field}': {message}"
@@ -332,6 +335,8 @@ def _where(loc: list[Any], raw: dict[str, Any]) -> str:
         return f"[layers] {escape(str(loc[1]))}: " if len(loc) > 2 else "[layers]: "
     if loc and loc[0] == "catalog" and len(loc) > 1:
         return "[catalog]: "
+    if loc and loc[0] == "glossary" and len(loc) > 1:
+        return f"[glossary] {escape(str(loc[1]))}: " if len(loc) > 2 else "[glossary]: "
     return ""
 
 
@@ -340,22 +345,22 @@ def to_toml_dict(catalog: Catalog) -> dict[str, Any]:
     no empty `[catalog]` or `[layers]` table."""
     out: dict[str, Any] = {}
     if (info := catalog.catalog) is not None:
-        out["catalog"] = {
-            "title": info.title,
-            "preface": info.preface,
-            "procedure": list(info.procedure),
-            "afterword": info.afterword,
-        }
+        out["catalog"] = _present(info.model_dump())
     if catalog.layers:
         out["layers"] = {
-            code: {k: v for k, v in catalog.layers[code].model_dump().items() if v is not None}
-            for code in LAYER_CODES
-            if code in catalog.layers
+            code: _present(catalog.layers[code].model_dump()) for code in LAYER_CODES if code in catalog.layers
         }
+    if catalog.glossary:
+        out["glossary"] = {term: _present(entry.model_dump()) for term, entry in catalog.glossary.items()}
     out["sources"] = [
         {f: value for f in STORED_FIELDS if (value := getattr(source, f)) is not None} for source in catalog.sources
     ]
     return out
+
+
+def _present(table: dict[str, Any]) -> dict[str, Any]:
+    """A table's keys with a value: None and empty lists are left out (the defaults say the same)."""
+    return {k: v for k, v in table.items() if v is not None and v != []}
 
 
 def dumps(catalog: Catalog) -> str:

@@ -1,8 +1,10 @@
 """Completion candidates as (value, help) pairs, from a small view of the catalog's index.
 
 No typer and no pydantic here: the same functions answer Typer's completion callbacks and the
-fast path (`fastcomplete.py`) that replies before typer is imported. Matching ignores case
-(`att` offers `Attention Is All You Need`); in bash a value with a space is offered escaped
+fast path (`fastcomplete.py`) that replies before typer is imported. Matching ignores case, and a
+candidate is offered in its own case (`att` offers `Attention Is All You Need`): the generated zsh
+script matches case-insensitively, bash replaces the word when there is one candidate, and fish
+matches case-insensitively by itself. In bash a value with a space is offered escaped
 (`Official\\ project`) so that it is inserted as one shell word.
 """
 
@@ -11,35 +13,68 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from invmap.fields import FIELD_HELP, FIELDS
 from invmap.vocabulary import LAYER_CODES
 
 TYPE_CHECKING = False  # `typing` costs a TAB press ~2 ms to import
 if TYPE_CHECKING:
     from typing import Any
 
-# What completion needs from a catalog, a dict with only the part one request asks for:
-#   "sources": [(id, name), ...] in catalog order; "types": [type, ...];
-#   "layers": {code: title} ("" where the catalog gives none).
-Index = dict
+# Completion names of `options.py` answered from the catalog's index, and those with fixed choices.
+INDEX_KINDS = frozenset({"source", "source_or_code", "code_source", "layer", "level", "type", "term"})
+CHOICES: dict[str, tuple[str, ...]] = {
+    "color": ("auto", "always", "never"),
+    "result_type": ("measured", "simulated", "estimated", "reported"),
+    "optional_field": tuple(f.name for f in FIELDS if f.stored and not f.required and f.name != "id"),
+    "shell": ("bash", "zsh", "fish"),
+}
 
 
-def from_index(index: Any, kind: str, incomplete: str = "") -> Index:
+def _fill_choices() -> None:
+    from invmap.fields import SORT_KEYS
+    from invmap.options import SEARCHABLE
+
+    CHOICES["sort"] = SORT_KEYS
+    CHOICES["search_in"] = SEARCHABLE
+
+
+_fill_choices()
+
+
+def from_index(index: Any, kind: str, incomplete: str = "") -> dict[str, Any]:
     """The part of an open `index.Index` that completing `kind` needs. For sources, only those whose
     id or name can start with what was typed (an index range scan), so a TAB stays quick at any size."""
-    if kind == "layer":
+    if kind in ("layer", "level"):
         levels = index.levels()
         return {"layers": {code: levels.get(code, ("", None))[0] for code in LAYER_CODES}}
     if kind == "type":
         return {"types": index.types()}
+    if kind == "term":
+        return {"terms": [(t["term"], t["expansion"] or "") for t in index.glossary()]}
     from invmap.index import normalize
 
-    typed = normalize(incomplete.replace("\\ ", " "))
-    rows = (
-        index.at(index.prefixed(typed, ("id", "name")), ("id", "name"))
-        if typed
-        else index.records(columns=("id", "name"))
-    )
+    last = incomplete.rpartition(",")[2] if kind == "layer" else incomplete
+    typed = normalize(last.replace("\\ ", " "))
+    columns = ("id", "name", "code")
+    rows = index.at(index.prefixed(typed, ("id", "name")), columns) if typed else index.records(columns=columns)
+    if kind == "code_source":
+        rows = [r for r in rows if r["code"]]
     return {"sources": [(r["id"], r["name"]) for r in rows]}
+
+
+def candidates(kind: str, index: dict[str, Any], incomplete: str) -> list[tuple[str, str]]:
+    """The candidates of an index kind, from what `from_index` returned."""
+    if kind in ("source", "source_or_code", "code_source"):
+        return sources(index, incomplete)
+    if kind == "layer":
+        return layers(index, incomplete)
+    if kind == "level":
+        return layers(index, incomplete, commas=False)
+    if kind == "type":
+        return types(index, incomplete)
+    if kind == "term":
+        return terms(index, incomplete)
+    return []
 
 
 def _shell_word(value: str) -> str:
@@ -50,17 +85,15 @@ def _shell_word(value: str) -> str:
 
 
 def _matching(items: list[tuple[str, str]], typed: str) -> list[tuple[str, str]]:
-    """Values starting with `typed`, case and all; else ignoring case, offered with the typed text's own
-    case (`att` -> `attention Is All You Need`) because shells and Typer keep only values that start
-    with what was typed. `show` and the filters ignore case, so either spelling finds the source."""
+    """Values starting with `typed`, case and all; else ignoring case, in their own case."""
     exact = [(v, h) for v, h in items if v.startswith(typed)]
     if exact or not typed:
         return exact
     folded = typed.casefold()
-    return [(typed + v[len(typed) :], h) for v, h in items if v.casefold().startswith(folded)]
+    return [(v, h) for v, h in items if v.casefold().startswith(folded)]
 
 
-def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
+def sources(index: dict[str, Any], incomplete: str) -> list[tuple[str, str]]:
     """Ids starting with what was typed (the name as help); else names (`Pag` -> PagedAttention)."""
     typed = incomplete.replace("\\ ", " ")
     ids = [(i, n) for i, n in index["sources"]]
@@ -76,24 +109,40 @@ def sources(index: Index, incomplete: str) -> list[tuple[str, str]]:
     return []
 
 
-def layers(index: Index, incomplete: str) -> list[tuple[str, str]]:
-    """Level codes with their titles; lowercase ones when the typed text is lowercase (`l` -> l1, l2, ...)."""
-    exact = [(v, h) for v, h in index["layers"].items() if v.startswith(incomplete)]
+def layers(index: dict[str, Any], incomplete: str, commas: bool = True) -> list[tuple[str, str]]:
+    """Level codes with their titles; lowercase ones when the typed text is lowercase (`l` -> l1, l2,
+    ...); after a comma (`L3,L`), the codes that may follow, the list kept in front."""
+    done, comma, last = incomplete.rpartition(",") if commas else ("", "", incomplete)
+    prefix = done + comma
+    given = {c.strip().upper() for c in done.split(",")} if comma else set()
+    items = [(v, h) for v, h in index["layers"].items() if v not in given]
+    exact = [(prefix + v, h) for v, h in items if v.startswith(last)]
     if exact:
         return exact
-    return [(v.lower(), h) for v, h in index["layers"].items() if v.lower().startswith(incomplete)]
+    return [(prefix + v.lower(), h) for v, h in items if v.lower().startswith(last)]
 
 
-def types(index: Index, incomplete: str) -> list[tuple[str, str]]:
+def types(index: dict[str, Any], incomplete: str) -> list[tuple[str, str]]:
     typed = incomplete.replace("\\ ", " ")
     return [(_shell_word(t), h) for t, h in _matching([(t, "") for t in index["types"]], typed)]
+
+
+def terms(index: dict[str, Any], incomplete: str) -> list[tuple[str, str]]:
+    typed = incomplete.replace("\\ ", " ")
+    return [(_shell_word(t), h) for t, h in _matching(list(index["terms"]), typed)]
 
 
 def choices(values: Sequence[str], incomplete: str, helps: dict[str, str] | None = None) -> list[tuple[str, str]]:
     return [(v, (helps or {}).get(v, "")) for v in values if v.startswith(incomplete)]
 
 
-def fields(allowed: Sequence[str], incomplete: str, helps: dict[str, str]) -> list[tuple[str, str]]:
+def fields_of(path: str) -> tuple[str, ...]:
+    from invmap.options import fields_for
+
+    return fields_for(path)
+
+
+def fields(allowed: Sequence[str], incomplete: str, helps: dict[str, str] = FIELD_HELP) -> list[tuple[str, str]]:
     """`--fields id,na` -> `id,name`: complete the last name after the comma, skipping ones given."""
     done, _, last = incomplete.rpartition(",")
     given = set(done.split(",")) if done else set()

@@ -2,10 +2,12 @@
 
 The shell runs `invmap` on every TAB. Typer's own completion path costs a full start (~150 ms);
 this module answers the common requests (source names after `show`/`open`/`related`/`record new`,
-the value of `--layer`, `--type`, `--fields`, `--format`, `--sort`, `--color`) from the catalog's
-SQLite index (`index.py`), in Typer's exact output format for bash, zsh and fish.
-Anything it is not sure of (command names, option names, a stale index, help text that rich would
-re-render) it declines, and Typer answers as usual; tests compare both answers word for word.
+the value of any option whose completion the declarations name: `--layer`, `--type`, `--fields`,
+`--format`, `--sort`, `--color`, `--in`, ...) from the catalog's SQLite index (`index.py`), in Typer's
+exact output format for bash, zsh and fish. It knows every option of every command, flags included,
+from `options.py`. Anything it is not sure of (command and option names, a stale index, help text
+that rich would re-render) it declines, and Typer answers as usual; tests compare both answers byte
+for byte.
 """
 
 from __future__ import annotations
@@ -13,31 +15,11 @@ from __future__ import annotations
 import os
 import sys
 
-from invmap import complete
-from invmap.fields import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS, TEXT_FIELDS
+from invmap import complete, formats
+from invmap import options as decl
 
 COMPLETE_VAR = "_INVMAP_COMPLETE"
-
-# Options that take a value, and what completes it (None: Typer offers nothing special).
-# tests/test_completion.py checks this table against the real commands.
-VALUE_OPTIONS: dict[str, dict[str, str | None]] = {}
-_FILTERS = {"--layer": "layer", "-l": "layer", "--type": "type", "-t": "type", "--year": None, "-y": None}
-_OUTPUT = {"--format": "format", "-f": "format", "--fields": "fields", "--color": "color"}
-_ORDER = {"--sort": "sort", "-s": "sort", "--limit": None, "-n": None}
-VALUE_OPTIONS["list"] = {**_FILTERS, **_ORDER, **_OUTPUT}
-VALUE_OPTIONS["questions"] = {**_FILTERS, **_ORDER, **_OUTPUT, "--records": None}
-VALUE_OPTIONS["search"] = {**_FILTERS, **_OUTPUT, "--in": "search_in", "--limit": None, "-n": None, "--min-score": None}
-VALUE_OPTIONS["show"] = dict(_OUTPUT)
-SOURCE_COMMANDS = frozenset({"show", "open"})  # every argument is a name
-ONE_SOURCE_COMMANDS = frozenset({"related"})  # the first argument is a name
-GLOBAL_VALUE_OPTIONS = {"--catalog": "catalog", "-c": "catalog", "--color": "color"}
-
-_CHOICES = {
-    "format": ("table", "json", "jsonl", "csv", "tsv", "markdown", "plain"),
-    "color": ("auto", "always", "never"),
-    "sort": ("year", "name", "id", "layer", "type"),
-    "search_in": (*TEXT_FIELDS, "all"),
-}
+_GLOBAL = {flag: o for o in decl.GLOBAL for flag in o.flags}
 # Help text rich would print differently (markup, emoji codes, escapes) is left to Typer.
 _PLAIN_HELP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,.()'/+&-_;!?=<>%#@*")
 
@@ -95,42 +77,79 @@ def _words(shell: str) -> tuple[list[str], str] | None:
     return words, ""
 
 
-def _request(args: list[str], incomplete: str) -> tuple[str, str, str | None] | None:
+def _request(args: list[str], incomplete: str) -> tuple[str, decl.Command | None, str | None] | None:
     """(what to complete, the command, the --catalog value) for the requests handled here, else None."""
     catalog_path = None
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        option = args[i]
-        if option not in GLOBAL_VALUE_OPTIONS:
+        option = _GLOBAL.get(args[i])
+        if option is None:
             return None
+        if not option.takes_value:
+            i += 1
+            continue
         if i + 1 == len(args):  # completing a global option's value
-            kind = GLOBAL_VALUE_OPTIONS[option]
-            return (kind, "", catalog_path) if kind == "color" and not incomplete.startswith("-") else None
-        if option in ("--catalog", "-c"):
+            return (
+                (option.complete, None, catalog_path)
+                if option.complete == "color" and not incomplete.startswith("-")
+                else None
+            )
+        if option.dest == "catalog":
             catalog_path = args[i + 1]
         i += 2
     if i == len(args) or incomplete.startswith("-"):
         return None  # a command name or an option name: Typer lists those
-    command, rest = args[i], args[i + 1 :]
-    options = VALUE_OPTIONS.get(command)
-    if rest and options is not None and rest[-1] in options:
-        kind = options[rest[-1]]
-        if kind is None or any(word.startswith("-") and word not in options for word in rest[:-1]):
+    command = decl.TOP.get(args[i])
+    rest = args[i + 1 :]
+    if command is None:
+        return None
+    if command.name in decl.SUB:  # a group: its subcommand comes first
+        if not rest or rest[0] not in decl.SUB[command.name]:
             return None
-        return kind, command, catalog_path
-    if command in SOURCE_COMMANDS and not any(word.startswith("-") for word in rest):
-        return "source", command, catalog_path
-    if (command in ONE_SOURCE_COMMANDS and not rest) or (command == "record" and rest == ["new"]):
-        return "source", command, catalog_path
-    return None
+        command, rest = decl.SUB[command.name][rest[0]], rest[1:]
+    options = {flag: o for o in decl.options_of(command) for flag in o.flags}
+    positional = 0
+    k = 0
+    while k < len(rest):
+        word = rest[k]
+        if word == "--":
+            return None  # everything after it is an argument: left to Typer
+        if word.startswith("-") and word != "-":
+            option = options.get(word.split("=", 1)[0])
+            if option is None or "=" in word:
+                return None
+            if option.takes_value:
+                if k + 1 == len(rest):  # completing this option's value
+                    return (option.complete, command, catalog_path) if option.complete else None
+                k += 2
+                continue
+            k += 1
+            continue
+        positional += 1
+        k += 1
+    arguments = command.arguments
+    if not arguments:
+        return None
+    at = positional if positional < len(arguments) else (len(arguments) - 1 if arguments[-1].multiple else None)
+    if at is None or arguments[at].complete is None:
+        return None
+    kind = arguments[at].complete
+    if kind == "source_or_code":
+        kind = "code_source" if any(w == "--code" for w in rest) else "source"
+    return kind, command, catalog_path
 
 
-def _candidates(kind: str, command: str, incomplete: str, catalog_path: str | None) -> list[tuple[str, str]] | None:
-    if kind in _CHOICES:
-        return complete.choices(_CHOICES[kind], incomplete)
+def _candidates(
+    kind: str, command: decl.Command | None, incomplete: str, catalog_path: str | None
+) -> list[tuple[str, str]] | None:
+    if kind == "format":
+        return complete.choices(formats.names_for(command.view), incomplete) if command else None
     if kind == "fields":
-        allowed = SCORED_FIELDS if command in ("search", "related") else SOURCE_FIELDS
-        return complete.fields(allowed, incomplete, FIELD_HELP)
+        return complete.fields(complete.fields_of(command.path), incomplete) if command else None
+    if kind in complete.CHOICES:
+        return complete.choices(complete.CHOICES[kind], incomplete)
+    if kind not in complete.INDEX_KINDS:
+        return None
     from invmap import index as index_db
 
     path = catalog_path or os.environ.get("INVMAP_CATALOG") or os.path.join(os.path.dirname(__file__), "catalog.toml")
@@ -139,18 +158,12 @@ def _candidates(kind: str, command: str, incomplete: str, catalog_path: str | No
     if con is None:
         return None  # never indexed, or changed since: Typer's path indexes it
     try:
-        index = complete.from_index(index_db.Index(con, lambda: con), kind, incomplete)
+        found = complete.from_index(index_db.Index(con, lambda: con), kind, incomplete)
     except Exception:  # anything odd in the file: let Typer's path answer from the catalog itself
         return None
     finally:
         con.close()
-    if kind == "source":
-        return complete.sources(index, incomplete)
-    if kind == "layer":
-        return complete.layers(index, incomplete)
-    if kind == "type":
-        return complete.types(index, incomplete)
-    return None
+    return complete.candidates(kind, found, incomplete)
 
 
 def _emit(shell: str, items: list[tuple[str, str]]) -> int | None:

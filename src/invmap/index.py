@@ -2,12 +2,17 @@
 
 catalog.toml stays the source of truth; the index is a rebuildable copy in the user's cache folder
 (`$XDG_CACHE_HOME/invmap/`, else `~/.cache/invmap/`), one file per catalog, keyed on the catalog's
-real path, size, mtime, inode and ctime, invmap's version and the field schema (`fields.SCHEMA`).
-A stale or missing index is rebuilt in a temporary file and renamed into place, so readers never
-see half of one. An index that is corrupt, locked, of another schema, not owned by this user or
-writable by others is never trusted: it is rebuilt, or the catalog is indexed in memory. Input that
-cannot have a persisted index (`-c -`, a FIFO, `INVMAP_NO_CACHE=1`, an unusable cache folder) gets
-the same schema in `:memory:`. Columns are always named from `fields.FIELDS`, never read by position.
+real path, size, mtime, inode and ctime (and those of every catalog it extends), invmap's version and
+the field schema (`fields.SCHEMA`). A stale or missing index is rebuilt in a temporary file, synced,
+and renamed into place, so readers never see half of one; readers open it read-only and never write
+it. An index that is damaged, of another schema, not owned by this user or writable by others is
+never trusted: it is rebuilt, or the catalog is indexed in memory. Input that cannot have a persisted
+index (`-c -`, a FIFO, `INVMAP_NO_CACHE=1`, an unusable cache folder) gets the same schema in
+`:memory:`. Columns are always named from `fields.FIELDS`, never read by position.
+
+Search is SQLite's FTS5: one external-content table over the searched fields (`fts`), with the
+Porter stemmer, read by `search.py`; the stems it holds are the vocabulary typos are corrected
+against (`words`).
 
 No pydantic, typer or rich at import time: the completion fast path reads the index too.
 """
@@ -23,40 +28,62 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from invmap import __version__
-from invmap.fields import FIELDS, SCHEMA, SEARCHED_FIELDS, SOURCE_FIELDS
+from invmap.fields import DEFAULT_SEARCH, FIELDS, KINDS, SCHEMA, SOURCE_FIELDS, TEXT_FIELDS
 from invmap.trace import trace
 
 TYPE_CHECKING = False  # a TAB press reads this module: no `typing`, `json`, `hashlib` or `urllib` here
 if TYPE_CHECKING:
     from typing import Any
 
-    from invmap.catalog import Location
+    from invmap.location import Location
     from invmap.model import Catalog
 
 NO_CACHE_VAR = "INVMAP_NO_CACHE"
-FORMAT = 3  # PRAGMA user_version: bump when the tables below change
+FORMAT = 4  # PRAGMA user_version: bump when the tables below change
 _STRICT = " STRICT" if sqlite3.sqlite_version_info >= (3, 37) else ""
-_SQL_TYPE = {"text": "TEXT", "int": "INTEGER", "date": "TEXT", "codes": "TEXT"}
-# Every column is a field of the JSON contract (`url` is the effective link, `layers` the codes
-# joined with ';'), plus `pos`, the catalog order.
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+LIST_JOIN = "\x1f"  # list columns (metrics, symptoms, aliases) in the index, as fields.List does
+
+# Searched columns of `fts`, in order: every text field (so `--in FIELD` can name any), then each
+# source's level titles (`level_words`) and the parts of its CamelCase words (`parts`: FlashAttention
+# -> Flash Attention), which live only in the index.
+SEARCH_COLUMNS: tuple[str, ...] = (*TEXT_FIELDS, "level_words", "parts")
+EXTRA_COLUMNS: tuple[str, ...] = ("level_words", "parts")
+# BM25 weight of each column (a field's `weight`; a field searched only when named counts as 1).
+WEIGHTS: dict[str, float] = {
+    **{name: (f.weight or 1.0) for f in FIELDS if (name := f.name) in TEXT_FIELDS},
+    "level_words": 0.5,
+    "parts": 2.0,
+}
+DEFAULT_COLUMNS: tuple[str, ...] = (*DEFAULT_SEARCH, *EXTRA_COLUMNS)
+
 TABLES: tuple[str, ...] = (
     f"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL){_STRICT}",
+    # Every field of the JSON contract (`url` the effective link, `layers` the codes joined with ';',
+    # lists joined with U+001F), `pos` (the catalog order), and the two search-only columns.
     "CREATE TABLE sources (pos INTEGER PRIMARY KEY, "
-    + ", ".join(f"{f.name} {_SQL_TYPE[f.kind]}{' NOT NULL' if f.required else ''}" for f in FIELDS)
-    + f"){_STRICT}",
-    # The fields search scores by default, in lower case: a narrow table read in a third of the time.
-    "CREATE TABLE folded (pos INTEGER PRIMARY KEY, "
-    + ", ".join(f"{name} TEXT NOT NULL" for name in SEARCHED_FIELDS)
-    + f"){_STRICT}",
+    + ", ".join(f"{f.name} {f.kind.sql}{' NOT NULL' if f.required else ''}" for f in FIELDS)
+    + f", level_words TEXT, parts TEXT){_STRICT}",
+    f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(SEARCH_COLUMNS)}, content='sources', content_rowid='pos', "
+    f"tokenize='{TOKENIZE}')",
+    # The stems of the catalog's words that typos are corrected against, by length (see `_fill`).
+    f"CREATE TABLE words (length INTEGER NOT NULL, term TEXT NOT NULL, docs INTEGER NOT NULL, "
+    f"PRIMARY KEY (length, term)) WITHOUT ROWID{_STRICT.replace(' ', ', ')}",
     f"CREATE TABLE codes (code TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
     f"CREATE TABLE keys (key TEXT NOT NULL, kind TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
-    f"CREATE TABLE levels (code TEXT PRIMARY KEY, title TEXT NOT NULL, scope TEXT){_STRICT}",
+    "CREATE TABLE levels (pos INTEGER PRIMARY KEY, code TEXT NOT NULL UNIQUE, title TEXT NOT NULL, scope TEXT, "
+    f"question TEXT, metrics TEXT, symptoms TEXT){_STRICT}",
+    "CREATE VIRTUAL TABLE levels_fts USING fts5(title, scope, question, metrics, symptoms, content='levels', "
+    f"content_rowid='pos', tokenize='{TOKENIZE}')",
+    f"CREATE TABLE glossary (term TEXT PRIMARY KEY, expansion TEXT, aliases TEXT, definition TEXT NOT NULL){_STRICT}",
     "CREATE INDEX codes_by_code ON codes (code, pos)",
     "CREATE INDEX keys_by_key ON keys (key, pos)",
     "CREATE INDEX sources_by_year ON sources (year)",
 )
+LEVEL_COLUMNS: tuple[str, ...] = ("title", "scope", "question", "metrics", "symptoms")
 AT_ONCE = 999  # positions looked up by one `pos IN (...)` query: the most any SQLite allows
-PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large shows a progress bar on a terminal
+PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large reports progress (a bar on a terminal)
+NAMELIKE = ("id", "name", "source")  # a word only these hold, in one source, is not a correction target
 
 
 def enabled() -> bool:
@@ -77,26 +104,33 @@ def _ours(info: os.stat_result) -> bool:
 
 
 def _usable_folder(create: bool) -> str | None:
-    """The cache folder if it is ours (created 0700 if asked), else None."""
+    """The cache folder if it is ours (created 0700 if asked), else None. A folder that is a symlink,
+    or not ours, is never written or chmodded: the index is then kept in memory."""
     path = folder()
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except FileNotFoundError:
         if not create:
             return None
         try:
             os.makedirs(path, mode=0o700, exist_ok=True)
-            os.chmod(path, 0o700)
-            info = os.stat(path)
+            info = os.lstat(path)
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+                os.chmod(path, 0o700)
+                info = os.lstat(path)
         except OSError:
             return None
     except OSError:
         return None
-    if not (stat.S_ISDIR(info.st_mode) and _ours(info)):
-        return None
-    if create and info.st_mode & 0o077:  # made by an older invmap (0755): make it private as well
-        with contextlib.suppress(OSError):
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        return None  # a symlink (lstat), a file, or another user's folder
+    if info.st_mode & 0o077:
+        if not create:
+            return None
+        try:  # made by an older invmap (0755): made private before it is used
             os.chmod(path, 0o700)
+        except OSError:
+            return None
     return path
 
 
@@ -138,7 +172,8 @@ def key_text(key: dict[str, Any]) -> str:
 
 def _connect(path: str) -> sqlite3.Connection:
     """A persisted index, read-only and immutable: a query never writes it, and never waits for or
-    locks out another invmap (an index is replaced by a rename, never changed in place)."""
+    locks out another invmap (an index is replaced by a rename, never changed in place). Temporary
+    tables (query stemming) live in memory beside it."""
     # A URI: `%`, `?` and `#` escaped; `file://` + an absolute path keeps `//x` a path.
     escaped = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     con = sqlite3.connect(f"file://{escaped}?mode=ro&immutable=1", uri=True, isolation_level=None)
@@ -146,25 +181,38 @@ def _connect(path: str) -> sqlite3.Connection:
     return con
 
 
-# What `sqlite_master` of an index we built holds (SQLite keeps each statement's text verbatim), for
-# comparison with a file found on disk; the primary keys' automatic indexes have no statement.
-EXPECTED_SCHEMA = sorted((re.match(r"CREATE (?:TABLE|INDEX) (\w+)", sql).group(1), sql) for sql in TABLES)  # type: ignore[union-attr]
+_EXPECTED: list[tuple[str, str]] = []
+
+
+def expected_schema() -> list[tuple[str, str]]:
+    """What `sqlite_master` of an index we built holds (SQLite keeps each statement's text verbatim,
+    and FTS5 adds shadow tables of its own): read once from an empty index built in memory."""
+    if not _EXPECTED:
+        con = sqlite3.connect(":memory:")
+        for sql in TABLES:
+            con.execute(sql)
+        _EXPECTED.extend(con.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name"))
+        con.close()
+    return _EXPECTED
 
 
 def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
-    """Our format, our exact tables, our key, and as many rows as the index says it holds: else the
-    file is not used. Cheap on purpose (no hashing, no integrity scan): a damaged page anywhere else
-    is found when it is read, and `Index` then rebuilds."""
+    """Our format, our exact tables, our key (and the catalogs it extends unchanged), and as many rows
+    as the index says it holds: else the file is not used. Cheap on purpose (no hashing, no integrity
+    scan): a damaged page anywhere else is found when it is read, and `Index` then rebuilds."""
     if con.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
         return False
-    if (
-        con.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").fetchall()
-        != EXPECTED_SCHEMA
-    ):
+    found = con.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").fetchall()
+    if found != expected_schema():
         return False
-    meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('key', 'sources')").fetchall())
+    meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('key', 'sources', 'bases')").fetchall())
     if meta.get("key") != key_text(key):
         return False
+    for base in filter(None, meta.get("bases", "").split("\n\n")):
+        path = base.partition("\n")[0].removeprefix("path=").strip("'")
+        current = key_of(path)
+        if current is None or key_text(current) != base:
+            return False
     return meta.get("sources") == str(con.execute("SELECT count(*) FROM sources").fetchone()[0])
 
 
@@ -215,6 +263,8 @@ def state_of(path: str) -> dict[str, Any]:
 _NOT_WORD = re.compile(r"[\W_]+")
 _ASCII_LOWER = bytes(range(256)).lower()
 _ASCII_NOT_WORD = bytes(c for c in range(128) if not chr(c).isalnum())
+_CAMEL = re.compile(r"[^\W\d_]*[a-z][A-Z][^\W_]*|[A-Z]{2,}[a-z][^\W_]*")
+_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 def normalize(text: str) -> str:
@@ -224,21 +274,31 @@ def normalize(text: str) -> str:
     return _NOT_WORD.sub("", text.casefold())
 
 
-_DATES_AT = tuple(i for i, f in enumerate(FIELDS) if f.kind == "date")
+def camel_parts(*texts: str | None) -> str | None:
+    """The parts of the CamelCase words in `texts` (`FlashAttention, KVCache-centric` -> `Flash
+    Attention KV Cache`), so that a search for `attention` finds PagedAttention; None when there are none."""
+    parts = [" ".join(_CAMEL_PART.findall(word)) for text in texts if text for word in _CAMEL.findall(text)]
+    return " ".join(parts) or None
+
+
+_LIST_AT = tuple((i, f.kind) for i, f in enumerate(FIELDS) if f.kind.name in ("list", "date"))
 _LAYERS_AT = SOURCE_FIELDS.index("layers")
 _URL_AT = SOURCE_FIELDS.index("url")
 
 
-def _record_row(source: Any, pos: int) -> list[Any]:
-    """A source's row, `pos` then every field in `SOURCE_FIELDS` order (values, not names: SQLite
-    binds them ~15% faster): the stored values, the derived `layers` and the effective `url`."""
+def _record_row(source: Any, pos: int, level_titles: dict[str, str]) -> list[Any]:
+    """A source's row: `pos`, every field in `SOURCE_FIELDS` order (values, not names: SQLite binds them
+    ~15% faster) in its kind's index form, then the search-only columns."""
     values = source.__dict__
     row = [values.get(name) for name in SOURCE_FIELDS]
-    row[_LAYERS_AT] = ";".join(source.layers)
+    codes = source.layers
+    row[_LAYERS_AT] = ";".join(codes)
     row[_URL_AT] = source.link
-    for i in _DATES_AT:
-        row[i] = row[i].isoformat()
-    return [pos, *row]
+    for i, kind in _LIST_AT:
+        row[i] = kind.row(kind.json(row[i]))
+    keywords = values.get("keywords")
+    levels = " \x1f ".join(level_titles[code] for code in codes if code in level_titles) or None
+    return [pos, *row, levels, camel_parts(values["name"], values.get("title"), *(keywords or ()))]
 
 
 def source_keys(source: Any, canonical_link: Callable[[str], str]) -> Iterable[tuple[str, str]]:
@@ -260,28 +320,30 @@ def source_keys(source: Any, canonical_link: Callable[[str], str]) -> Iterable[t
 
 
 def _fill(
-    con: sqlite3.Connection, catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None
+    con: sqlite3.Connection,
+    catalog: Catalog,
+    key: dict[str, Any] | None,
+    progress: Callable[[int], None] | None = None,
+    bases: Sequence[dict[str, Any]] = (),
 ) -> None:
     from invmap.identifiers import canonical_link  # building only: a warm run never needs it
 
-    tables = [sql for sql in TABLES if sql.startswith("CREATE TABLE")]
+    tables = [sql for sql in TABLES if not sql.startswith("CREATE INDEX")]
     for sql in tables:
         con.execute(sql)
     con.execute(f"PRAGMA user_version = {FORMAT}")
     con.execute("BEGIN")
-    columns = ", ".join(("pos", *SOURCE_FIELDS))
-    marks = ", ".join("?" * (1 + len(SOURCE_FIELDS)))
+    columns = ", ".join(("pos", *SOURCE_FIELDS, *EXTRA_COLUMNS))
+    marks = ", ".join("?" * (1 + len(SOURCE_FIELDS) + len(EXTRA_COLUMNS)))
+    titles = {code: info.title for code, info in catalog.layers.items()}
     chunk = 10_000
     sources = catalog.sources
     for start in range(0, len(sources), chunk):
         part = sources[start : start + chunk]
         # Generators, not lists: the rows of a chunk are never all in memory at once.
         con.executemany(
-            f"INSERT INTO sources ({columns}) VALUES ({marks})", (_record_row(s, start + i) for i, s in enumerate(part))
-        )
-        con.executemany(
-            f"INSERT INTO folded VALUES (?{', ?' * len(SEARCHED_FIELDS)})",
-            ((start + i, *((s.__dict__[f] or "").lower() for f in SEARCHED_FIELDS)) for i, s in enumerate(part)),
+            f"INSERT INTO sources ({columns}) VALUES ({marks})",
+            (_record_row(s, start + i, titles) for i, s in enumerate(part)),
         )
         con.executemany(
             "INSERT INTO codes VALUES (?, ?)", ((code, start + i) for i, s in enumerate(part) for code in s.layers)
@@ -292,14 +354,35 @@ def _fill(
         )
         if progress:
             progress(len(part))
+    con.execute("INSERT INTO fts (fts) VALUES ('rebuild')")  # tokenized in C, from the content table
+    # The correction vocabulary: stems held by a sentence-like field, or by two sources or more (a
+    # word only one source's id or name holds is its name, typed whole by whoever means it: `show`
+    # forgives typos in names). Digits-only terms are never a correction.
+    namelike = ", ".join(f"'{c}'" for c in NAMELIKE)
+    con.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, 'col')")
+    con.execute(
+        "INSERT INTO words SELECT length(term), term, max(doc) FROM temp.vocab "
+        f"WHERE term GLOB '*[^0-9]*' GROUP BY term HAVING max(doc) >= 2 OR max(col NOT IN ({namelike})) = 1"
+    )
+    con.execute("DROP TABLE temp.vocab")
     con.executemany(
-        "INSERT INTO levels VALUES (?, ?, ?)", [(code, info.title, info.scope) for code, info in catalog.layers.items()]
+        "INSERT INTO levels VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (n, code, info.title, info.scope, info.question, _joined(info.metrics), _joined(info.symptoms))
+            for n, (code, info) in enumerate(catalog.layers.items())
+        ],
+    )
+    con.execute("INSERT INTO levels_fts (levels_fts) VALUES ('rebuild')")
+    con.executemany(
+        "INSERT INTO glossary VALUES (?, ?, ?, ?)",
+        [(term, t.expansion, _joined(t.aliases), t.definition) for term, t in catalog.glossary.items()],
     )
     import json  # building only: a warm run and a TAB never need it
 
     info = catalog.catalog.model_dump() if catalog.catalog is not None else None
     meta = {
         "key": key_text(key) if key is not None else "",
+        "bases": "\n\n".join(key_text(b) for b in bases),
         "catalog": json.dumps(info),
         "sources": str(len(sources)),
     }
@@ -308,6 +391,10 @@ def _fill(
         if sql not in tables:
             con.execute(sql)
     con.execute("COMMIT")
+
+
+def _joined(items: Sequence[str]) -> str | None:
+    return LIST_JOIN.join(items) if items else None
 
 
 # What earlier versions of invmap left in the cache folder and this one never reads: round-one
@@ -349,7 +436,10 @@ def _sync(path: str) -> None:
 
 
 def build(
-    catalog: Catalog, key: dict[str, Any] | None, progress: Callable[[int], None] | None = None
+    catalog: Catalog,
+    key: dict[str, Any] | None,
+    progress: Callable[[int], None] | None = None,
+    bases: Sequence[dict[str, Any]] = (),
 ) -> sqlite3.Connection:
     """Index `catalog`: persisted for `key` where the cache folder is usable, else in memory."""
     where = _usable_folder(create=True) if key is not None and enabled() else None
@@ -366,7 +456,7 @@ def build(
             con = sqlite3.connect(tmp, isolation_level=None)
             con.execute("PRAGMA journal_mode = OFF")
             con.execute("PRAGMA synchronous = OFF")
-            _fill(con, catalog, key, progress)
+            _fill(con, catalog, key, progress, bases)
             con.close()
             _sync(tmp)  # on disk before it takes the index's name: a crash never leaves half a file there
             os.replace(tmp, target)
@@ -391,37 +481,52 @@ def build(
 
 # --- reading ---------------------------------------------------------------------------------
 
+_UNROW = tuple((name, KINDS[name]) for name in SOURCE_FIELDS if KINDS[name].name in ("list", "codes"))
+
 
 def _record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     record = dict(zip(columns, row))
-    if "layers" in record:
-        record["layers"] = record["layers"].split(";") if record["layers"] else []
+    for name, kind in _UNROW:
+        if name in record:
+            record[name] = kind.unrow(record[name])
     return record
+
+
+_READ_ERRORS = (sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError)
 
 
 class Index:
     """An open index of one catalog. Every query goes through `_rows`, which, should the file turn
-    out to be broken mid-run, rebuilds the index in memory from the catalog and asks again."""
+    out to be broken mid-run, rebuilds the index from the catalog and asks again."""
 
     def __init__(self, con: sqlite3.Connection, rebuild: Callable[[], sqlite3.Connection]) -> None:
         self._con = con
         self._rebuild = rebuild
         self._rebuilt = False
+        self._stemmer = False
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._con.execute(sql, params).fetchall()
-        except (sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError):
-            # A damaged file (a bad page, text that is not UTF-8): rebuilt from the catalog, then asked
-            # again. An index built in this run that still fails is a bug, and raises.
-            if self._rebuilt:
-                raise
-            self._rebuilt = True
-            with contextlib.suppress(sqlite3.Error):
-                self._con.close()
-            trace("index: damaged, rebuilding")
-            self._con = self._rebuild()
+        except sqlite3.OperationalError as exc:
+            if "fts5: syntax error" in str(exc) or "no such column" in str(exc):
+                raise  # a query this code built wrong: a bug, not damage
+            return self._again(sql, params)
+        except _READ_ERRORS:
+            return self._again(sql, params)
+
+    def _again(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        # A damaged file (a bad page, text that is not UTF-8): rebuilt from the catalog, then asked
+        # again. An index built in this run that still fails is a bug, and raises.
+        if self._rebuilt:
             return self._con.execute(sql, params).fetchall()
+        self._rebuilt = True
+        with contextlib.suppress(sqlite3.Error):
+            self._con.close()
+        trace("index: damaged, rebuilding")
+        self._con = self._rebuild()
+        self._stemmer = False
+        return self._con.execute(sql, params).fetchall()
 
     def count(self) -> int:
         return self._rows("SELECT count(*) FROM sources")[0][0]
@@ -439,11 +544,6 @@ class Index:
         """Rows as plain tuples of `columns` (named, never `*`), in catalog order: the cheapest read."""
         sql = f"SELECT {', '.join(columns)} FROM sources {('WHERE ' + where) if where else ''} ORDER BY pos"
         return self._rows(sql, params)
-
-    def folded(self, where: str, params: Sequence[Any], fields: Sequence[str]) -> list[tuple[Any, ...]]:
-        """`pos` and `fields` (of `fields.SEARCHED_FIELDS`) in lower case, in catalog order."""
-        picked = f"WHERE pos IN (SELECT pos FROM sources WHERE {where})" if where else ""
-        return self._rows(f"SELECT {', '.join(('pos', *fields))} FROM folded {picked} ORDER BY pos", params)
 
     def at(self, positions: Sequence[int], columns: Sequence[str] = SOURCE_FIELDS) -> list[dict[str, Any]]:
         """Records (only `columns`) of the sources at `positions`, in that order."""
@@ -487,6 +587,33 @@ class Index:
     def levels(self) -> dict[str, tuple[str, str | None]]:
         return {code: (title, scope) for code, title, scope in self._rows("SELECT code, title, scope FROM levels")}
 
+    def level_details(self) -> list[dict[str, Any]]:
+        """Every level the catalog describes: code, title, scope, question, metrics, symptoms, in catalog order."""
+        rows = self._rows("SELECT pos, code, title, scope, question, metrics, symptoms FROM levels ORDER BY pos")
+        return [
+            {
+                "pos": pos,
+                "code": code,
+                "title": title,
+                "scope": scope,
+                "question": question,
+                "metrics": metrics.split(LIST_JOIN) if metrics else [],
+                "symptoms": symptoms.split(LIST_JOIN) if symptoms else [],
+            }
+            for pos, code, title, scope, question, metrics, symptoms in rows
+        ]
+
+    def glossary(self) -> list[dict[str, Any]]:
+        """Every glossary term: term, expansion, aliases, definition, in alphabetical order of term."""
+        rows = self._rows("SELECT term, expansion, aliases, definition FROM glossary")
+        return sorted(
+            (
+                {"term": t, "expansion": e, "aliases": a.split(LIST_JOIN) if a else [], "definition": d}
+                for t, e, a, d in rows
+            ),
+            key=lambda entry: entry["term"].casefold(),
+        )
+
     def info(self) -> dict[str, Any] | None:
         import json  # only `guide` asks
 
@@ -494,70 +621,128 @@ class Index:
         value = json.loads(row[0][0]) if row else None
         return value if isinstance(value, dict) else None
 
+    # --- full-text search (search.py) ---------------------------------------------------------
+
+    def match(self, table: str, expression: str, where: str = "", params: Sequence[Any] = ()) -> list[int]:
+        """Rowids of `table` (`fts` or `levels_fts`) matching an FTS5 `expression`, among those `where`
+        selects (SQL over `sources`)."""
+        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+        if where:
+            sql += f" AND rowid IN (SELECT pos FROM sources WHERE {where})"
+        return [row[0] for row in self._rows(sql, [expression, *params])]
+
+    def bm25(
+        self, table: str, expression: str, weights: Sequence[float], where: str = "", params: Sequence[Any] = ()
+    ) -> dict[int, float]:
+        """rowid -> BM25 relevance (higher is better) of each row matching `expression`."""
+        sql = f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) FROM {table} WHERE {table} MATCH ?"
+        if where:
+            sql += f" AND rowid IN (SELECT pos FROM sources WHERE {where})"
+        return {rowid: -score for rowid, score in self._rows(sql, [expression, *params])}
+
+    def highlights(
+        self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]
+    ) -> dict[str, str]:
+        """column -> its text with the words `expression` matches between `marks`, for one row."""
+        every = SEARCH_COLUMNS if table == "fts" else LEVEL_COLUMNS
+        calls = ", ".join(f"highlight({table}, {every.index(c)}, ?, ?)" for c in columns)
+        sql = f"SELECT {calls} FROM {table} WHERE {table} MATCH ? AND rowid = ?"
+        rows = self._rows(sql, [*marks * len(columns), expression, rowid])
+        return dict(zip(columns, rows[0])) if rows else {}
+
+    def texts(self, table: str, rowids: Sequence[int], columns: Sequence[str]) -> dict[int, str]:
+        """rowid -> the raw text of `columns` of that row, joined (for `--exact`)."""
+        source = "sources" if table == "fts" else "levels"
+        out: dict[int, str] = {}
+        for start in range(0, len(rowids), AT_ONCE):
+            part = list(rowids[start : start + AT_ONCE])
+            picked = ", ".join(f"coalesce({c}, '')" for c in columns)
+            key = "pos"
+            sql = f"SELECT {key}, {picked} FROM {source} WHERE {key} IN ({', '.join('?' * len(part))})"
+            for row in self._rows(sql, part):
+                out[row[0]] = " \x1f ".join(row[1:])
+        return out
+
+    def stems(self, words: Sequence[str]) -> list[list[str]]:
+        """Each word as the index's tokenizer stems it (`Evictions` -> ['evict'], `multi-model` ->
+        ['multi', 'model']): SQLite's own Porter stemmer, in a temporary table beside the index."""
+        if not words:
+            return []
+        con = self._con
+        if not self._stemmer:
+            con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, tokenize='{TOKENIZE}')")
+            con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_terms USING fts5vocab(temp, stem, 'instance')")
+            self._stemmer = True
+        con.execute("DELETE FROM temp.stem")
+        con.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)", enumerate(words))
+        out: list[list[str]] = [[] for _ in words]
+        for doc, term in con.execute("SELECT doc, term FROM temp.stem_terms ORDER BY doc, offset"):
+            out[doc].append(term)
+        return out
+
+    def known(self, terms: Sequence[str], tables: Sequence[str] = ("fts",)) -> set[str]:
+        """Which stems the searched text of `tables` (`fts`, `levels_fts`) holds."""
+        if not terms:
+            return set()
+        con = self._con
+        found: set[str] = set()
+        marks = ", ".join("?" * len(terms))
+        for table in tables:
+            con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_terms USING fts5vocab(main, {table}, 'row')")
+            found |= {
+                row[0]
+                for row in self._rows(f"SELECT term FROM temp.{table}_terms WHERE term IN ({marks})", list(terms))
+            }
+        return found
+
+    def vocabulary(self, shortest: int, longest: int) -> list[tuple[str, int]]:
+        """(stem, sources holding it) of the correction vocabulary, for stems of these lengths."""
+        return self._rows("SELECT term, docs FROM words WHERE length BETWEEN ? AND ?", [shortest, longest])
+
+    def surface(self, term: str) -> str | None:
+        """A word of the catalog's text that stems to `term` (for saying what a typo was read as)."""
+        con = self._con
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_places USING fts5vocab(main, fts, 'instance')")
+        place = self._rows("SELECT doc, col, offset FROM temp.fts_places WHERE term = ? LIMIT 1", [term])
+        if not place:
+            return None
+        doc, column, offset = place[0]
+        text = self._rows(f"SELECT {column} FROM sources WHERE pos = ?", [doc])
+        tokens = re.findall(r"[^\W_]+", text[0][0] or "") if text else []
+        return tokens[offset].lower() if offset < len(tokens) else None
 
 
-def open_catalog(location: Location) -> Index:
+def open_catalog(
+    location: Location, progress: Callable[[str, int], Callable[[str | None, int | None], None]] | None = None
+) -> Index:
     """The index of the active catalog: current from the cache, else built (and persisted if it can be).
-    A persisted index found damaged while it is read is rebuilt (and persisted again)."""
+    A persisted index found damaged while it is read is rebuilt (and persisted again). `progress(path,
+    size)` may return a reporter for a first run of a large catalog (the CLI draws a bar with it)."""
     key = key_of(location.path) if enabled() else None
     if key is not None and (con := open_current(key)) is not None:
         trace(f"index: current {index_path(key)}")
-        return Index(con, lambda: _from_toml(location, key))
-    return Index(_from_toml(location, key), lambda: _from_toml(location, None))
+        return Index(con, lambda: _from_toml(location, key, None))
+    return Index(_from_toml(location, key, progress), lambda: _from_toml(location, None, None))
 
 
-def _from_toml(location: Location, key: dict[str, Any] | None) -> sqlite3.Connection:
-    from invmap import catalog as catalog_io
+def _from_toml(location: Location, key: dict[str, Any] | None, progress: Any) -> sqlite3.Connection:
+    from invmap import catalog
 
     try:
         size = os.stat(location.path).st_size if location.path != "-" else 0
     except OSError:
         size = 0
-    with _Progress(location.path, size) as report:
-        report("reading")
-        catalog = catalog_io.validate(catalog_io.read_table(location.path), location.path)
-        report("indexing", len(catalog.sources))
-        return build(catalog, key, progress=lambda n: report(None, n))
-
-
-class _Progress:
-    def __init__(self, path: str, size: int) -> None:
-        self.bar: Any = None
-        self.task: Any = None
-        import sys
-
-        if size >= PROGRESS_FROM and sys.stderr is not None and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            from invmap.safe import escape
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            self.name = escape(os.path.basename(path))
-
-    def __call__(self, phase: str | None, amount: int | None = None) -> None:
-        if self.bar is None:
-            return
-        if phase == "reading":
-            self.bar.start()
-            self.task = self.bar.add_task(f"Reading {self.name}", total=None)
-        elif phase == "indexing":
-            self.bar.update(self.task, description=f"Indexing {self.name}", total=amount, completed=0)
-        elif amount:
-            self.bar.advance(self.task, amount)
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+    report = progress(location.path, size) if progress is not None and size >= PROGRESS_FROM else None
+    try:
+        if report:
+            report("reading", None)
+        loaded, bases = catalog.load_with_bases(location.path)
+        if report:
+            report("indexing", len(loaded.sources))
+        return build(loaded, key, (lambda n: report(None, n)) if report else None, bases=bases)
+    finally:
+        if report:
+            report("done", None)
 
 
 class Records(Sequence):  # of dict[str, Any]

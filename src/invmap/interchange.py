@@ -260,3 +260,23 @@ def to_bibtex(catalog: Catalog) -> str:
         body = ",\n".join(f"  {key} = {{{value}}}" for key, value in fields)
         entries.append(f"@{bib_entry_type(s)}{{{s.id},\n{body}\n}}\n")
     return "\n".join(entries)
+
+
+# --- export's catalog view (formats.FORMATS) -------------------------------------------------------
+
+
+def markdown_document(result: Any, context: Any) -> Any:
+    """`export --format markdown`: the seed's document."""
+    yield to_markdown(result.catalog(), links=context.cell_links)
+
+
+def bibtex_document(result: Any, context: Any) -> Any:
+    """`export --format bibtex`."""
+    yield to_bibtex(result.catalog())
+
+
+def toml_document(result: Any, context: Any) -> Any:
+    """`export --format toml`: the canonical catalog."""
+    from invmap.catalog import dumps
+
+    yield dumps(result.catalog())

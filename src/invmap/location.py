@@ -58,8 +58,32 @@ def locate(option: str | None) -> Location:
 
 def max_size() -> int:
     """`$INVMAP_MAX_CATALOG` in bytes, with an optional K, M or G suffix; else 2 GiB."""
-    text = os.environ.get(MAX_VAR, "").strip()
-    m = re.fullmatch(r"(\d+)\s*([KkMmGg]?)i?[Bb]?", text)
+    return parse_size(os.environ.get(MAX_VAR, ""), DEFAULT_MAX)
+
+
+SIZE_CEILING = 2**62  # larger limits mean "no limit" (and would overflow what reading takes)
+
+
+def parse_size(text: str, default: int) -> int:
+    """`1K`, `64M`, `2G` or a number of bytes; the default for anything else (or nothing)."""
+    m = re.fullmatch(r"(\d{1,30})\s*([KkMmGg]?)i?[Bb]?", text.strip())
     if not m:
-        return DEFAULT_MAX
-    return int(m.group(1)) * 1024 ** " KMG".index(m.group(2).upper() or " ")
+        return default
+    return min(int(m.group(1)) * 1024 ** " KMG".index(m.group(2).upper() or " "), SIZE_CEILING)
+
+
+CHUNK = 1 << 20
+
+
+def read_capped(handle, limit: int) -> bytes:
+    """Read `handle` to its end, but never more than `limit + 1` bytes (so a caller can tell the file is
+    too large), a chunk at a time: a device such as /dev/zero, or a huge limit, never allocates more."""
+    parts = []
+    total = 0
+    while total <= limit:
+        chunk = handle.read(min(CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)

@@ -1,7 +1,8 @@
-"""Typed records of the map: a source, the layers, and the catalog around the sources.
+"""Typed records of the map: a source, the levels, the glossary, and the catalog around them.
 
 No I/O here: `catalog.py` reads and writes files, this module only says what a valid record is.
-`Source` is built from the one field declaration in `fields.py`.
+`Source` is built from the one field declaration in `fields.py`: each field's kind names its type
+(`ANNOTATIONS`), and a few fields add a pattern (`PATTERNS`).
 """
 
 from __future__ import annotations
@@ -11,31 +12,38 @@ from typing import Annotated, Any, Optional
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from invmap.fields import FIELDS
+from invmap.fields import FIELDS, LIST_SEPARATOR
+from invmap.fields import Field as FieldDecl
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
-# Characters no catalog text may hold: C0 and C1 controls, line/paragraph separators, bidi
-# overrides and isolates. They could drive a terminal or hide text; `check` names the field.
-FORBIDDEN = "\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# Characters no catalog text may hold: C0 and C1 controls, line/paragraph separators, bidi marks,
+# overrides and isolates, zero-width spaces and the word joiner, and a byte-order mark inside text.
+# They could drive a terminal or hide text; `check` names the field. (U+200C and U+200D, the
+# joiners that Persian and Indic scripts need, stay allowed.)
+FORBIDDEN = "\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
 # Constraints pydantic checks in Rust rather than in Python callbacks (~0.3 s at 100,000 sources).
 CLEAN_TEXT = rf"^[^{FORBIDDEN}]*[^\s{FORBIDDEN}][^{FORBIDDEN}]*$"  # not blank, no forbidden character
+CLEAN_ITEM = rf"^[^{FORBIDDEN}{LIST_SEPARATOR}]*[^\s{FORBIDDEN}{LIST_SEPARATOR}][^{FORBIDDEN}{LIST_SEPARATOR}]*$"
 # Prose ([catalog] preface and afterword) may also hold newlines and tabs, which `import` writes.
-PROSE_FORBIDDEN = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+PROSE_FORBIDDEN = FORBIDDEN.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f")
 CLEAN_PROSE = rf"^[^{PROSE_FORBIDDEN}]*$"
 FIRST_YEAR = 1900
 LAST_YEAR = dt.date.today().year + 1  # "after next year" is implausible
 
-PATTERNS: dict[str, str] = {
-    "id": r"^[a-z0-9]+(?:-[a-z0-9]+)*$",
-    "arxiv": r"^\d{4}\.\d{4,5}(?:v\d+)?$",
-    "doi": rf"^10\.\d{{4,9}}/[^\s{FORBIDDEN}]+$",
-    "url": rf"^https?://[^\s/?#{FORBIDDEN}]+(?:[/?#][^\s{FORBIDDEN}]*)?$",
-    "code": rf"^https?://[^\s/?#{FORBIDDEN}]+(?:[/?#][^\s{FORBIDDEN}]*)?$",
+# Fields with a form of their own: (pattern, what a value must be, said in `check`'s words).
+PATTERNS: dict[str, tuple[str, str]] = {
+    "id": (r"^[a-z0-9]+(?:-[a-z0-9]+)*$", "lowercase kebab-case such as 'llm-d'"),
+    "arxiv": (r"^\d{4}\.\d{4,5}(?:v\d+)?$", "an arXiv id such as '2407.00079'"),
+    "doi": (rf"^10\.\d{{4,9}}/[^\s{FORBIDDEN}]+$", "a DOI such as '10.1145/3731569.3764815'"),
+    "url": (rf"^https?://[^\s/?#{FORBIDDEN}]+(?:[/?#][^\s{FORBIDDEN}]*)?$", "an absolute http(s) URL without spaces"),
+    "code": (rf"^https?://[^\s/?#{FORBIDDEN}]+(?:[/?#][^\s{FORBIDDEN}]*)?$", "an absolute http(s) URL without spaces"),
 }
 
 Text = Annotated[str, Field(pattern=CLEAN_TEXT)]
+Item = Annotated[str, Field(pattern=CLEAN_ITEM)]
 Prose = Annotated[str, Field(pattern=CLEAN_PROSE)]
 Year = Annotated[int, Field(ge=FIRST_YEAR, le=LAST_YEAR)]
+Items = Annotated[list[Item], Field(min_length=1)]
 
 
 def _valid_layer(label: str) -> str:
@@ -43,16 +51,20 @@ def _valid_layer(label: str) -> str:
     return label
 
 
-def _annotation(name: str, kind: str) -> Any:
-    if kind == "int":
-        return Year
-    if kind == "date":
-        return dt.date
-    if name in PATTERNS:
-        return Annotated[str, Field(pattern=PATTERNS[name])]
-    if name == "layer":
-        return Annotated[str, Field(pattern=CLEAN_TEXT), AfterValidator(_valid_layer)]
-    return Text
+# What each kind of field is, to pydantic (`fields.Kind.name` -> annotation).
+ANNOTATIONS: dict[str, Any] = {
+    "text": Text,
+    "label": Annotated[str, Field(pattern=CLEAN_TEXT), AfterValidator(_valid_layer)],
+    "year": Year,
+    "date": dt.date,
+    "list": Items,
+}
+
+
+def _annotation(f: FieldDecl) -> Any:
+    if f.name in PATTERNS:
+        return Annotated[str, Field(pattern=PATTERNS[f.name][0])]
+    return ANNOTATIONS[f.kind.name]
 
 
 class SourceBase(BaseModel):
@@ -74,18 +86,18 @@ class SourceBase(BaseModel):
         return "n.d." if self.year is None else str(self.year)  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract: every field in `fields.FIELDS` order, `url` the effective link, dates as text."""
-        out: dict[str, Any] = {}
-        for f in FIELDS:
-            if f.name == "layers":
-                out["layers"] = list(self.layers)
-            elif f.name == "url":
-                out["url"] = self.link
-            elif f.kind == "date":
-                out[f.name] = getattr(self, f.name).isoformat()
-            else:
-                out[f.name] = getattr(self, f.name)
-        return out
+        """The JSON contract: every field in `fields.FIELDS` order, each in its kind's JSON form."""
+        return {f.name: f.kind.json(contract_value(self, f.name)) for f in FIELDS}
+
+
+def contract_value(source: Any, name: str) -> Any:
+    """A field's value in the JSON contract, before its kind's form: `url` is the effective link and
+    `layers` the label's codes (the two values the contract derives)."""
+    if name == "url":
+        return source.link
+    if name == "layers":
+        return list(source.layers)
+    return getattr(source, name)
 
 
 def effective_link(url: str | None, arxiv: str | None, doi: str | None) -> str | None:
@@ -101,32 +113,45 @@ def effective_link(url: str | None, arxiv: str | None, doi: str | None) -> str |
 Source = create_model(  # type: ignore[call-overload]
     "Source",
     __base__=SourceBase,
-    **{
-        f.name: (_annotation(f.name, f.kind), ...) if f.required else (Optional[_annotation(f.name, f.kind)], None)
-        for f in FIELDS
-        if f.stored
-    },
+    **{f.name: (_annotation(f), ...) if f.required else (Optional[_annotation(f)], None) for f in FIELDS if f.stored},
 )
 
 
 class CatalogInfo(BaseModel):
-    """The `[catalog]` table: the prose around the seed's table."""
+    """The `[catalog]` table: the prose around the seed's table; `extends` makes the file an overlay
+    of another catalog (`"shipped"` or a path)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
-    title: Text
+    title: Optional[Text] = None
     preface: Prose = ""
     procedure: list[Text] = []
     afterword: Prose = ""
+    extends: Optional[Text] = None
 
 
 class LayerInfo(BaseModel):
-    """One level of the map: `L3 = { title = "Cache management", scope = "paging, ..." }`."""
+    """One level of the map: its title and scope, the decision question it asks, the metrics whose
+    boundary defines it, and the symptoms an engineer sees when the bottleneck is there."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
     title: Text
     scope: Optional[Text] = None
+    question: Optional[Text] = None
+    metrics: list[Text] = []
+    symptoms: list[Text] = []
+
+
+class Term(BaseModel):
+    """A glossary entry: `TTFT = { expansion = "time to first token", definition = "..." }`; `aliases`
+    are other phrases meaning the same. Search uses the term, its expansion and aliases both ways."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+
+    expansion: Optional[Text] = None
+    aliases: list[Text] = []
+    definition: Text
 
 
 def _layer_table(value: Any) -> Any:
@@ -141,6 +166,15 @@ def _known_layer_keys(layers: dict[str, LayerInfo]) -> dict[str, LayerInfo]:
     return layers
 
 
+def _clean_terms(glossary: dict[str, Term]) -> dict[str, Term]:
+    import re
+
+    for term in glossary:
+        if not re.match(CLEAN_TEXT, term):
+            raise ValueError(f"glossary term {term!r} must be text without control characters")
+    return glossary
+
+
 class Catalog(BaseModel):
     """A whole catalog file: only `[[sources]]` is required. Duplicate ids are checked by `catalog.py`,
     which reports every problem at once."""
@@ -151,4 +185,5 @@ class Catalog(BaseModel):
     layers: Annotated[
         dict[str, Annotated[LayerInfo, BeforeValidator(_layer_table)]], AfterValidator(_known_layer_keys)
     ] = {}
+    glossary: Annotated[dict[str, Term], AfterValidator(_clean_terms)] = {}
     sources: Annotated[list[Source], Field(min_length=1)]  # type: ignore[valid-type]

@@ -15,29 +15,56 @@ UNDATED = "n.d."
 NO_CODE = "other"  # the grid's row for sources whose label carries no code
 
 
-def layer_rows(levels: dict[str, tuple[str, str | None]], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def layer_rows(levels: list[dict[str, Any]], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per code (L1..L6, P0), then one per free-text label that carries no code."""
+    by_code = {level["code"]: level for level in levels}
     rows = []
     for code in LAYER_CODES:
-        title, scope = levels.get(code, (None, None))
-        rows.append(_layer_row(code, title, scope, [r for r in records if code in r["layers"]]))
+        level = by_code.get(code, {})
+        rows.append(_layer_row(code, level, [r for r in records if code in r["layers"]]))
     free: dict[str, list[dict[str, Any]]] = {}
     for r in records:
         if not r["layers"]:
             free.setdefault(r["layer"], []).append(r)
-    rows += [_layer_row(None, label, None, members) for label, members in free.items()]
+    rows += [_layer_row(None, {"title": label}, members) for label, members in free.items()]
     return rows
 
 
-def _layer_row(code: str | None, title: str | None, scope: str | None, members: list[dict[str, Any]]) -> dict[str, Any]:
+def _layer_row(code: str | None, level: dict[str, Any], members: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "code": code,
-        "title": title,
-        "scope": scope,
+        "title": level.get("title"),
+        "scope": level.get("scope"),
+        "question": level.get("question"),
+        "metrics": list(level.get("metrics") or []),
+        "symptoms": list(level.get("symptoms") or []),
         "count": len(members),
         "sources": [r["id"] for r in members],
         "names": [r["name"] for r in members],
     }
+
+
+def level_code(value: str, known: Sequence[str]) -> str:
+    """`L3`, `l3` or `3` -> L3; anything else is a usage error naming the codes."""
+    from invmap.errors import UsageError
+
+    text = value.strip().upper()
+    if text.isdigit() and len(text) == 1 and "1" <= text <= "6":
+        text = f"L{text}"
+    if text not in LAYER_CODES:
+        raise UsageError(f"unknown level '{value}' (levels: {', '.join(LAYER_CODES)})")
+    return text
+
+
+def one_level(code: str, levels: list[dict[str, Any]], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`layers L3`: the level's title, scope, question, metrics and symptoms, and its sources, each
+    with its open question."""
+    level = next((lv for lv in levels if lv["code"] == code), {"code": code})
+    members = [r for r in records if code in r["layers"]]
+    row = _layer_row(code, level, members)
+    row["sources"] = [{"id": r["id"], "name": r["name"], "question": r["question"]} for r in members]
+    del row["names"]
+    return row
 
 
 def year_key(year: int | None) -> str:

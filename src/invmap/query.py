@@ -1,7 +1,9 @@
-"""Selecting sources from the index: filters, name and identifier resolution, search, related sources.
+"""Selecting sources from the index: filters, sorting, name and identifier resolution, and the
+search and related-source results built on `search.py`'s retrieval.
 
-The only module that imports rapidfuzz, and only inside the functions that score text, so `list`
-and `questions` never pay for it. Records are the JSON-contract dicts the index returns.
+rapidfuzz is imported only to resolve a name that matches nothing exactly (and, in `search.py`, to
+correct a typo), so `list` and `questions` never pay for it. Records are the JSON-contract dicts the
+index returns.
 """
 
 from __future__ import annotations
@@ -12,15 +14,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from invmap.errors import NotFoundError, UsageError
-from invmap.fields import SEARCHED_FIELDS, SOURCE_FIELDS, TEXT_FIELDS
+from invmap.fields import KINDS, SORT_KEYS, SOURCE_FIELDS, TEXT_FIELDS
+from invmap.index import DEFAULT_COLUMNS, SEARCH_COLUMNS, WEIGHTS
+from invmap.options import FILTERS, SEARCHABLE
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
 if TYPE_CHECKING:
     from invmap.index import Index, Records
 
-SORT_KEYS: tuple[str, ...] = ("year", "name", "id", "layer", "type")
-SEARCH_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, "all")
 _LOOKS_LIKE_CODE = re.compile(r"^[LP]\d+$", re.IGNORECASE)
+_DIGIT_CODE = re.compile(r"^[1-6]$")
 _YEAR_SPAN = re.compile(r"^(\d{4})?(\.\.)?(\d{4})?$")
 
 
@@ -98,9 +101,18 @@ class Filters:
 
     def add(self, parts: list[tuple[str, list[Any]]]) -> None:
         if parts:
-            self.clauses.append("(" + " OR ".join(sql for sql, _ in parts) + ")")
+            self.clauses.append(_any([sql for sql, _ in parts]))
             for _, params in parts:
                 self.params.extend(params)
+
+
+def _any(clauses: list[str]) -> str:
+    """`(a OR b OR ...)` nested as a balanced tree: a thousand values stay far below SQLite's limit on
+    expression depth (a flat chain of ORs is as deep as it is long)."""
+    if len(clauses) == 1:
+        return f"({clauses[0]})"
+    half = len(clauses) // 2
+    return f"({_any(clauses[:half])} OR {_any(clauses[half:])})"
 
 
 def _in(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
@@ -110,9 +122,11 @@ def _in(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
 
 
 def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
-    """A code (L5, l5), words of a level's title or scope (`disaggregation`), or part of a label:
-    (SQL, its parameters, the level codes selected)."""
+    """A code (L5, l5, or the digit 5), words of a level's title or scope (`disaggregation`), or part
+    of a label: (SQL, its parameters, the level codes selected)."""
     text = value.strip()
+    if _DIGIT_CODE.match(text):  # a bare digit 1-6 always names its level, never label text holding it
+        text = f"L{text}"
     if text.upper() in LAYER_CODES:
         return "pos IN (SELECT pos FROM codes WHERE code = ?)", [text.upper()], [text.upper()]
     if text and not _LOOKS_LIKE_CODE.match(text):
@@ -125,6 +139,10 @@ def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
                 by_code[1] + labels,
                 codes + [c for lab in labels for c in layer_codes(lab)],
             )
+    if _LOOKS_LIKE_CODE.match(text):
+        close = did_you_mean(text, LAYER_CODES) or _nearest_code(text)
+        hint = f"; did you mean '{close}'?" if close else ""
+        raise UsageError(f"unknown layer code '{value}'{hint} (valid codes: {LAYER_CODES_TEXT})")
     words = [t for t, _ in index.levels().values()] + [lab for lab in index.distinct("layer") if not layer_codes(lab)]
     close = did_you_mean(text, [*LAYER_CODES, *words])
     hint = f"; did you mean '{close}'?" if close else ""
@@ -133,6 +151,13 @@ def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
         f"unknown layer '{value}'{hint} (use a code, {LAYER_CODES_TEXT}; words of a level's title or "
         f"scope, see 'invmap layers'; or part of a layer label" + (f" such as {free})" if free else ")")
     )
+
+
+def _nearest_code(text: str) -> str | None:
+    """`L9` -> L6, `L0` -> L1, `P3` -> P0: the nearest code of the same letter."""
+    letter, number = text[0].upper(), int(text[1:])
+    same = [c for c in LAYER_CODES if c[0] == letter]
+    return min(same, key=lambda c: abs(int(c[1:]) - number)) if same else None
 
 
 def type_values(index: Index, value: str) -> list[str]:
@@ -146,27 +171,50 @@ def type_values(index: Index, value: str) -> list[str]:
     raise UsageError(f"unknown type '{value}'{hint} (valid types: {', '.join(types)})")
 
 
-def build_filters(
-    index: Index, layers: Sequence[str] | None = (), types: Sequence[str] | None = (), years: Sequence[str] | None = ()
-) -> Filters:
+def _layer_parts(index: Index, values: list[str], filters: Filters) -> list[tuple[str, list[Any]]]:
+    parts = [layer_clause(index, v) for v in values]
+    filters.codes = {code for _, _, codes in parts for code in codes}
+    return [(sql, params) for sql, params, _ in parts]
+
+
+def _type_parts(index: Index, values: list[str], filters: Filters) -> list[tuple[str, list[Any]]]:
+    return [_in("type", list(dict.fromkeys(t for v in values for t in type_values(index, v))))]
+
+
+def _year_parts(index: Index, values: list[str], filters: Filters) -> list[tuple[str, list[Any]]]:
+    return [parse_year(v).sql() for v in values]
+
+
+# The clause builders a value filter's `clause` names (options.FILTERS); a flag's clause is its SQL.
+CLAUSES = {"layer": _layer_parts, "type": _type_parts, "year": _year_parts}
+
+
+def build_filters(index: Index, values: dict[str, Any]) -> Filters:
+    """The filter bundle's values (`options.FILTERS`, by dest) -> one Filters. Values of one option are
+    ORed (repeated, or a comma list, each value once), different options ANDed."""
     filters = Filters()
-    layer_values, type_list, year_values = split_values(layers), split_values(types), split_values(years)
-    layer_parts = [layer_clause(index, v) for v in layer_values]
-    filters.add([(sql, params) for sql, params, _ in layer_parts])
-    if layer_parts:
-        filters.codes = {code for _, _, codes in layer_parts for code in codes}
-    filters.add([_in("type", [t for v in type_list for t in type_values(index, v)])] if type_list else [])
-    filters.add([parse_year(v).sql() for v in year_values])
-    for option, values in (("--layer", layer_values), ("--type", type_list), ("--year", year_values)):
-        filters.described += [f"{option} {v}" for v in values]
+    for o in FILTERS:
+        given = values.get(o.dest)
+        if not given:
+            continue
+        if o.kind == "flag":
+            filters.add([(o.clause, [])])
+            filters.described.append(o.flags[0])
+            continue
+        parts = list(dict.fromkeys(split_values(given)))
+        if not parts:
+            continue
+        filters.add(CLAUSES[o.clause](index, parts, filters))
+        filters.described += [f"{o.flags[0]} {v}" for v in parts]
     return filters
 
 
-def select(index: Index, filters: Filters, columns: Sequence[str] = SOURCE_FIELDS) -> list[dict[str, Any]]:
+def records_matching(index: Index, filters: Filters, columns: Sequence[str] = SOURCE_FIELDS) -> list[dict[str, Any]]:
+    """Every record the filters select, whole, in catalog order (for views that count or group them)."""
     return index.records(filters.where, filters.params, columns)
 
 
-def selection(
+def lazy_selection(
     index: Index,
     filters: Filters,
     columns: Sequence[str] = SOURCE_FIELDS,
@@ -190,26 +238,20 @@ def selection(
 
 def check_sort_key(key: str | None) -> None:
     if key is not None and key not in SORT_KEYS:
-        raise UsageError(f"unknown sort key '{key}' (valid keys: {', '.join(SORT_KEYS)})")
+        close = did_you_mean(key, SORT_KEYS)
+        hint = f"; did you mean '{close}'?" if close else ""
+        raise UsageError(f"unknown sort key '{key}'{hint} (valid keys: {', '.join(SORT_KEYS)})")
 
 
 def sort_records(records: list[dict[str, Any]], key: str | None, reverse: bool = False) -> list[dict[str, Any]]:
-    """Sort by one key; sources without a year go last whichever the direction."""
+    """Sort by one key, as its field's kind orders it; sources without a value go last either way."""
     if key is None:
         return list(reversed(records)) if reverse else list(records)
     check_sort_key(key)
-    if key == "year":
-        dated = sorted((r for r in records if r["year"] is not None), key=lambda r: r["year"], reverse=reverse)
-        return dated + [r for r in records if r["year"] is None]
-    if key == "layer":
-        order = {code: i for i, code in enumerate(LAYER_CODES)}
-
-        def layer_key(r: dict[str, Any]) -> tuple[int, str]:
-            codes = layer_codes(r["layer"])
-            return (order[codes[0]] if codes else len(order), r["layer"].casefold())
-
-        return sorted(records, key=layer_key, reverse=reverse)
-    return sorted(records, key=lambda r: str(r[key]).casefold(), reverse=reverse)
+    kind = KINDS[key]
+    keyed = [(kind.sort_key(r[key]), r) for r in records]
+    present = sorted(((k, r) for (absent, k), r in keyed if not absent), key=lambda item: item[0], reverse=reverse)
+    return [r for _, r in present] + [r for (absent, _), r in keyed if absent]
 
 
 # --- name and identifier resolution ------------------------------------------------------------
@@ -250,6 +292,9 @@ def resolve(index: Index, query: str) -> dict[str, Any]:
         return found(positions)
     if positions := index.prefixed(wanted, ("id", "name")):
         return found(positions)
+    if positions := index.prefixed(wanted, ("title", "source")):  # the start of a title, if only one has it
+        if len(positions) == 1:
+            return found(positions)
 
     # Typos and words inside a title: rapidfuzz's weighted ratio over names, ids and Source texts.
     from rapidfuzz import fuzz, process, utils
@@ -294,223 +339,149 @@ def resolve_all(index: Index, queries: Sequence[str]) -> list[dict[str, Any]]:
 
 # --- search --------------------------------------------------------------------------------------
 
-# Tiers: a match on the name, id or Source text ranks above one in the title, above one in a sentence.
-NAME_TIER = ("id", "name", "source")
-TITLE_TIER = ("title",)
-WORD_MATCH = 80.0  # in the name and title tiers every word of the query must match this well
 
-
-def search_fields(within: Sequence[str] | None) -> list[str]:
+def search_fields(within: Sequence[str] | None) -> list[str] | None:
+    """`--in` values -> the fields to search, or None for the default (every field with a weight)."""
     values = split_values(within)
     if not values:
-        return list(SEARCHED_FIELDS)
+        return None
     if "all" in values:
         return list(TEXT_FIELDS)
     unknown = [f for f in values if f not in TEXT_FIELDS]
     if unknown:
         close = did_you_mean(unknown[0], TEXT_FIELDS)
         hint = f"; did you mean '{close}'?" if close else ""
-        raise UsageError(f"cannot search field '{unknown[0]}'{hint} (searchable: {', '.join(SEARCH_FIELDS)})")
-    fields = list(dict.fromkeys(values))
-    return ["id", *fields] if "name" in fields and "id" not in fields else fields
+        raise UsageError(f"cannot search field '{unknown[0]}'{hint} (searchable: {', '.join(SEARCHABLE)})")
+    return list(dict.fromkeys(values))
 
 
 def search(
-    index: Index, filters: Filters, text: str, fields: Sequence[str], limit: int | None = 10, min_score: float = 60.0
-) -> list[dict[str, Any]]:
-    """Records with a `score` (0-100), best first.
+    index: Index,
+    filters: Filters,
+    args: Sequence[str],
+    fields: Sequence[str] | None,
+    limit: int | None = 10,
+    min_score: float = 0.0,
+    exact: bool = False,
+) -> tuple[list[dict[str, Any]], Any]:
+    """(records, each with `score`, `matched` and `why`, best first; the parsed query)."""
+    from invmap import search as engine
 
-    A field's score is the mean, over the query's words, of each word's best partial match in it
-    (rapidfuzz `partial_ratio`, case ignored), so word order, case and small typos do not matter. A
-    source ranks in the best tier where it matches: the name/id/Source tier and the title tier need
-    every word to match (>= 80), the sentence tier needs the mean to reach `min_score`. Within a tier,
-    the better score first, then catalog order. Lower tiers are scored only for the places the higher
-    ones left in the top `limit`.
-    """
-    from rapidfuzz import utils
-
-    words = sorted(dict.fromkeys(utils.default_process(text).split()), key=len, reverse=True)
-    if not words:
-        raise UsageError("search needs some text to look for")
-    fields = list(dict.fromkeys(fields))
-    tiers = [
-        (tier, [f for f in fields if (f in tier_fields if tier_fields else f not in (*NAME_TIER, *TITLE_TIER))])
-        for tier, tier_fields in ((3, NAME_TIER), (2, TITLE_TIER), (1, None))
+    columns = list(DEFAULT_COLUMNS) if fields is None else [*fields, *(["level_words"] if "layer" in fields else [])]
+    query = engine.build_query(index, args, TEXT_FIELDS, exact=exact)
+    weights = [WEIGHTS[c] if c in columns else 0.0 for c in SEARCH_COLUMNS]
+    hits = [
+        h
+        for h in engine.rank(index, query, "fts", columns, weights, filters.where, filters.params)
+        if h.score >= min_score
     ]
-    # The name and title columns are read together; the sentence columns (the long texts) only when
-    # the upper tiers leave room, and then each is held in lower case alone.
-    upper = [f for tier, chosen in tiers if tier > 1 for f in chosen]
-    texts_of = _lowered_columns(index, filters, upper)
-    best: dict[int, tuple[int, float]] = {}  # row number -> (tier, score)
-    for tier, chosen in tiers:
-        room = None if limit is None else limit - len(best)
-        if room is not None and room <= 0:
-            break  # every lower-tier match would rank below the `limit` already found
-        if tier == 1 and chosen:
-            texts_of = _lowered_columns(index, filters, chosen)
-        found: dict[int, float] = {}
-        scored: list[Sequence[str]] = []  # this tier's columns scored so far
-        for f in chosen:
-            texts = texts_of.pop(f)
-            # A source's text equal to one of its texts this tier already scored (a name that reads
-            # as its id) would score the same: it is left out ("" scores 0).
-            unscored = texts
-            for earlier in scored:
-                unscored = ["" if t == e else t for t, e in zip(unscored, earlier)]
-            scored.append(texts)
-            scores = _all_words(words, unscored) if tier > 1 else _best_means(words, unscored, min_score, room)
-            for k, score in scores.items():
-                if k not in best and score >= min_score and score > found.get(k, -1.0):
-                    found[k] = score
-        best.update({k: (tier, score) for k, score in found.items()})
-    positions = texts_of["pos"]
-    ranked = sorted(best, key=lambda k: (-best[k][0], -round(best[k][1], 1), k))[:limit]
-    full = index.at([positions[k] for k in ranked])
-    return [{**record, "score": round(best[k][1], 1)} for record, k in zip(full, ranked)]
+    hits = hits[:limit]
+    records = index.at([h.rowid for h in hits])
+    every = " OR ".join(e for g in query.groups if (e := engine.group_expression(g, columns)))
+    out = []
+    for record, hit in zip(records, hits):
+        matched, why = _why(index, every, hit.rowid, columns, record)
+        out.append({**record, "score": hit.score, "matched": matched, "why": why})
+    return out, query
 
 
-def _lowered_columns(index: Index, filters: Filters, fields: Sequence[str]) -> dict[str, Any]:
-    """`pos` and each of `fields` as a list in lower case, of the sources `filters` select."""
-    if set(fields) <= set(SEARCHED_FIELDS):  # kept in lower case by the index
-        rows = index.folded(filters.where, filters.params, fields)
-        out: dict[str, Any] = {f: [row[c] for row in rows] for c, f in enumerate(fields, start=1)}
-    else:
-        rows = index.columns(filters.where, filters.params, ["pos", *fields])
-        out = {f: [(row[c] or "").lower() for row in rows] for c, f in enumerate(fields, start=1)}
-    out["pos"] = [row[0] for row in rows]
-    return out
+WHY_WIDTH = 70  # characters of context kept around the matched words in `why`
 
 
-def _scores(word: str, texts: Sequence[str], cutoff: float) -> dict[int, float]:
-    """{k: partial_ratio(word, texts[k])} for the texts scoring `cutoff` or more, as rapidfuzz's
-    `extract_iter` gives them.
+def _why(
+    index: Index, expression: str, rowid: int, columns: Sequence[str], record: dict[str, Any]
+) -> tuple[list[str], str]:
+    """(the fields a result matched in, best first; the best one as `field: …text…` with the matched
+    words between search.MARK). The index's own columns count as the fields they come from: a level's
+    words as `layer`, a CamelCase word's parts as the field holding the word."""
+    from invmap import fields as declared
+    from invmap.search import MARK
 
-    A text at least as long as the word that does not contain it scores at most 100 (2m-2)/(2m-1)
-    for a word of m characters (its best window misses one character): above that cutoff only the
-    texts containing the word can score, and they score 100, so a substring test (C speed, ~30x
-    faster than fuzzy scoring) finds them; texts shorter than the word are still scored by rapidfuzz.
-    tests/test_properties.py checks this against rapidfuzz for any word, text and cutoff."""
-    from rapidfuzz import fuzz, process
-
-    m = len(word)
-    if m and cutoff > 100.0 * (2 * m - 2) / (2 * m - 1) + 1e-6:
-        found = {k: 100.0 for k, text in enumerate(texts) if word in text and len(text) >= m}
-        short = [k for k, text in enumerate(texts) if len(text) < m]
-        if short:
-            subset = [texts[k] for k in short]
-            for _, s, j in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=cutoff):
-                found[short[j]] = s
-        return found
-    return {k: s for _, s, k in process.extract_iter(word, texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
-
-
-def _all_words(words: Sequence[str], texts: Sequence[str]) -> dict[int, float]:
-    """The name and title tiers: texts that every word matches (>= WORD_MATCH), with the mean score.
-    Each later word is scored only against the texts all earlier words matched."""
-    alive: dict[int, float] = {i: 0.0 for i in range(len(texts))}
-    for word in words:
-        positions = list(alive)
-        subset = texts if len(positions) == len(texts) else [texts[i] for i in positions]
-        alive = {positions[k]: alive[positions[k]] + s for k, s in _scores(word, subset, WORD_MATCH).items()}
-        if not alive:
-            return {}
-    return {i: total / len(words) for i, total in alive.items()}
-
-
-def _best_means(words: Sequence[str], texts: Sequence[str], min_score: float, room: int | None) -> dict[int, float]:
-    """The sentence tier: texts whose mean word score reaches `min_score` — all of them (no `room`,
-    or one word), or at least every text that can be among the best `room` (`_top_means`)."""
-    if room is not None and len(words) > 1:
-        return _top_means(words, texts, min_score, room)
-    return _all_means(words, texts, min_score)
+    marked = index.highlights("fts", expression, rowid, columns, MARK)
+    found: dict[str, tuple[int, float, str]] = {}
+    for column, text in marked.items():
+        if not text or MARK[0] not in text:
+            continue
+        words = {w.casefold() for w in re.findall(f"{MARK[0]}(.*?){MARK[1]}", text)}
+        name = column
+        if column == "level_words":
+            name, text = "layer", f"{record['layer']} ({MARK[0]}{' '.join(sorted(words))}{MARK[1]} level)"
+        elif column == "parts":
+            holder = next(
+                (f for f in ("name", "title", "keywords") if any(w in _flat(record.get(f)).casefold() for w in words)),
+                "name",
+            )
+            name, text = holder, _mark_words(_flat(record.get(holder)), words)
+        weight = declared.BY_NAME[name].weight if name in declared.BY_NAME else 0.5
+        count, best, _ = found.get(name, (0, 0.0, ""))
+        if len(words) > count or (len(words) == count and weight > best):
+            found[name] = (len(words), weight, text)
+    ranked = sorted(found.items(), key=lambda item: (-item[1][0], -item[1][1]))
+    if not ranked:
+        return [], ""
+    name, (_, _, text) = ranked[0]
+    return [n for n, _ in ranked], f"{name}: {_window(text.replace(chr(0x1F), '; '))}"
 
 
-def _all_means(words: Sequence[str], texts: Sequence[str], min_score: float) -> dict[int, float]:
-    """Every text whose mean word score reaches `min_score`, scored by rapidfuzz alone (the reference
-    `_top_means` is tested against): a text whose total so far plus 100 for each word still to score
-    cannot reach `n * min_score` is dropped before the next word."""
-    from rapidfuzz import fuzz, process
-
-    n = len(words)
-    need = n * min_score
-    cutoff = max(0.0, need - 100.0 * (n - 1))  # below this on one word, no text can reach min_score
-    totals = {i: s for _, s, i in process.extract_iter(words[0], texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)}
-    for done, word in enumerate(words[1:], start=2):
-        left = 100.0 * (n - done)
-        totals = {i: t for i, t in totals.items() if t + 100.0 + left >= need}
-        if not totals:
-            return {}
-        positions = list(totals)
-        least = max(0.0, need - max(totals.values()) - left)
-        subset = [texts[i] for i in positions]
-        scored = {k: s for _, s, k in process.extract_iter(word, subset, scorer=fuzz.partial_ratio, score_cutoff=least)}
-        totals = {i: totals[i] + scored.get(k, 0.0) for k, i in enumerate(positions)}
-    return {i: t / n for i, t in totals.items() if t >= need}
+def _flat(value: Any) -> str:
+    return "; ".join(value) if isinstance(value, list) else (value or "")
 
 
-SEEDS = 200  # texts scored in full to find the bound a text must reach to be among the best
+def _mark_words(text: str, words: set[str]) -> str:
+    """Mark the words of `text` containing any of `words` (a CamelCase word holding a matched part)."""
+    from invmap.search import MARK
+
+    return re.sub(
+        r"[^\W_]+",
+        lambda m: f"{MARK[0]}{m.group()}{MARK[1]}" if any(w in m.group().casefold() for w in words) else m.group(),
+        text,
+    )
 
 
-def _top_means(words: Sequence[str], texts: Sequence[str], min_score: float, room: int) -> dict[int, float]:
-    """`_best_means` with `room`: at least every text whose total over the words can be among the best
-    `room`, without scoring every word against every text.
+def _window(text: str) -> str:
+    """At most about WHY_WIDTH characters around the first matched word, cut at spaces with `…`."""
+    from invmap.search import MARK
 
-    The texts best on the first word (of those matching it at `min_score` or better), scored in
-    full, give `bound`, a total the best `room` all reach. A text reaching `bound` matches some word at
-    `bound / n` or better, so each word is scored with that cutoff (rapidfuzz skips hopeless texts
-    quickly) and a text no word finds is out. The missing scores of the rest are then filled in a
-    word at a time, dropping each text whose total so far plus `bound / n` for each word still
-    missing falls short."""
-    import heapq
-
-    from rapidfuzz import fuzz, process
-
-    def scan(word: str, cutoff: float) -> dict[int, float]:
-        return _scores(word, texts, cutoff)
-
-    n = len(words)
-    bound = n * min_score
-    first = scan(words[0], min_score)  # every later cutoff is at least min_score: this pass serves them all
-    seeds = heapq.nlargest(SEEDS, first, key=first.__getitem__) if len(first) > SEEDS else list(first)
-    if len(seeds) >= room:
-        full = sorted((first[i] + sum(fuzz.partial_ratio(w, texts[i]) for w in words[1:]) for i in seeds), reverse=True)
-        bound = max(bound, full[room - 1] - 0.5 * n)  # a margin for scores that round to the same tenth
-    cutoff = min(100.0, max(min_score, bound / n - 1e-9))  # bound >= n * min_score
-    known: dict[int, dict[int, float]] = {}  # text -> {word: score}, for scores >= cutoff
-    for w, word in enumerate(words):
-        hits = {i: s for i, s in first.items() if s >= cutoff} if w == 0 else scan(word, cutoff)
-        for i, score in hits.items():
-            known.setdefault(i, {})[w] = score
-    totals = {i: sum(scores.values()) for i, scores in known.items()}
-    unknown = {i: n - len(scores) for i, scores in known.items()}
-    for w, word in enumerate(words):
-        alive = [i for i in totals if totals[i] + cutoff * unknown[i] >= bound]
-        totals = {i: totals[i] for i in alive}
-        missing = [i for i in alive if w not in known[i]]
-        if missing:
-            for _, score, k in process.extract_iter(word, [texts[i] for i in missing], scorer=fuzz.partial_ratio):
-                totals[missing[k]] += score
-                unknown[missing[k]] -= 1
-    return {i: t / n for i, t in totals.items() if t >= bound}
+    if len(text.replace(MARK[0], "").replace(MARK[1], "")) <= WHY_WIDTH:
+        return text
+    at = text.index(MARK[0])
+    start = max(0, at - WHY_WIDTH // 3)
+    if start:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < at else start
+    end = start + WHY_WIDTH + (text[start:].count(MARK[0]) + text[start:].count(MARK[1]))
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > at else end
+    return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
 
 
 def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
-    """Sources nearest to `target`: shared layer codes (40%) and similar mechanism and question (60%)."""
-    from rapidfuzz import fuzz, utils
+    """Sources nearest to `target`: 60 points for how well their text answers a search made of the
+    target's mechanism and question (BM25 relative to the best), 40 for the level codes they share
+    (Jaccard overlap); never the source itself."""
+    from invmap import search as engine
 
-    def text(r: dict[str, Any]) -> str:
-        return utils.default_process(f"{r['mechanism']} {r['question']}")
-
-    mine = text(target)
-    codes = set(target["layers"])
+    words = [
+        w
+        for w in dict.fromkeys(engine.words_of(f"{target['mechanism']} {target['question']}"))
+        if w not in engine.STOP_WORDS
+    ]
+    relevance: dict[int, float] = {}
+    if words:
+        expression = engine.expression([[w] for w in words], list(DEFAULT_COLUMNS))
+        relevance = index.bm25("fts", expression, [WEIGHTS.get(c, 1.0) for c in SEARCH_COLUMNS])
+    mine = set(target["layers"])
+    rows = index.records(columns=("pos", "id", "layer", "layers"))
+    best = max((v for r in rows if r["id"] != target["id"] for v in [relevance.get(r["pos"], 0.0)]), default=0.0) or 1.0
     hits = []
-    for r in index.records(columns=("pos", "id", "layer", "layers", "mechanism", "question")):
+    for r in rows:
         if r["id"] == target["id"]:
             continue
         theirs = set(r["layers"])
-        union = codes | theirs
-        overlap = len(codes & theirs) / len(union) if union else (1.0 if r["layer"] == target["layer"] else 0.0)
-        hits.append((round(40 * overlap + 0.6 * fuzz.token_set_ratio(mine, text(r)), 1), r["pos"]))
-    hits.sort(key=lambda h: -h[0])
+        union = mine | theirs
+        overlap = len(mine & theirs) / len(union) if union else (1.0 if r["layer"] == target["layer"] else 0.0)
+        hits.append((round(40 * overlap + 60 * max(relevance.get(r["pos"], 0.0), 0.0) / best, 1), r["pos"]))
+    hits.sort(key=lambda h: (-h[0], h[1]))
     top = hits[:limit]
     return [{**record, "score": score} for record, (score, _) in zip(index.at([p for _, p in top]), top)]

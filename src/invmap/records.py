@@ -4,14 +4,20 @@ validation. No I/O beyond parsing bytes the CLI hands over.
 A record is a JSON object; every problem is reported with its JSON path
 (`raw_measurements[0].evidence must match result_type 'estimated'`). Numbers must be finite JSON
 numbers: the parser refuses `NaN` and `Infinity`, as the field guide's own validator does.
+
+Also here: reading record files (with a size cap, and only regular files when walking a folder),
+finding the records folder, and which catalog sources each record addresses.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
-from typing import Annotated, Any, Literal, Union
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -24,6 +30,17 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from invmap.errors import CatalogError, UsageError, WriteError
+
+if TYPE_CHECKING:
+    from invmap.index import Index
+
+RECORDS_VAR = "INVMAP_RECORDS"
+DEFAULT_FOLDER = "experiments"
+MAX_RECORD_VAR = "INVMAP_MAX_RECORD"
+DEFAULT_MAX_RECORD = 64 * 1024**2  # bytes; a record is a page of JSON, not a data set
+DRAFT_PROMPT = "REPLACE: "  # what `record new` puts before the prompts a record must not keep
 
 SCHEMA_VERSION = "1.0"
 RESULT_TYPES: tuple[str, ...] = ("measured", "simulated", "estimated", "reported")
@@ -84,6 +101,9 @@ class Record(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Record:
         problems = []
+        for name, value in self.__dict__.items():
+            if isinstance(value, str) and value.startswith(DRAFT_PROMPT):
+                problems.append(f"{name} still holds the draft's prompt ({DRAFT_PROMPT.strip()} ...): write your own")
         for group in ("raw_measurements", "derived_metrics"):
             for i, value in enumerate(getattr(self, group)):
                 if value.evidence != self.result_type:
@@ -199,7 +219,7 @@ def draft(source: dict[str, Any], result_type: str, record_id: str) -> dict[str,
         "schema_version": SCHEMA_VERSION,
         "record_id": record_id,
         "title": f"{source['name']}: {source['question']}",
-        "hypothesis": f"REPLACE: what you expect to observe, testing the open question: {source['question']}",
+        "hypothesis": f"{DRAFT_PROMPT}what you expect to observe, testing the open question: {source['question']}",
         "result_type": result_type,
         "workload": {},
         "environment": {},
@@ -211,3 +231,147 @@ def draft(source: dict[str, Any], result_type: str, record_id: str) -> dict[str,
         "artifacts": {"source_id": source["id"], "question": source["question"]},
         "sources": [source["url"]] if source.get("url") else [],
     }
+
+
+# --- files and folders ---------------------------------------------------------------------------
+
+
+def max_record() -> int:
+    """`$INVMAP_MAX_RECORD` in bytes (an optional K, M or G), else 64 MiB."""
+    from invmap.location import parse_size
+
+    return parse_size(os.environ.get(MAX_RECORD_VAR, ""), DEFAULT_MAX_RECORD)
+
+
+def read(path: str) -> bytes:
+    """A record file's bytes (stdin for `-`), at most `max_record()` of them: a path the user names is
+    read as given (a FIFO too), within the cap. CatalogError (exit 3) when it cannot be read."""
+    import sys
+
+    from invmap.location import read_capped
+
+    limit = max_record()
+    too_big = f"larger than {limit:,} bytes (${MAX_RECORD_VAR} sets the limit)"
+    if path == "-":
+        stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
+        if stream is None or sys.stdin.closed:
+            raise WriteError("cannot read a record from stdin: it is closed")
+        try:
+            data = read_capped(stream, limit)
+        except (OSError, ValueError) as exc:
+            raise WriteError(f"cannot read a record from stdin: {getattr(exc, 'strerror', None) or exc}") from None
+    else:
+        try:
+            with open(path, "rb") as handle:
+                if stat.S_ISDIR(os.fstat(handle.fileno()).st_mode):
+                    raise IsADirectoryError
+                data = read_capped(handle, limit)
+        except FileNotFoundError:
+            raise CatalogError(path, ["no such file"]) from None
+        except IsADirectoryError:
+            raise CatalogError(path, ["is a directory, not a record file"]) from None
+        except OSError as exc:
+            raise CatalogError(path, [f"cannot be read: {exc.strerror or exc}"]) from None
+    if len(data) > limit:
+        raise CatalogError(path, [too_big])
+    return data
+
+
+def check_file(path: str) -> tuple[Any, list[str]]:
+    """(the parsed record, its problems) of one file."""
+    try:
+        value, problems = parse(read(path))
+    except CatalogError as exc:
+        return None, exc.problems
+    return value, problems or problems_of(value)
+
+
+def records_folder(named: str | None, default: str | None = None) -> Path | None:
+    """The records folder in effect: named (must exist), else $INVMAP_RECORDS (must exist), else
+    `default` if it exists, else None."""
+    for value, source in ((named, "records folder"), (os.environ.get(RECORDS_VAR) or None, f"${RECORDS_VAR}")):
+        if value is not None:
+            folder = Path(value)
+            try:
+                is_dir = folder.is_dir()
+            except OSError as exc:
+                raise WriteError(f"cannot read {value} ({source}): {exc.strerror or exc}") from None
+            if not is_dir:
+                raise UsageError(f"no such folder: {value} ({source})")
+            return folder
+    if default is not None and Path(default).is_dir():
+        return Path(default)
+    return None
+
+
+def walk(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Every `*.json` regular file under `folder`, sorted, and what was skipped (a FIFO, a device, a
+    link to one, a folder that cannot be read) with why. Iterative: no depth is too deep, and linked
+    folders are not followed (no loops)."""
+    found: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    pending = [str(folder)]
+    while pending:
+        where = pending.pop()
+        try:
+            entries = list(os.scandir(where))
+        except OSError as exc:
+            skipped.append((Path(where), f"cannot be read: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                    continue
+                if not entry.name.endswith(".json"):
+                    continue
+                info = os.stat(entry.path)  # through a link: what it points to
+            except OSError as exc:
+                skipped.append((Path(entry.path), f"cannot be read: {exc.strerror or exc}"))
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.append(Path(entry.path))
+            else:
+                skipped.append((Path(entry.path), "not a regular file (a FIFO, a device or a folder)"))
+    return sorted(found), sorted(skipped)
+
+
+def scan(idx: Index, folder: Path) -> tuple[list[dict[str, Any]], list[tuple[Path, str]]]:
+    """Every record under `folder`: its id, title, type, validity and the catalog sources its `sources`
+    URLs identify, as `show URL` would; and what was skipped."""
+    from invmap.identifiers import keys_for_query
+
+    paths, skipped = walk(folder)
+    found = []
+    for path in paths:
+        value, problems = check_file(str(path))
+        data = value if isinstance(value, dict) else {}
+        addresses: list[str] = []
+        urls = data.get("sources") if isinstance(data.get("sources"), list) else []
+        for url in urls:
+            keys = keys_for_query(url) if isinstance(url, str) else None
+            if keys:
+                addresses += [r["id"] for r in idx.at(idx.lookup(keys))]
+        found.append(
+            {
+                "path": str(path),
+                "record_id": data.get("record_id") if isinstance(data.get("record_id"), str) else None,
+                "title": data.get("title") if isinstance(data.get("title"), str) else None,
+                "result_type": data.get("result_type") if isinstance(data.get("result_type"), str) else None,
+                "valid": not problems,
+                "addresses": list(dict.fromkeys(addresses)),
+                "sources": [u for u in urls if isinstance(u, str)],
+            }
+        )
+    return found, skipped
+
+
+def addressed_by(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(source id -> the record_ids of the valid records that cite it, source id -> the invalid ones).
+    Only a valid record addresses a question."""
+    valid: dict[str, list[str]] = {}
+    invalid: dict[str, list[str]] = {}
+    for r in scan(idx, folder)[0]:
+        for source_id in r["addresses"]:
+            (valid if r["valid"] else invalid).setdefault(source_id, []).append(r["record_id"] or Path(r["path"]).stem)
+    return valid, invalid

@@ -1,47 +1,21 @@
-"""Records -> text or rich renderables. Returns; never prints (the CLI's `emit` decides where output goes).
+"""Records -> text. Returns; never prints (the CLI's `emit` decides where output goes).
 
-Output formats are one enum (`Format`); text formats are rendered by `text(result, fmt)`, terminal
-views by `screen(result, width, color)`. rich is imported only by the terminal renderers, so machine
-formats never load it. JSON is encoded by one encoder (`to_json`).
+Each output format is an entry of `formats.FORMATS`, whose renderers live here (and, for export's
+catalog view, in `interchange.py`): `render(result, context)` yields the text a piece at a time, so a
+large result is never whole in memory. rich is imported only by the terminal renderers, so machine
+formats never load it. Cells take their form from their field's kind (`fields.Kind`).
 """
 
 from __future__ import annotations
 
-import enum
 import io
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from invmap.errors import UsageError
-from invmap.fields import FIELD_HELP, HEADERS, SCORED_FIELDS, WRAPPING
-from invmap.safe import escape
-
-
-class Format(str, enum.Enum):
-    TABLE = "table"
-    JSON = "json"
-    JSONL = "jsonl"
-    CSV = "csv"
-    TSV = "tsv"
-    MARKDOWN = "markdown"
-    PLAIN = "plain"
-
-
-FORMATS: tuple[str, ...] = tuple(f.value for f in Format)
-MACHINE_FORMATS = frozenset({"json", "jsonl", "csv", "tsv"})
-# Commands whose result has no sensible form in every format; every other command takes all of them.
-COMMAND_FORMATS: dict[str, tuple[str, ...]] = {
-    "stats": ("table", "json", "csv", "tsv", "markdown", "plain"),
-    "map": ("table", "json", "csv", "tsv", "markdown", "plain"),
-    "guide": ("table", "json", "markdown", "plain"),
-}
-
-
-def formats_of(command: str | None) -> tuple[str, ...]:
-    return COMMAND_FORMATS.get(command or "", FORMATS)
-
+from invmap.fields import FIELD_HELP, HEADERS, KINDS, SCORED_FIELDS, WRAPPING
+from invmap.safe import escape, json_safe
 
 EXTRA_HEADERS = {
     "code": "Code",
@@ -52,89 +26,99 @@ EXTRA_HEADERS = {
     "names": "Names",
     "group": "Group",
     "key": "Key",
-    "records": "Records",
     "record_id": "Record",
     "result_type": "Result",
     "valid": "Valid",
     "addresses": "Addresses",
     "path": "File",
+    "term": "Term",
+    "expansion": "Expansion",
+    "definition": "Definition",
+    "aliases": "Also",
+    "question": "Question",
+    "metrics": "Metrics",
+    "symptoms": "Symptoms",
+    "field": "Field",
+    "status": "Status",
+    "final_url": "Final URL",
+    "error": "Error",
+    "change": "Change",
+    "old": "Old",
+    "new": "New",
 }
-WRAP_EXTRA = frozenset({"title", "scope", "names", "sources", "records", "addresses"})
+WRAP_EXTRA = frozenset(
+    {
+        "title",
+        "scope",
+        "names",
+        "sources",
+        "records",
+        "addresses",
+        "definition",
+        "aliases",
+        "metrics",
+        "symptoms",
+        "question",
+        "matched",
+        "old",
+        "new",
+        "error",
+        "final_url",
+        "expansion",
+    }
+)
+MARK_OPEN, MARK_CLOSE = "\x02", "\x03"  # around matched words in `why` (search.MARK)
 
 
 def header(f: str) -> str:
-    return HEADERS.get(f) or EXTRA_HEADERS.get(f, f.capitalize())
+    return HEADERS.get(f) or EXTRA_HEADERS.get(f, f.replace("_", " ").capitalize())
 
 
 @dataclass
 class Result:
     """What a command produced: flat `rows` (with `fields`) for every format; optionally a different
-    JSON shape (`data`) and a terminal drawing of its own (`draw(width, color) -> renderable`)."""
+    JSON shape (`data`), a terminal drawing of its own (`draw(width, color) -> renderable or text`),
+    and for export's catalog view the catalog itself (`catalog()`)."""
 
-    rows: list[dict[str, Any]]
+    rows: Sequence[dict[str, Any]]
     fields: list[str]
     data: Any = None
     draw: Callable[[int, bool], Any] | None = None
     single: bool = False  # one record (`show`): JSON is an object, plain is `field:<TAB>value` lines
+    catalog: Callable[[], Any] | None = None
 
 
-def check_format(fmt: str, allowed: Sequence[str], command: str) -> None:
-    if fmt not in allowed:
-        raise UsageError(f"{command} cannot print '{fmt}' (its formats: {', '.join(allowed)})")
+@dataclass
+class Context:
+    """How to render: the terminal's width and colour, hyperlinks, spreadsheet-safe cells, and (export's
+    Markdown) cells written as links."""
+
+    width: int = 80
+    color: bool = False
+    links: bool = False
+    excel: bool = False
+    cell_links: bool = False
 
 
-def choose_format(
-    fmt: str | None, json_flag: bool, is_terminal: bool, allowed: Sequence[str] = FORMATS, command: str = "this command"
-) -> str:
-    """`--json` is `--format json`; with neither, a table on a terminal and plain lines in a pipe."""
-    if json_flag:
-        if fmt not in (None, "json"):
-            raise UsageError(f"--json and --format {fmt} contradict each other: use one of them")
-        fmt = "json"
-    if fmt is None:
-        fmt = "table" if is_terminal else "plain"
-    check_format(fmt, allowed, command)
-    return fmt
+def text(result: Result, fmt: str, view: str, context: Context | None = None) -> str:
+    """A format's whole text."""
+    from invmap import formats
+
+    return "".join(formats.renderer(fmt, view)(result, context or Context()))
 
 
-def parse_fields(value: str | None, allowed: Sequence[str]) -> list[str] | None:
-    """`id,name,year` -> ['id', 'name', 'year']; an unknown name is a UsageError listing the valid ones."""
-    if value is None:
-        return None
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise UsageError(f"--fields needs at least one field name (valid fields: {', '.join(allowed)})")
-    unknown = [n for n in names if n not in allowed]
-    if unknown:
-        word = "field" if len(unknown) == 1 else "fields"
-        raise UsageError(f"unknown {word} {', '.join(repr(n) for n in unknown)} (valid fields: {', '.join(allowed)})")
-    return list(dict.fromkeys(names))
+# --- cells ---------------------------------------------------------------------------------------
 
 
-# --- text formats ------------------------------------------------------------------------------
+def unmarked(value: str) -> str:
+    return value.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
 
 
-def to_json(data: Any, indent: int | None = 2) -> str:
-    """The one JSON encoder: UTF-8 text kept as is (the CLI escapes what the stream cannot encode)."""
-    return json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
-
-
-def line_encoder() -> Callable[[Any], str]:
-    """Compact one-line JSON for one record at a time, as `json.dumps(..., ensure_ascii=False)`
-    writes it. The C encoder is built once rather than once a record (~1/3 faster at 100,000)."""
-    from json import encoder
-
-    if encoder.c_make_encoder is None:  # pragma: no cover - an interpreter without the C accelerator
-        return json.JSONEncoder(ensure_ascii=False).encode
-
-    def refuse(value: Any) -> Any:
-        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-    make = encoder.c_make_encoder(None, refuse, encoder.encode_basestring, None, ": ", ", ", False, False, True)
-    return lambda value: "".join(make(value, 0))
-
-
-def _machine_cell(value: Any) -> str:
+def machine_cell(f: str, value: Any) -> str:
+    """A csv, tsv or plain cell: lists `;`-joined (as csv and tsv join them), null empty."""
+    kind = KINDS.get(f)
+    if kind is not None and value is not None and not isinstance(value, bool):
+        return unmarked(kind.machine(value)) if f == "why" else kind.machine(value)
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -144,14 +128,18 @@ def _machine_cell(value: Any) -> str:
     return str(value)
 
 
-def human_cell(f: str, value: Any, joiner: str = ", ") -> str:
-    """How a value reads in tables and Markdown: `n.d.` for no year, lists joined."""
+def human_cell(f: str, value: Any) -> str:
+    """How a value reads in tables and Markdown: `n.d.` for no year, lists joined, scores to a tenth."""
+    kind = KINDS.get(f)
+    if kind is not None and not isinstance(value, bool):
+        shown = kind.human(value)
+        return unmarked(shown) if f == "why" else shown
     if value is None:
-        return "n.d." if f == "year" else ""
+        return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
-        return joiner.join(str(v) for v in value)
+        return ", ".join(str(v) for v in value)
     if isinstance(value, float):
         return f"{value:.1f}"
     return str(value)
@@ -172,76 +160,137 @@ def excel_safe(cell: str) -> str:
 BATCH = 2_000  # records rendered and written at a time: a large result is never whole as text
 
 
-def text(result: Result, fmt: str, *, excel: bool = False) -> str:
-    """Every format but `table`, whole; ends with a newline unless empty."""
-    return "".join(pieces(result, fmt, excel=excel))
-
-
-def pieces(result: Result, fmt: str, *, excel: bool = False) -> Iterator[str]:
-    """Every format but `table`, as consecutive pieces of text: a batch of records at a time."""
-    fields = result.fields
-    rows = result.rows
+def batches(result: Result) -> Iterator[list[dict[str, Any]]]:
+    """The rows, a batch at a time, each holding exactly `result.fields` in that order."""
+    fields, rows = result.fields, result.rows
     same = not rows or list(rows[0]) == fields  # project only records holding other keys or another order
+    for start in range(0, len(rows), BATCH):
+        part = rows[start : start + BATCH]
+        yield part if same else [{f: r.get(f) for f in fields} for r in part]
 
-    def batches() -> Iterator[list[dict[str, Any]]]:
-        for start in range(0, len(rows), BATCH):
-            part = rows[start : start + BATCH]
-            yield part if same else [{f: r.get(f) for f in fields} for r in part]
 
-    if fmt == "json" and (result.data is not None or result.single):
-        yield to_json(result.data if result.data is not None else next(batches())[0], indent=2)
-    elif fmt == "json":
-        # One record a line inside the array: readable, and fast (the C encoder; indent= is pure Python).
-        if not rows:
-            yield "[]\n"
-            return
-        encode = line_encoder()
-        for n, part in enumerate(batches()):
-            yield ("[\n" if n == 0 else ",\n") + ",\n".join(map(encode, part))
-        yield "\n]\n"
-    elif fmt == "jsonl":
-        encode = line_encoder()
-        for part in batches():
-            yield "".join(encode(r) + "\n" for r in part)
-    elif fmt in ("csv", "tsv"):
-        import csv
+# --- renderers (formats.FORMATS) -----------------------------------------------------------------
 
-        buffer = io.StringIO(newline="")
-        writer = csv.writer(buffer, dialect="excel" if fmt == "csv" else "excel-tab", lineterminator="\n")
-        writer.writerow(fields)
-        for part in batches():
-            cells = ([v if type(v) is str else _machine_cell(v) for v in map(r.get, fields)] for r in part)
-            writer.writerows(([excel_safe(c) for c in row] for row in cells) if excel else cells)
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
+
+def to_json(data: Any, indent: int | None = 2) -> str:
+    """The one JSON encoder: UTF-8 text kept as is, but every C0, C1 and bidi control written as a
+    `\\u` escape (the same string to a JSON reader, nothing raw for a terminal)."""
+    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent)) + "\n"
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def json_line(value: Any) -> str:
+    """Compact one-line JSON for one record, as `json.dumps(..., ensure_ascii=False)` writes it."""
+    return json_safe(_ENCODE(value))
+
+
+def json_text(result: Result, context: Context) -> Iterator[str]:
+    if result.data is not None or result.single:
+        yield to_json(result.data if result.data is not None else next(batches(result))[0], indent=2)
+        return
+    # One record a line inside the array: readable, and fast (the C encoder; indent= is pure Python).
+    if not result.rows:
+        yield "[]\n"
+        return
+    for n, part in enumerate(batches(result)):
+        yield ("[\n" if n == 0 else ",\n") + ",\n".join(map(json_line, part))
+    yield "\n]\n"
+
+
+def jsonl_text(result: Result, context: Context) -> Iterator[str]:
+    if isinstance(result.data, list):
+        yield "".join(json_line(item) + "\n" for item in result.data)
+        return
+    for part in batches(result):
+        yield "".join(json_line(r) + "\n" for r in part)
+
+
+def _delimited(result: Result, context: Context, dialect: str) -> Iterator[str]:
+    import csv
+
+    fields = result.fields
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, dialect=dialect, lineterminator="\n")
+    writer.writerow(fields)
+    for part in batches(result):
+        cells = (
+            [v if type(v) is str and f != "why" else machine_cell(f, v) for f, v in zip(fields, map(r.get, fields))]
+            for r in part
+        )
+        writer.writerows(([excel_safe(c) for c in row] for row in cells) if context.excel else cells)
         yield buffer.getvalue()
-    elif fmt == "markdown":
-        projected = [r for part in batches() for r in part]
-        if result.single:
-            yield markdown_table(["Field", "Value"], [[header(f), human_cell(f, projected[0][f])] for f in fields])
-        else:
-            yield markdown_table(
-                [header(f) for f in fields], [[human_cell(f, r[f]) for f in fields] for r in projected]
-            )
-    elif fmt == "plain":
-        if result.single:
-            record = next(batches())[0]
-            yield "".join(
-                f"{f}:\t{_one_line(_machine_cell(record[f]) if f != 'year' else human_cell(f, record[f]))}\n"
-                for f in fields
-            )
-            return
-        for part in batches():
-            yield "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in part)
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+def csv_text(result: Result, context: Context) -> Iterator[str]:
+    return _delimited(result, context, "excel")
+
+
+def tsv_text(result: Result, context: Context) -> Iterator[str]:
+    return _delimited(result, context, "excel-tab")
+
+
+def markdown_text(result: Result, context: Context) -> Iterator[str]:
+    fields = result.fields
+    rows = [r for part in batches(result) for r in part]
+    if result.single:
+        yield markdown_table(["Field", "Value"], [[header(f), human_cell(f, rows[0][f])] for f in fields])
     else:
-        raise ValueError(f"not a text format: {fmt}")
+        yield markdown_table([header(f) for f in fields], [[human_cell(f, r[f]) for f in fields] for r in rows])
+
+
+def plain_text(result: Result, context: Context) -> Iterator[str]:
+    fields = result.fields
+    if result.single:
+        record = next(batches(result))[0]
+        yield "".join(f"{f}:\t{_plain_cell(f, record[f])}\n" for f in fields)
+        return
+    for part in batches(result):
+        yield "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in part)
+
+
+def table(result: Result, context: Context) -> Iterator[str]:
+    """The terminal view: the command's own drawing, else a table of its records."""
+    if result.draw is not None:
+        drawing = result.draw(context.width, context.color)
+    else:
+        drawing = records_table(result.rows, result.fields, context.width, context.color, context.links)
+    yield drawing if isinstance(drawing, str) else to_terminal_text(drawing, context.width, context.color)
+
+
+def to_terminal_text(renderable: Any, width: int, color: bool) -> str:
+    """A rich renderable as text `width` wide; escape sequences only when colour is on."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    screen = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        color_system="truecolor" if color else None,
+        legacy_windows=False,
+        emoji=False,
+        markup=False,
+    )
+    screen.print(renderable, crop=False, overflow="ignore")
+    out = buffer.getvalue()
+    if not color:
+        out = "\n".join(line.rstrip() for line in out.split("\n"))
+    return out
 
 
 def _plain_cell(f: str, value: Any) -> str:
-    if isinstance(value, list):
-        return ";".join(str(v) for v in value)  # as csv and tsv join lists
-    return _one_line(human_cell(f, value))
+    if f == "year" and value is None:
+        return "n.d."
+    if isinstance(value, float):
+        return human_cell(f, value)
+    return _one_line(machine_cell(f, value))
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -251,15 +300,27 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return line(headers) + "|" + "---|" * len(headers) + "\n" + "".join(line(r) for r in rows)
 
 
-def fields_text(fields: Sequence[str] = SCORED_FIELDS) -> str:
-    width = max(len(f) for f in fields)
-    return "".join(f"{f.ljust(width)}  {FIELD_HELP[f]}\n" for f in fields)
+def fields_text(fields: Sequence[str] = SCORED_FIELDS, width: int | None = None) -> str:
+    """`invmap fields`: a name and its meaning a line; with a terminal `width`, meanings wrap at spaces
+    under themselves."""
+    import textwrap
+
+    name_width = max(len(f) for f in fields)
+    lines = []
+    for f in fields:
+        if width is None or width - name_width - 2 < 20:
+            lines.append(f"{f.ljust(name_width)}  {FIELD_HELP[f]}")
+            continue
+        wrapped = textwrap.wrap(FIELD_HELP[f], width - name_width - 2, break_long_words=False, break_on_hyphens=False)
+        lines.append(f"{f.ljust(name_width)}  {wrapped[0]}")
+        lines += [" " * (name_width + 2) + more for more in wrapped[1:]]
+    return "\n".join(lines) + "\n"
 
 
 # --- terminal tables ---------------------------------------------------------------------------
 
 GAP = 2  # columns between two table columns
-SENTENCES = frozenset({"mechanism", "objective", "question", "availability"})
+SENTENCES = frozenset({"mechanism", "objective", "question", "availability", "why", "seam"})
 MIN_SENTENCE = 36  # a sentence column narrower than this reads badly: drop other columns first
 NARROW = 60  # below this many columns, one block per source instead of a table
 # Which columns go first when the terminal is too narrow (documented in the README).
@@ -356,9 +417,30 @@ def _cell(f: str, value: Any, width: int, link: str | None) -> Any:
 
     if isinstance(value, list) and wraps(f):
         return Text("\n".join(pack([escape(str(v)) for v in value], width)))
+    if f == "why" and isinstance(value, str):
+        return marked_text(whole_values(value))
     content = escape(human_cell(f, value))
     style = Style(link=link) if link and link.startswith(("https://", "http://")) else ""
     return Text(content, style=style)
+
+
+def whole_values(why: str) -> str:
+    """`name: System-Aware KV Cache Survey`: the value of a field that never wraps (a name, an id)
+    keeps its spaces unbreakable, so a table cell never splits it."""
+    name, colon, rest = why.partition(": ")
+    if colon and name in HEADERS and not wraps(name):
+        return f"{name}: " + rest.replace(" ", "\u00a0")
+    return why
+
+
+def marked_text(value: str) -> Any:
+    """Text with the words between MARK_OPEN and MARK_CLOSE in bold (plain where colour is off)."""
+    from rich.text import Text
+
+    out = Text()
+    for n, piece in enumerate(value.replace(MARK_CLOSE, MARK_OPEN).split(MARK_OPEN)):
+        out.append(escape(piece), style="bold" if n % 2 else "")
+    return out
 
 
 def records_table(
@@ -542,7 +624,7 @@ def guide_text(info: dict[str, Any] | None, fmt: str, width: int | None = None) 
     """The map's study procedure and notes, for reading; unwrapped unless a width is given."""
     import textwrap
 
-    if info is None:
+    if info is None or not info.get("title"):
         return "This catalog has no notes: it has no [catalog] table (title, preface, procedure, afterword).\n"
 
     def para(body: str, indent: str = "", first: str = "") -> str:
@@ -563,3 +645,98 @@ def guide_text(info: dict[str, Any] | None, fmt: str, width: int | None = None) 
     if info["afterword"]:
         blocks.append(para(info["afterword"]))
     return "\n\n".join(blocks) + "\n"
+
+
+def document_markdown(result: Result, context: Context) -> Iterator[str]:
+    """`guide --format markdown`."""
+    yield guide_text(result.data, "markdown")
+
+
+def document_plain(result: Result, context: Context) -> Iterator[str]:
+    """`guide` in a pipe: the text unwrapped."""
+    yield guide_text(result.data, "plain")
+
+
+# --- levels --------------------------------------------------------------------------------------
+
+
+def levels_table(rows: Sequence[dict[str, Any]], width: int, color: bool) -> Any:
+    """`layers`: code, title, scope (wrapped at spaces) and count; below 60 columns a block per level."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    count_width = max(len("Sources"), *(len(str(r["count"])) for r in rows))
+    code_width = max(len("Code"), *(len(r["code"] or "") for r in rows))
+    longest_title_word = max(len(w) for r in rows for w in (r["title"] or "").split()) if rows else 1
+    title_width = min(max(len(r["title"] or "") for r in rows), max(22, longest_title_word))
+    scope_width = width - code_width - title_width - count_width - 3 * GAP
+    if width < NARROW or scope_width < 16:
+        blocks: list[Any] = []
+        for n, r in enumerate(rows):
+            if n:
+                blocks.append(Text(""))
+            blocks.append(
+                Text(f"{r['code'] or '-'}  {escape(r['title'] or '')}  ({r['count']})", style="bold" if color else "")
+            )
+            if r["scope"]:
+                import textwrap
+
+                for line in textwrap.wrap(
+                    escape(r["scope"]), max(width - 4, 20), break_long_words=False, break_on_hyphens=False
+                ):
+                    blocks.append(Text("    " + line))
+        return Group(*blocks)
+    out = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, GAP - 1, 0, 0),
+        header_style="bold",
+        collapse_padding=True,
+    )
+    out.add_column("Code", width=code_width, no_wrap=True, style="cyan" if color else None)
+    out.add_column("Title", width=title_width, overflow="fold")
+    out.add_column("Scope", width=scope_width, overflow="fold")
+    out.add_column("Sources", width=count_width, justify="right", no_wrap=True)
+    for r in rows:
+        out.add_row(escape(r["code"] or ""), escape(r["title"] or ""), escape(r["scope"] or ""), str(r["count"]))
+    return out
+
+
+def level_view(level: dict[str, Any], width: int, color: bool) -> Any:
+    """`layers L3`: the level's title, scope, question, metrics and symptoms, then its sources with
+    their open questions."""
+    import textwrap
+
+    from rich.console import Group
+    from rich.text import Text
+
+    room = max(width - 4, 20)
+
+    def wrapped(text: str, indent: str = "    ") -> list[Any]:
+        return [
+            Text(indent + line)
+            for line in textwrap.wrap(escape(text), room, break_long_words=False, break_on_hyphens=False) or [""]
+        ]
+
+    bold = "bold" if color else ""
+    parts: list[Any] = [
+        Text(f"{level['code']}  {escape(level.get('title') or '')}", style="bold cyan" if color else "")
+    ]
+    for label, value in (("Scope", level.get("scope")), ("Question", level.get("question"))):
+        if value:
+            parts += [Text(""), Text(label, style=bold), *wrapped(value)]
+    for label, items in (("Metrics", level.get("metrics")), ("Symptoms", level.get("symptoms"))):
+        if items:
+            parts += [Text(""), Text(label, style=bold)]
+            for item in items:
+                lines = textwrap.wrap(escape(item), room - 2, break_long_words=False, break_on_hyphens=False) or [""]
+                parts += [Text("    - " + lines[0]), *(Text("      " + more) for more in lines[1:])]
+    sources = level.get("sources") or []
+    parts += [Text(""), Text(f"Sources ({len(sources)})", style=bold)]
+    for s in sources:
+        parts.append(Text(f"    {escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
+        parts += wrapped(s["question"], "      ")
+    return Group(*parts)

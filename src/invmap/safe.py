@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import re
 
-# C0 and C1 controls, DEL, line/paragraph separators, bidi overrides and isolates.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls, DEL, line/paragraph separators, bidi marks, overrides and isolates, zero-width
+# spaces, the word joiner and a byte-order mark: what `model.FORBIDDEN` keeps out of catalogs.
+_CONTROLS = "\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -21,6 +24,15 @@ def escape(text: str) -> str:
     if any("\ud800" <= c <= "\udfff" for c in text):
         text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
     return text
+
+
+def json_safe(encoded: str) -> str:
+    """JSON text (as `json.dumps(ensure_ascii=False)` writes it, C0 controls already escaped) with
+    DEL, C1 and bidi controls written as `\\u` escapes too: the same strings to a JSON reader, and
+    nothing that could drive a terminal. These characters only ever occur inside strings."""
+    if encoded.isascii() and "\x7f" not in encoded:
+        return encoded
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
 
 
 def quiet_stdout() -> None:

@@ -1,105 +1,40 @@
-"""Query commands: list, show, questions, search, fields."""
+"""Query commands: triage, list, show, questions, search, define, fields (declared in `options.py`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Any
 
 import typer
 
 from invmap import query
-from invmap.cli.shared import (
-    AllOpt,
-    ColorOpt,
-    FieldsOpt,
-    FormatOpt,
-    JsonOpt,
-    LayerOpt,
-    LimitOpt,
-    NamesArg,
-    NoPagerOpt,
-    ReverseOpt,
-    SortOpt,
-    TypeOpt,
-    YearOpt,
-    at_least_one,
-    complete_search_in,
-    emit,
-    empty_notice,
-    filters,
-    index,
-    output,
-    write,
-)
-from invmap.fields import SCORED_FIELDS, SOURCE_FIELDS
+from invmap.cli.build import Args, implements
+from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, stdout_is_terminal, write
+from invmap.fields import SEARCH_RESULT_FIELDS, SOURCE_FIELDS
 from invmap.render import Result
 
 
-def examples(*lines: str) -> str:
-    """A command's help epilog: an Examples section, kept as written (`\\b` stops click rewrapping it)."""
-    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
-
-
-commands = typer.Typer()
-
-
-@commands.command(
-    "list",
-    epilog=examples(
-        "invmap list --layer L3",
-        "invmap list --layer disaggregation --type current",
-        "invmap list --year 2023..2025 --json | jq -r '.[].id'",
-    ),
-)
-def list_(
-    ctx: typer.Context,
-    layer: LayerOpt = None,
-    type_: TypeOpt = None,
-    year: YearOpt = None,
-    sort: SortOpt = None,
-    reverse: ReverseOpt = False,
-    limit: LimitOpt = None,
-    show_all: AllOpt = False,
-    fmt: FormatOpt = None,
-    json_flag: JsonOpt = False,
-    fields: FieldsOpt = None,
-    color: ColorOpt = None,
-    no_pager: NoPagerOpt = False,
-) -> None:
-    """List sources, filtered by layer, type and year."""
-    out = output(ctx, fmt, json_flag, fields, color, no_pager=no_pager)
-    chosen = filters(ctx, layer, type_, year)
-    fields_ = out.pick(("id", "name", "year", "layer", "mechanism"), SOURCE_FIELDS)
-    columns = [*fields_, "url"] if out.links and "url" not in fields_ else fields_  # a table links each name
-    records = query.selection(index(ctx), chosen, columns, sort, reverse, limit)
+@implements("list")
+def list_(ctx: typer.Context, args: Args) -> None:
+    out = output(ctx, args)
+    chosen = filters(ctx, args)
+    fields = out.pick(("id", "name", "year", "layer", "mechanism"), SOURCE_FIELDS)
+    columns = [*fields, "url"] if out.links and "url" not in fields else fields  # a table links each name
+    records = query.lazy_selection(index(ctx), chosen, columns, args.sort, args.reverse, args.limit)
     if not records:
         empty_notice(out, chosen)
-    emit(out, Result(records, fields_), show_all=show_all)
+    emit(out, Result(records, fields), show_all=args.show_all)
 
 
-@commands.command(
-    "show",
-    epilog=examples(
-        "invmap show PagedAttention", "invmap show 2407.00079", "invmap show https://docs.vllm.ai/ sglang --json"
-    ),
-)
-def show(
-    ctx: typer.Context,
-    names: NamesArg,
-    fmt: FormatOpt = None,
-    json_flag: JsonOpt = False,
-    fields: FieldsOpt = None,
-    color: ColorOpt = None,
-    no_pager: NoPagerOpt = False,
-) -> None:
-    """Show every field of one or more sources, found by id, name, Source text, title, arXiv id, DOI or
-    link. Every name is resolved first; any miss fails the whole command."""
-    out = output(ctx, fmt, json_flag, fields, color, no_pager=no_pager)
-    records = query.resolve_all(index(ctx), names)
-    fields_ = out.fields or list(SOURCE_FIELDS)
+@implements("show")
+def show(ctx: typer.Context, args: Args) -> None:
+    """Every name is resolved first; any miss fails the whole command."""
+    out = output(ctx, args)
+    records = query.resolve_all(index(ctx), args.names)
+    fields = out.fields or list(SOURCE_FIELDS)
     if len(records) == 1:
-        result = Result(records, fields_, single=True, draw=_record_drawing(records[0], fields_))
+        result = Result(records, fields, single=True, draw=_record_drawing(records[0], fields))
     else:
-        result = Result(records, fields_, draw=_records_drawing(records, fields_))
+        result = Result(records, fields, draw=_records_drawing(records, fields))
     emit(out, result)
 
 
@@ -126,132 +61,114 @@ def _records_drawing(records: list[dict[str, Any]], fields: list[str]) -> Any:
     return draw
 
 
-@commands.command(
-    "questions",
-    epilog=examples(
-        "invmap questions --layer L5",
-        "invmap questions --records experiments --open",
-        "invmap questions --format jsonl | jq -r .question",
-    ),
-)
-def questions(
-    ctx: typer.Context,
-    layer: LayerOpt = None,
-    type_: TypeOpt = None,
-    year: YearOpt = None,
-    records_dir: Annotated[
-        Optional[str],
-        typer.Option(
-            "--records",
-            metavar="DIR",
-            help="Show which experiment records address each question (default: $INVMAP_RECORDS).",
-        ),
-    ] = None,
-    open_only: Annotated[bool, typer.Option("--open", help="Only questions no record addresses yet.")] = False,
-    sort: SortOpt = None,
-    reverse: ReverseOpt = False,
-    limit: LimitOpt = None,
-    show_all: AllOpt = False,
-    fmt: FormatOpt = None,
-    json_flag: JsonOpt = False,
-    fields: FieldsOpt = None,
-    color: ColorOpt = None,
-    no_pager: NoPagerOpt = False,
-) -> None:
-    """Print the unresolved engineering question of each selected source."""
-    from invmap.cli.records import addressed_by, records_folder
+@implements("questions")
+def questions(ctx: typer.Context, args: Args) -> None:
+    import os
 
-    allowed = (*SOURCE_FIELDS, "records")
-    out = output(ctx, fmt, json_flag, fields, color, allowed=allowed, no_pager=no_pager)
-    chosen = filters(ctx, layer, type_, year)
-    folder = records_folder(records_dir)
+    out = output(ctx, args)
+    chosen = filters(ctx, args)
+    idx = index(ctx)
+    folder = None
+    if args.records_dir or args.open_only or os.environ.get("INVMAP_RECORDS"):  # records (and pydantic) only then
+        from invmap import records as experiment
+
+        folder = experiment.records_folder(
+            args.records_dir, default=experiment.DEFAULT_FOLDER if args.open_only else None
+        )
     human = ["id", "name", "layer", "question"]
     machine = ["id", "name", "layer", "layers", "question"]
-    if folder is not None:
-        by_source = addressed_by(index(ctx), folder)
-        records: Any = list(query.selection(index(ctx), chosen, SOURCE_FIELDS, sort, reverse))
+    if folder is not None or args.open_only:
+        valid, invalid = experiment.addressed_by(idx, folder) if folder is not None else ({}, {})  # type: ignore[possibly-undefined]
+        records: Any = list(query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse))
         for r in records:
-            r["records"] = by_source.get(r["id"], [])
-        if open_only:
+            r["records"] = valid.get(r["id"], [])
+            r["invalid_records"] = invalid.get(r["id"], [])
+        if args.open_only:
             records = [r for r in records if not r["records"]]
-        human.append("records")
-        machine.append("records")
-        records = records[:limit]
-    elif open_only:
-        from invmap.errors import UsageError
-
-        raise UsageError("--open needs a records folder: --records DIR or $INVMAP_RECORDS")
+        if folder is not None:
+            human.append("records")
+            machine += ["records", "invalid_records"]
+            for r in records:  # the table and plain lines mark the invalid ones
+                r["records"] = (
+                    r["records"] + [f"{rid} (invalid)" for rid in r["invalid_records"]]
+                    if not out.machine
+                    else r["records"]
+                )
+        records = records[: args.limit]
     else:
-        records = query.selection(index(ctx), chosen, SOURCE_FIELDS, sort, reverse, limit)
+        records = query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse, args.limit)
     if not records:
-        empty_notice(out, chosen, prefix="no open questions match" if open_only else "no sources match")
-    emit(out, Result(records, out.pick(human, machine)), show_all=show_all)
+        empty_notice(out, chosen, prefix="no open questions match" if args.open_only else "no sources match")
+    emit(out, Result(records, out.pick(human, machine)), show_all=args.show_all)
 
 
-@commands.command(
-    "search",
-    epilog=examples(
-        'invmap search "speculative decoding"',
-        'invmap search "virtual memory" --in mechanism',
-        "invmap search goodput --in all --json",
-    ),
-)
-def search(
-    ctx: typer.Context,
-    text: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="TEXT...", help="Words to look for, quoted or not; order, case and typos do not matter."
-        ),
-    ],
-    within: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--in",
-            metavar="FIELD",
-            autocompletion=complete_search_in,
-            help="Field to search (any text field, or 'all'); repeat or use commas. "
-            "Default: name, id, source, title and mechanism.",
-        ),
-    ] = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1).")
-    ] = 10,
-    min_score: Annotated[
-        float, typer.Option("--min-score", metavar="SCORE", help="Drop results scoring below SCORE (0 to 100).")
-    ] = 60.0,
-    layer: LayerOpt = None,
-    type_: TypeOpt = None,
-    year: YearOpt = None,
-    fmt: FormatOpt = None,
-    json_flag: JsonOpt = False,
-    fields: FieldsOpt = None,
-    color: ColorOpt = None,
-    no_pager: NoPagerOpt = False,
-) -> None:
-    """Search names, Source texts, titles and mechanisms (or other fields), best match first, scored 0-100."""
+@implements("search")
+def search(ctx: typer.Context, args: Args) -> None:
     from invmap.errors import UsageError
 
-    if not 0 <= min_score <= 100:
-        raise UsageError(f"--min-score must be between 0 and 100, not {min_score:g}")
-    out = output(ctx, fmt, json_flag, fields, color, allowed=SCORED_FIELDS, no_pager=no_pager)
-    searched = query.search_fields(within)
-    chosen = filters(ctx, layer, type_, year)
-    words = " ".join(text)
-    hits = query.search(index(ctx), chosen, words, searched, limit=limit, min_score=min_score)
-    # The table shows who matched, and the first two searched sentences (mechanism by default).
-    sentences = [f for f in searched if f not in query.NAME_TIER + query.TITLE_TIER]
-    human = ["score", "id", "name", "layer", *sentences[:2]]
+    if not 0 <= args.min_score <= 100:
+        raise UsageError(f"--min-score must be between 0 and 100, not {args.min_score:g}")
+    out = output(ctx, args)
+    searched = query.search_fields(args.within)
+    chosen = filters(ctx, args)
+    hits, parsed = query.search(index(ctx), chosen, args.text, searched, args.limit, args.min_score, args.exact)
+    fixes = parsed.corrections()
+    if fixes and stdout_is_terminal() and not out.machine:
+        notice("searched for " + ", ".join(f"'{new}' (for '{old}')" for old, new in fixes))
     if not hits:
-        looked = ", ".join(dict.fromkeys(f for f in searched))
-        hint = f"search looked at {looked}" + ("; try --in all" if within is None else "")
+        words = " ".join(args.text)
+        hint = (
+            f"search looked at {', '.join(searched)}; try --in all"
+            if searched
+            else "try fewer words, or 'invmap define'"
+        )
         empty_notice(out, None, hint=hint, prefix=f"nothing matches '{words}'")
-    emit(out, Result(hits, out.pick(human, SCORED_FIELDS)))
+    emit(out, Result(hits, out.pick(["score", "id", "name", "layer", "why"], SEARCH_RESULT_FIELDS[:-1])))
 
 
-@commands.command("fields", epilog=examples("invmap fields", "invmap list --fields id,name,url"))
-def fields_cmd() -> None:
-    """List the field names that --fields accepts, with their meanings."""
+@implements("define")
+def define(ctx: typer.Context, args: Args) -> None:
+    from invmap import glossary
+
+    out = output(ctx, args)
+    entries = index(ctx).glossary()
+    chosen = glossary.lookup(entries, args.terms) if args.terms else entries
+    if not entries and not out.machine:
+        notice("this catalog has no [glossary]")
+    fields = ["term", "expansion", "definition"] if not out.machine else ["term", "expansion", "aliases", "definition"]
+    emit(out, Result(chosen, fields))
+
+
+@implements("fields")
+def fields_cmd(ctx: typer.Context, args: Args) -> None:
+    """List the field names that --fields accepts, with their meanings, wrapped to the terminal."""
+    from invmap.fields import EXTRA
     from invmap.render import fields_text
 
-    write(fields_text())
+    width = None
+    if stdout_is_terminal():
+        from invmap.cli.shared import terminal_size
+
+        width = terminal_size().columns
+    write(fields_text((*SOURCE_FIELDS, *(f.name for f in EXTRA)), width))
+
+
+@implements("triage")
+def triage(ctx: typer.Context, args: Args) -> None:
+    from invmap import triage as levels
+
+    out = output(ctx, args)
+    idx = index(ctx)
+    chosen = filters(ctx, args)
+    found = levels.triage(idx, args.symptom, chosen, args.limit)
+    if not found:
+        if stdout_is_terminal() and not out.machine:
+            notice(f"no level's symptoms or metrics match '{' '.join(args.symptom)}'; see 'invmap layers'")
+        emit(out, Result([], ["code", "title", "score", "matched"], data=[] if out.fmt in ("json", "jsonl") else None))
+        return
+    rows = [{"code": t["code"], "title": t["title"], "score": t["score"], "matched": t["matched"]} for t in found]
+    data = levels.public(found)
+    emit(
+        out,
+        Result(rows, ["code", "title", "score", "matched"], data=data, draw=lambda w, c: levels.drawing(found, w, c)),
+    )

@@ -1,5 +1,5 @@
-"""What every command shares: the run's state, completion callbacks, options, and `emit`, the one
-place output is routed (stdout, a pager, or stderr for notices)."""
+"""What every command shares: the run's state, the output bundle (`Output`), the filter bundle, and
+`emit`, the one place output is routed (stdout, a pager, or stderr for notices)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,22 @@ import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from invmap import complete
+from invmap import complete, formats
 from invmap import location as catalog_io
-from invmap.errors import WriteError
-from invmap.fields import FIELD_HELP, SCORED_FIELDS, SOURCE_FIELDS
-from invmap.render import MACHINE_FORMATS, Result, formats_of
+from invmap.errors import UsageError, WriteError
+from invmap.render import Result
 from invmap.safe import escape
 
 if TYPE_CHECKING:  # loaded with the catalog; --help and --version never need them
+    from invmap.cli.build import Args
     from invmap.index import Index
     from invmap.query import Filters
 
-COLOR_MODES = ("auto", "always", "never")
+COLOR_MODES = complete.CHOICES["color"]
 TABLE_ROW_CAP = 200  # a terminal table of 100,000 rows takes minutes to draw; say how many are left
 PAGER_VAR = "INVMAP_PAGER"
 
@@ -43,7 +43,7 @@ class State:
         if self._index is None:
             from invmap.index import open_catalog
 
-            self._index = open_catalog(self.location)
+            self._index = open_catalog(self.location, progress=progress_bar)
         return self._index
 
 
@@ -54,55 +54,8 @@ def state(ctx: typer.Context) -> State:
     return State(catalog_io.locate(None), "auto")  # completion runs without the root callback
 
 
-def _completion_index(ctx: typer.Context, kind: str, incomplete: str) -> complete.Index | None:
-    """What completion needs, from the catalog's index; `--catalog` may already be on the command line."""
-    from invmap.index import open_catalog
-
-    root = ctx.find_root()
-    try:
-        location = catalog_io.locate(root.params.get("catalog"))
-        # A TAB never waits on stdin, a FIFO or a device (`-c /dev/zero`): regular files only.
-        if not os.path.isfile(location.path) or os.path.getsize(location.path) > catalog_io.max_size():
-            return None
-        return complete.from_index(open_catalog(location), kind, incomplete)
-    except Exception:
-        return None  # a broken catalog completes nothing rather than printing errors into the prompt
-
-
-def complete_source(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _completion_index(ctx, "source", incomplete)
-    return complete.sources(index, incomplete) if index else []
-
-
-def complete_layer(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _completion_index(ctx, "layer", incomplete)
-    return complete.layers(index, incomplete) if index else []
-
-
-def complete_type(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    index = _completion_index(ctx, "type", incomplete)
-    return complete.types(index, incomplete) if index else []
-
-
 def complete_color(incomplete: str) -> list[tuple[str, str]]:
     return complete.choices(COLOR_MODES, incomplete)
-
-
-def complete_sort(incomplete: str) -> list[tuple[str, str]]:
-    from invmap.query import SORT_KEYS
-
-    return complete.choices(SORT_KEYS, incomplete)
-
-
-def complete_search_in(incomplete: str) -> list[tuple[str, str]]:
-    from invmap.query import SEARCH_FIELDS
-
-    return complete.choices(SEARCH_FIELDS, incomplete)
-
-
-def complete_fields(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
-    allowed = SCORED_FIELDS if ctx.info_name in ("search", "related") else SOURCE_FIELDS
-    return complete.fields(allowed, incomplete, FIELD_HELP)
 
 
 def color_mode(value: str) -> str:
@@ -111,109 +64,42 @@ def color_mode(value: str) -> str:
     return value
 
 
-def at_least_one(value: int | None) -> int | None:
-    if value is not None and value < 1:
-        raise typer.BadParameter(f"must be at least 1, not {value}")
-    return value
+def progress_bar(path: str, size: int) -> Any:
+    """For a first run of a large catalog: a bar on stderr while it is read and indexed (a terminal
+    only), as `index.open_catalog` asks for it; None elsewhere."""
+    try:
+        if sys.stderr is None or not sys.stderr.isatty():
+            return None
+    except (ValueError, AttributeError):
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    name = escape(os.path.basename(path))
+    task: list[Any] = []
+
+    def report(phase: str | None, amount: int | None) -> None:
+        if phase == "reading":
+            bar.start()
+            task.append(bar.add_task(f"Reading {name}", total=None))
+        elif phase == "indexing":
+            bar.update(task[0], description=f"Indexing {name}", total=amount, completed=0)
+        elif phase == "done":
+            bar.stop()
+        elif amount:
+            bar.advance(task[0], amount)
+
+    return report
 
 
-# --- shared options ---------------------------------------------------------------------------
-
-LayerOpt = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--layer",
-        "-l",
-        metavar="LAYER",
-        autocompletion=complete_layer,
-        help="A level code (L1..L6, P0), words of a level's title or scope (disaggregation), or part "
-        "of a layer label. Repeat or use commas to OR.",
-    ),
-]
-TypeOpt = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--type",
-        "-t",
-        metavar="TYPE",
-        autocompletion=complete_type,
-        help="Direction/type, any case (Current, Foundational, ...). Repeat or use commas to OR.",
-    ),
-]
-YearOpt = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--year", "-y", metavar="YEARS", help="2024, 2023..2025, 2025.., ..2017 or n.d. Repeat or use commas to OR."
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
-FieldsOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--fields",
-        metavar="F1,F2",
-        autocompletion=complete_fields,
-        help="Only these fields, in this order (see 'invmap fields').",
-    ),
-]
-ColorOpt = Annotated[
-    Optional[str],
-    typer.Option("--color", metavar="WHEN", autocompletion=complete_color, help="Colour: auto, always or never."),
-]
-NoPagerOpt = Annotated[bool, typer.Option("--no-pager", help="Never send output through a pager.")]
-SortOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--sort",
-        "-s",
-        metavar="KEY",
-        autocompletion=complete_sort,
-        help="Sort by year, name, id, layer or type; undated sources sort last.",
-    ),
-]
-ReverseOpt = Annotated[bool, typer.Option("--reverse", "-r", help="Reverse the order.")]
-LimitOpt = Annotated[
-    Optional[int],
-    typer.Option("--limit", "-n", metavar="N", callback=at_least_one, help="At most N results (at least 1)."),
-]
-AllOpt = Annotated[bool, typer.Option("--all", help=f"Tables: show every row (default: first {TABLE_ROW_CAP}).")]
-NamesArg = Annotated[
-    list[str],
-    typer.Argument(
-        metavar="NAME...",
-        autocompletion=complete_source,
-        help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small typos are forgiven.",
-    ),
-]
-SourceArg = Annotated[
-    str,
-    typer.Argument(
-        metavar="NAME",
-        autocompletion=complete_source,
-        help="Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small typos are forgiven.",
-    ),
-]
-
-
-def format_opt(command: str | None = None) -> Any:
-    """`--format` listing only the formats `command` supports (`render.COMMAND_FORMATS`)."""
-    formats = formats_of(command)
-    return Annotated[
-        Optional[str],
-        typer.Option(
-            "--format",
-            "-f",
-            metavar="FORMAT",
-            autocompletion=lambda incomplete: complete.choices(formats, incomplete),
-            help=f"One of: {', '.join(formats)}. Default: table on a terminal, plain in a pipe.",
-        ),
-    ]
-
-
-FormatOpt = format_opt()
-
-
-# --- output -----------------------------------------------------------------------------------
+# --- the output bundle ------------------------------------------------------------------------
 
 
 @dataclass
@@ -224,32 +110,73 @@ class Output:
     fields: list[str] | None
     color: bool
     pager: bool
+    view: str = formats.RECORDS
     links: bool = False  # OSC 8 hyperlinks: colour on and stdout a terminal (never in a pipe)
+
+    @property
+    def machine(self) -> bool:
+        return self.fmt in formats.MACHINE
 
     def pick(self, human: Sequence[str], machine: Sequence[str]) -> list[str]:
         """The fields asked for, else the command's defaults for this kind of format."""
         if self.fields is not None:
             return self.fields
-        return list(machine if self.fmt in MACHINE_FORMATS else human)
+        return list(machine if self.machine else human)
 
 
-def output(
-    ctx: typer.Context,
-    fmt: str | None,
-    json_flag: bool,
-    fields: str | None,
-    color: str | None,
-    allowed: Sequence[str] = SOURCE_FIELDS,
-    no_pager: bool = False,
-) -> Output:
-    from invmap.render import choose_format, parse_fields
+def choose_format(fmt: str | None, json_flag: bool, is_terminal: bool, view: str, command: str) -> str:
+    """`--json` is `--format json`; with neither, a table on a terminal and plain lines in a pipe."""
+    allowed = formats.names_for(view)
+    if json_flag:
+        if fmt not in (None, "json"):
+            raise UsageError(f"--json and --format {fmt} contradict each other: use one of them")
+        fmt = "json"
+    if fmt is None:
+        fmt = "table" if is_terminal else "plain"
+    if fmt not in allowed:
+        raise UsageError(f"'{command}' cannot print '{fmt}' (its formats: {', '.join(allowed)})")
+    return fmt
 
+
+def parse_fields(value: str | None, allowed: Sequence[str]) -> list[str] | None:
+    """`id,name,year` -> ['id', 'name', 'year']; an unknown name is a UsageError with a suggestion."""
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"--fields needs at least one field name (valid fields: {', '.join(allowed)})")
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        from invmap.query import did_you_mean
+
+        word = "field" if len(unknown) == 1 else "fields"
+        close = did_you_mean(unknown[0], allowed)
+        hint = f"; did you mean '{close}'?" if close else ""
+        raise UsageError(
+            f"unknown {word} {', '.join(repr(n) for n in unknown)}{hint} (valid fields: {', '.join(allowed)})"
+        )
+    return list(dict.fromkeys(names))
+
+
+def output(ctx: typer.Context, args: Args) -> Output:
+    """The output bundle's values -> one `Output` (format checked against the command's view)."""
+    from invmap.options import fields_for
+
+    command = args.command
+    color = getattr(args, "color", None)
     mode = color_mode(color) if color is not None else state(ctx).color
     terminal = stdout_is_terminal()
-    chosen = choose_format(fmt, json_flag, terminal, formats_of(ctx.info_name), f"'{ctx.info_name}'")
+    chosen = choose_format(
+        getattr(args, "fmt", None), getattr(args, "json_flag", False), terminal, command.view, command.path
+    )
     color_on = use_color(mode, terminal) and chosen == "table"
     return Output(
-        chosen, parse_fields(fields, allowed), color_on, state(ctx).pager and not no_pager, links=color_on and terminal
+        chosen,
+        parse_fields(getattr(args, "fields", None), fields_for(command.path)),
+        color_on,
+        state(ctx).pager and not getattr(args, "no_pager", False),
+        view=command.view,
+        links=color_on and terminal,
     )
 
 
@@ -274,31 +201,6 @@ def terminal_size() -> os.terminal_size:
     return shutil.get_terminal_size((80, 24))
 
 
-def to_text(renderable: Any, width: int, color: bool) -> str:
-    """A rich renderable as text `width` wide; escape sequences only when colour is on."""
-    import io
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    screen = Console(
-        file=buffer,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        color_system="truecolor" if color else None,
-        legacy_windows=False,
-        emoji=False,
-        markup=False,
-    )
-    screen.print(renderable, crop=False, overflow="ignore")
-    out = buffer.getvalue()
-    if not color:
-        out = "\n".join(line.rstrip() for line in out.split("\n"))
-    return out
-
-
 def say(message: str) -> None:
     """Lines for a person on stderr, control characters escaped; a closed or broken stderr is ignored
     (it must not change the exit code)."""
@@ -316,25 +218,29 @@ def notice(message: str) -> None:
 
 
 def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = False) -> None:
-    """Render `result` in the chosen format and send it to stdout, through a pager when it is taller
-    than the terminal."""
+    """Render `result` in the chosen format and send it to stdout; a table on a terminal goes through
+    a pager when it is taller than the terminal, and shows at most TABLE_ROW_CAP rows unless `show_all`
+    (a table into a pipe or a file always holds every row)."""
     from invmap import render
 
+    size = terminal_size()
+    context = render.Context(width=size.columns, color=out.color, links=out.links, excel=excel)
+    renderer = formats.renderer(out.fmt, out.view)
     if out.fmt != "table":
-        for piece in render.pieces(result, out.fmt, excel=excel):
+        for piece in renderer(result, context):
             write(piece)
         return
     if not result.rows and result.draw is None:
         return  # an empty table is only its header: the notice on stderr says why
-    size = terminal_size()
-    rows = list(result.rows if show_all or result.draw else result.rows[:TABLE_ROW_CAP])  # read once
-    if result.draw is not None:
-        drawing = result.draw(size.columns, out.color)
-    else:
-        drawing = render.records_table(rows, result.fields, size.columns, out.color, out.links)
-    text = drawing if isinstance(drawing, str) else to_text(drawing, size.columns, out.color)
-    page(text, out.pager and stdout_is_terminal(), size.lines)
-    if len(result.rows) > len(rows):
+    terminal = stdout_is_terminal()
+    capped = terminal and not show_all and result.draw is None and len(result.rows) > TABLE_ROW_CAP
+    rows = result.rows[:TABLE_ROW_CAP] if capped else result.rows
+    if hasattr(rows, "index") and not isinstance(rows, list):
+        rows = list(rows)  # a lazy selection, read once
+    shown = render.Result(rows, result.fields, result.data, result.draw, result.single, result.catalog)
+    text = "".join(renderer(shown, context))
+    page(text, out.pager and terminal, size.lines)
+    if capped:
         notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
 
 
@@ -399,15 +305,16 @@ def index(ctx: typer.Context) -> Index:
     return state(ctx).index()
 
 
-def filters(ctx: typer.Context, layer: list[str] | None, type_: list[str] | None, year: list[str] | None) -> Filters:
+def filters(ctx: typer.Context, args: Args, index: Index | None = None) -> Filters:
+    """The filter bundle's values -> one `Filters` (SQL over the index), each value checked."""
     from invmap.query import build_filters
 
-    return build_filters(index(ctx), layer, type_, year)
+    return build_filters(index or state(ctx).index(), args.filters)
 
 
 def empty_notice(out: Output, what: Filters | None, hint: str | None = None, prefix: str = "no sources match") -> None:
     """On a terminal, say why nothing printed; in a pipe or a machine format, stay silent."""
-    if out.fmt in MACHINE_FORMATS or not stdout_is_terminal():
+    if out.machine or not stdout_is_terminal():
         return
     described = " ".join(what.described) if what and what.described else ""
     notice(f"{prefix} {described}".rstrip() + (f"; {hint}" if hint else ""))

@@ -1,0 +1,145 @@
+"""Typer commands built from the declarations in `options.py`.
+
+A command module implements a command with `@implements("list")`: the function takes the context and
+one `Args` (its options' and arguments' values by `dest`). Its Typer signature, `--help` text and
+examples, completion callbacks and value checks are derived here from the declaration, the same way
+for every command; nothing about an option is written twice.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
+
+import typer
+
+from invmap import options as decl
+from invmap.cli import complete as completion
+
+IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
+CALLBACKS: dict[tuple[str, str], Callable[..., Any]] = {}  # (command path, dest) -> completion callback
+MODULES: dict[str, str] = {c.path: c.module for c in decl.COMMANDS}
+
+
+def implements(path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register `fn(ctx, args)` as the implementation of the declared command `path`."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        IMPLEMENTATIONS[path] = fn
+        return fn
+
+    return register
+
+
+class Args:
+    """One command's values by `dest` (`args.layer`, `args.fmt`); `filters` holds the filter bundle's."""
+
+    def __init__(self, command: decl.Command, values: dict[str, Any]) -> None:
+        self.command = command
+        self.__dict__.update(values)
+        self.filters = {o.dest: values[o.dest] for o in decl.FILTERS if o.dest in values}
+
+    def __repr__(self) -> str:
+        return f"Args({self.command.path}, {self.__dict__})"
+
+
+def examples(lines: tuple[str, ...]) -> str | None:
+    """A command's help epilog: an Examples section, kept as written (`\\b` stops click rewrapping it)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines) if lines else None
+
+
+def at_least_one(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise typer.BadParameter(f"must be at least 1, not {value}")
+    return value
+
+
+def _option(command: decl.Command, o: decl.Opt) -> inspect.Parameter:
+    from invmap import formats
+
+    text = o.help
+    if o.dest == "fmt" and "FORMATS" in text:
+        text = text.replace("FORMATS", "One of: " + ", ".join(formats.names_for(command.view)))
+    extra: dict[str, Any] = {}
+    complete = completion.callback(o.complete, command)
+    if complete is not None:
+        extra["autocompletion"] = complete
+        CALLBACKS[(command.path, o.dest)] = complete
+    if o.kind == "flag":
+        annotation, default = bool, bool(o.default)
+        option = typer.Option(*o.flags, help=text)
+    else:
+        if o.kind == "count":
+            extra["callback"] = at_least_one
+        kind = {"int": int, "count": int, "float": float}.get(o.kind, str)
+        if o.multiple:
+            annotation, default = Optional[list[str]], None
+        elif o.default is None:
+            annotation, default = Optional[kind], None
+        else:
+            annotation, default = kind, o.default
+        option = typer.Option(*o.flags, metavar=o.metavar, help=text, show_default=o.default is not None, **extra)
+    return inspect.Parameter(
+        o.dest, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, option], default=default
+    )
+
+
+def _argument(command: decl.Command, a: decl.Arg) -> inspect.Parameter:
+    extra: dict[str, Any] = {}
+    complete = completion.callback(a.complete, command)
+    if complete is not None:
+        extra["autocompletion"] = complete
+        CALLBACKS[(command.path, a.dest)] = complete
+    argument = typer.Argument(metavar=a.metavar, help=a.help, show_default=False, **extra)
+    if a.multiple:
+        annotation: Any = list[str] if a.required else Optional[list[str]]
+    else:
+        annotation = str if a.required else Optional[str]
+    default = inspect.Parameter.empty if a.required else None
+    return inspect.Parameter(
+        a.dest, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, argument], default=default
+    )
+
+
+def typer_function(command: decl.Command) -> Callable[..., Any]:
+    """The function Typer turns into `command`: its parameters from the declaration, its body the
+    registered implementation."""
+    implementation = IMPLEMENTATIONS[command.path]
+    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    params += [_argument(command, a) for a in command.arguments]
+    params += [_option(command, o) for o in decl.options_of(command)]
+
+    def run(ctx: typer.Context, **values: Any) -> Any:
+        return implementation(ctx, Args(command, values))
+
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    run.__doc__ = command.summary
+    run.__name__ = command.name.replace("-", "_")
+    return run
+
+
+def typer_app(path: str) -> typer.Typer:
+    """A Typer app holding the one declared command `path` (a group with its subcommands for `record`)."""
+    import importlib
+
+    command = decl.find(path)
+    assert command is not None, path
+    importlib.import_module(f"invmap.cli.{command.module}")
+    subcommands = decl.SUB.get(path)
+    if subcommands:
+        group = typer.Typer(
+            name=path,
+            help=command.summary,
+            no_args_is_help=True,
+            rich_markup_mode=None,
+            add_completion=False,
+            epilog=examples(command.examples),
+        )
+        for sub in subcommands.values():
+            group.command(sub.name, help=sub.summary, epilog=examples(sub.examples))(typer_function(sub))
+        return group
+    app = typer.Typer(rich_markup_mode=None, add_completion=False)
+    app.command(path, help=command.summary, epilog=examples(command.examples))(typer_function(command))
+    return app

@@ -1,0 +1,161 @@
+"""Every use of Typer's internals, in one place, behind one switch.
+
+invmap runs correctly without any of this: `INVMAP_TYPER_SHORTCUTS=0` turns it all off (CI runs the
+whole suite once that way), and a Typer upgrade is a question about this file alone (typer is pinned
+<0.30). What it buys:
+
+- `lazy_command`: the root group builds only the command that runs. Typer would turn every command's
+  signature into click parameters on every run (~1 ms a command); `list` pays for `add`. Off: every
+  command module is imported and registered the usual way.
+- `plain_values`: option values read without pydantic. Typer 0.29 builds a pydantic TypeAdapter for
+  every option on every run, given or not, and imports pydantic to do it (~80 ms of a ~170 ms
+  `invmap list`). An absent value, a string, a list of strings, or an int typed as digits is taken as
+  it is (what Typer's adapter returns for it); anything else goes to Typer's own coercion, with its
+  messages. tests/test_startup.py checks that both readings agree for every option of every command.
+- `plain_usage`: help as people write it (`NAME...`, not `{NAME...}...` and `NAME <str>`).
+- `suggest_command`: "Did you mean" for a mistyped command, which Typer computes from the eagerly
+  built command table that `lazy_command` skips.
+- `real_case_completion`: Typer keeps only candidates that start with the typed text in its case;
+  invmap offers `Attention Is All You Need` for `att` (the shells match case-insensitively), so its
+  callbacks' candidates are passed on as they are. Off: Typer's filter applies (the TAB fast path,
+  which answers from a current index, still offers real case).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+SWITCH = "INVMAP_TYPER_SHORTCUTS"
+ENABLED = os.environ.get(SWITCH, "1").strip().lower() not in ("0", "off", "no", "false")
+
+
+def lazy_command(build: Any, ctx: Any) -> Any:
+    """A click command built from a one-command Typer app, its option values read without pydantic."""
+    import typer
+
+    command = typer.main.get_command(build())
+    return real_case_completion(plain_command(plain_usage(command), ctx), command.name)
+
+
+def real_case_completion(command: Any, path: str) -> Any:
+    """Each parameter's completion callback (`cli/complete.py`, registered by `cli/build.py` in
+    `CALLBACKS` by command and parameter) answers unfiltered; subcommands too."""
+    if not ENABLED:
+        return command
+    from typer._click.shell_completion import CompletionItem
+
+    from invmap.cli.build import CALLBACKS
+
+    for param in command.params:
+        callback = CALLBACKS.get((path, param.name))
+        if callback is not None and hasattr(param, "_custom_shell_complete"):
+            param._custom_shell_complete = lambda ctx, param, incomplete, cb=callback: [
+                CompletionItem(value, help=help_text) for value, help_text in cb(ctx, incomplete)
+            ]
+    for name, sub in getattr(command, "commands", {}).items():
+        real_case_completion(sub, f"{path} {name}")
+    return command
+
+
+def plain_usage(command: Any) -> Any:
+    """Typer 0.29 prints a required argument as `{NAME}`, a repeated one as `{NAME...}...`, and its
+    type as `NAME <str>`; show `NAME` and `NAME...` (subcommands of a group too)."""
+    if not ENABLED:
+        return command
+    import typer
+
+    collect = command.collect_usage_pieces
+
+    def pieces(ctx: Any) -> list[str]:
+        out = []
+        for piece in collect(ctx):
+            if piece.startswith("{") and "}" in piece:
+                name = piece[1 : piece.index("}")]
+                piece = name if name.endswith("...") or not piece.endswith("...") else name + "..."
+            out.append(piece)
+        return out
+
+    command.collect_usage_pieces = pieces
+    for param in command.params:  # `NAME <str>` in the argument list: the metavar says it all
+        if isinstance(param, typer.core.TyperArgument):
+            param.display_type_rich = lambda ctx: None
+    if isinstance(command, typer.core.TyperGroup):
+        get = command.get_command
+        command.get_command = lambda ctx, name: (lambda found: plain_usage(found) if found else found)(get(ctx, name))
+    return command
+
+
+def plain_values(params: list[Any]) -> None:
+    """Give each option a `PlainValue` reader (see the module's docstring). A Typer without these
+    internals (`_runtime_param`, `type_descriptor`) is left to do its own work."""
+    if not ENABLED:
+        return
+    for param in params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if getattr(param, "_runtime_param", False) is None and hasattr(descriptor, "parameter_info"):
+            param._runtime_param = PlainValue(param.type_descriptor)
+
+
+def plain_command(command: Any, ctx: Any) -> Any:
+    """`plain_values` for a command's options, --help included, and those of its subcommands."""
+    if not ENABLED:
+        return command
+    plain_values(command.get_params(ctx))
+    for sub in getattr(command, "commands", {}).values():
+        plain_command(sub, ctx)
+    return command
+
+
+class PlainValue:
+    """Typer's `RuntimeParam.coerce` for values that need no conversion; the rest is delegated."""
+
+    __slots__ = ("descriptor", "typer_param")
+
+    def __init__(self, descriptor: Any) -> None:
+        self.descriptor = descriptor
+        self.typer_param: Any = None
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        plain = self.plain(value, multi=param.multiple or param.nargs == -1)
+        if plain is not NotImplemented:
+            return plain
+        if self.typer_param is None:
+            from typer._coercion import build_runtime_param
+
+            self.typer_param = build_runtime_param(self.descriptor)
+        return self.typer_param.coerce(value, param=param, ctx=ctx)
+
+    def plain(self, value: Any, multi: bool) -> Any:
+        info, kind = self.descriptor.parameter_info, self.descriptor.annotation
+        if info.parser is not None or self.descriptor.file_annotation is not None:
+            return NotImplemented
+        if value is None:
+            return () if multi else None
+        if multi:
+            if kind == list[str] and isinstance(value, (list, tuple)) and all(type(v) is str for v in value):
+                return list(value)
+            return NotImplemented
+        if kind in (str, bool, float) and type(value) is kind:
+            return value
+        if kind is int and info.min is None and info.max is None:
+            if type(value) is int:
+                return value
+            digits = value[1:] if type(value) is str and value.startswith("-") else value
+            if type(digits) is str and digits.isascii() and digits.isdigit() and len(digits) < 19:
+                return int(value)
+        return NotImplemented
+
+
+def suggest_command(exc: Any, args: list[str], names: list[str]) -> None:
+    """Add "Did you mean" to click's "No such command" (Typer's own looks at the table we skip);
+    `invmap version` is pointed to `--version` either way."""
+    from difflib import get_close_matches
+
+    word = args[0].lstrip("-") if args else ""
+    matches = get_close_matches(word, names) if args and ENABLED else []
+    if args and args[0] == "version":
+        matches = ["--version"]
+    message = getattr(exc, "message", None)
+    if matches and isinstance(message, str) and "Did you mean" not in message:
+        exc.message = f"{message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"

@@ -1,0 +1,105 @@
+"""The one registry of output formats: a name, machine or human, the views it serves and its renderer.
+
+A command prints one *view* of its result (`records`: a list of sources; `source`: one source;
+`levels`, `counts`, `grid`, `document`, `terms`, `triage`, `links`, `diff`: the other shapes; `catalog`:
+what `export` writes). A format serves the views it names; every other command refuses it with a usage
+error naming the formats it does take. Renderers are named as `module:function` and imported only when
+used, so this module is as light as the completion fast path needs (no typing, no rich): adding a
+format is one entry here plus its renderer (and its tests, which iterate this registry).
+
+A renderer is `render(result, context) -> iterator of str`; `result` is `render.Result`, `context`
+`render.Context` (width, colour, hyperlinks, excel-safe cells).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CATALOG = VIEWS = (
+    "records",
+    "source",
+    "levels",
+    "counts",
+    "grid",
+    "document",
+    "terms",
+    "triage",
+    "links",
+    "diff",
+    "catalog",
+)
+_LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
+
+
+class Format(namedtuple("Format", ("name", "machine", "help", "views"))):
+    """`views`: view -> renderer (`module:function`) for each view the format serves."""
+
+    __slots__ = ()
+
+
+def _each(views, renderer):
+    return {view: renderer for view in views}
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(
+        "table",
+        False,
+        "a table drawn to the terminal's width (the default on a terminal)",
+        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF), "invmap.render:table"),
+    ),
+    Format(
+        "json",
+        True,
+        "JSON: an array of objects (one object for `show` and the overviews)",
+        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG), "invmap.render:json_text"),
+    ),
+    Format("jsonl", True, "one JSON object per line", _each((*_LISTS, CATALOG), "invmap.render:jsonl_text")),
+    Format(
+        "csv",
+        True,
+        "comma-separated values with a header row",
+        _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), "invmap.render:csv_text"),
+    ),
+    Format(
+        "tsv",
+        True,
+        "tab-separated values with a header row",
+        _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), "invmap.render:tsv_text"),
+    ),
+    Format(
+        "markdown",
+        False,
+        "a GitHub Markdown table (export: the seed's whole document)",
+        {
+            **_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render:markdown_text"),
+            DOCUMENT: "invmap.render:document_markdown",
+            CATALOG: "invmap.interchange:markdown_document",
+        },
+    ),
+    Format(
+        "plain",
+        False,
+        "tab-separated lines without a header (the default in a pipe)",
+        {**_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render:plain_text"), DOCUMENT: "invmap.render:document_plain"},
+    ),
+    Format("bibtex", True, "BibTeX, one entry per source", {CATALOG: "invmap.interchange:bibtex_document"}),
+    Format("toml", True, "the catalog's canonical TOML", {CATALOG: "invmap.interchange:toml_document"}),
+)
+
+BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}
+NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
+MACHINE: frozenset[str] = frozenset(f.name for f in FORMATS if f.machine)
+
+
+def names_for(view: str) -> tuple[str, ...]:
+    """The formats that serve `view`, in registry order."""
+    return tuple(f.name for f in FORMATS if view in f.views)
+
+
+def renderer(name: str, view: str):
+    """The renderer of format `name` for `view` (imported now)."""
+    import importlib
+
+    module, _, function = BY_NAME[name].views[view].partition(":")
+    return getattr(importlib.import_module(module), function)

@@ -1,0 +1,86 @@
+"""Large catalogs: validated in chunks, parsed safely, streamed a batch at a time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import generated_catalog
+
+
+def test_chunked_validation_reports_exactly_what_one_pass_does(monkeypatch):
+    import tomli
+
+    from invmap import catalog as catalog_io
+
+    shipped = tomli.loads(catalog_io.shipped_path().read_text(encoding="utf-8"))
+    sources = [dict(s, id=f"{s['id']}-{n}") for n in range(3) for s in shipped["sources"]]
+    sources[40] = dict(sources[40], year="2023")
+    sources[70] = dict(sources[70], id=sources[2]["id"])
+    del sources[55]["mechanism"]
+    found = []
+    for chunk in (7, 10**9):
+        monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", chunk)
+        with pytest.raises(catalog_io.CatalogError) as caught:
+            catalog_io.validate({"layers": {"L9": "x"}, "sources": [dict(s) for s in sources]}, "t")
+        found.append(caught.value.problems)
+    assert found[0] == found[1] and len(found[0]) == 4
+    monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", 7)
+    good = catalog_io.validate({"sources": [dict(s) for s in sources[:30]]}, "t")
+    assert [s.id for s in good.sources] == [s["id"] for s in sources[:30]]
+
+
+def test_fast_parser_agrees_with_tomli_and_never_sees_deep_nesting():
+    import tomli
+
+    from invmap import catalog as catalog_io
+
+    text = catalog_io.shipped_path().read_text(encoding="utf-8")
+    assert catalog_io._cannot_nest_deeply(text)
+    assert catalog_io.parse_text(text, "t") == tomli.loads(text)
+    deep = "x = " + "[" * 100_000 + "]" * 100_000
+    assert not catalog_io._cannot_nest_deeply(deep)
+    disguised = "[[sources]]\n" * 3 + "x = " + "[" * 300 + "]" * 300
+    assert not catalog_io._cannot_nest_deeply(disguised)
+
+
+def test_machine_formats_stream_large_results_whole(sh, tmp_path):
+    import csv
+    import io
+
+    path = generated_catalog(tmp_path / "gen.toml", 4500)
+    records = json.loads(sh("--catalog", str(path), "list", "--json").out)
+    assert len(records) == 4500 and len({r["id"] for r in records}) == 4500
+    lines = sh("--catalog", str(path), "list", "--format", "jsonl").out.splitlines()
+    assert [json.loads(line) for line in lines] == records
+    rows = list(csv.reader(io.StringIO(sh("--catalog", str(path), "list", "--format", "csv").out)))
+    assert len(rows) == 4501 and [r[0] for r in rows[1:]] == [r["id"] for r in records]
+    assert len(sh("--catalog", str(path), "list", "--format", "plain").out.splitlines()) == 4500
+
+
+def test_selections_are_read_a_batch_at_a_time_and_sort_as_whole_records_do(tmp_path, monkeypatch):
+    """list, questions and the record exports hold only positions and the sort key; the records
+    come from the index in batches, in exactly the order sorting the whole records gives."""
+    from invmap import query, render
+    from invmap.catalog import Location
+    from invmap.index import Index, open_catalog
+
+    path = generated_catalog(tmp_path / "gen.toml", 4500)
+    idx = open_catalog(Location(str(path), "test"))
+    every = query.build_filters(idx, {})
+    l3 = query.build_filters(idx, {"layer": ["L3"]})
+    for chosen in (every, l3):
+        for key in (None, *query.SORT_KEYS):
+            for reverse in (False, True):
+                whole = query.sort_records(query.records_matching(idx, chosen), key, reverse)[:3000]
+                lazy = query.lazy_selection(idx, chosen, sort=key, reverse=reverse, limit=3000)
+                assert list(lazy) == whole, (key, reverse)
+    reads: list[int] = []
+    at = Index.at
+    monkeypatch.setattr(
+        Index, "at", lambda self, positions, columns: reads.append(len(positions)) or at(self, positions, columns)
+    )
+    text = render.text(render.Result(query.lazy_selection(idx, every), list(query.SOURCE_FIELDS)), "json", "records")
+    assert len(json.loads(text)) == 4500
+    assert sum(reads) == 4500 + 1 and max(reads) <= render.BATCH and len(reads) >= 3  # +1: the first record's keys

@@ -1,0 +1,140 @@
+"""At the terminal: widths, pager, colour, hyperlinks, notices and help."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import bash, generated_catalog, installed_invmap, screen
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list"],
+        ["questions"],
+        ["search", "kv cache"],
+        ["related", "pagedattention"],
+        ["layers"],
+        ["map"],
+        ["show", "gqa"],
+    ],
+)
+def test_identifiers_are_never_split(cli, args, cols):
+    records = json.loads(cli("list", "--json").out)
+    lines = screen(args, cols)
+    text = "\n".join(lines)
+    for r in records:
+        for value in (r["id"], r["name"]):
+            fragments = [value[:k] for k in range(len(value) // 2, len(value))]
+            if value in text:
+                continue
+            # not shown at all is fine (a dropped column); shown in pieces is not
+            assert not any(
+                re.search(rf"(^|\s){re.escape(f)}$", line) for f in fragments for line in lines if len(f) > 4
+            ), value
+
+
+def test_line_budgets_at_80_columns():
+    assert len(screen(["list"], 80)) <= 90
+    assert len(screen(["questions"], 80)) <= 90
+    assert len(screen(["list", "--layer", "L3"], 80)) <= 25
+    assert len(screen(["map"], 80)) <= 45
+
+
+def test_show_leaves_out_empty_fields_and_prints_links_whole():
+    lines = screen(["show", "gqa"], 60)
+    assert not any(line.startswith("DOI") or line.startswith("Code") for line in lines)
+    assert any(line.endswith("https://arxiv.org/abs/2305.13245") for line in lines)
+    layer = screen(["show", "mooncake"], 80)
+    assert any(re.match(r"Layer\s+L3 and L5 \(L3, L5\)$", line) for line in layer)
+
+
+def test_pager_used_only_on_a_terminal(tmp_path):
+    stand_in = tmp_path / "pager.sh"
+    marker = tmp_path / "paged"
+    stand_in.write_text(f"#!/bin/sh\ncat > '{marker}'\n")
+    stand_in.chmod(0o755)
+    screen(["list"], 80, env={"INVMAP_PAGER": str(stand_in)}, rows=20)
+    assert marker.exists() and "pagedattention" in marker.read_text()
+    marker.unlink()
+    screen(["list", "--no-pager"], 80, env={"INVMAP_PAGER": str(stand_in)}, rows=20)
+    assert not marker.exists()
+    screen(["--no-pager", "list"], 80, env={"INVMAP_PAGER": str(stand_in)}, rows=20)
+    assert not marker.exists()
+    program = installed_invmap()
+    subprocess.run([program, "list"], capture_output=True, env={**os.environ, "INVMAP_PAGER": str(stand_in)})
+    assert not marker.exists()
+
+
+def test_hyperlinks_only_with_colour_on_a_terminal():
+    program = installed_invmap()
+
+    def on_a_terminal(**env: str) -> str:
+        return bash(
+            f"script -qec \"stty cols 120; '{program}' list --layer L3\" /dev/null", INVMAP_PAGER="cat", **env
+        ).stdout
+
+    on = on_a_terminal(TERM="xterm-256color")
+    assert "\x1b]8;" in on and "https://arxiv.org/abs/2309.06180" in on
+    assert "\x1b]8;" not in on_a_terminal(NO_COLOR="1")
+
+
+def test_help_teaches(cli):
+    """Every declared command's help ends with examples, and reads as people write usage."""
+    from invmap import options as decl
+    from invmap.cli import shortcuts
+
+    root = cli("--help").out
+    assert all(f"{group} commands:" in root for group in decl.GROUPS)
+    assert all(len(line) <= 80 for line in root.splitlines())
+    for command in decl.COMMANDS:
+        text = cli(*command.path.split(), "--help").out
+        assert "Examples:" in text and "<int range>" not in text and "x>=1" not in text, command.path
+        assert not any(line.rstrip().endswith("..") and not line.rstrip().endswith("...") for line in text.splitlines())
+        if shortcuts.ENABLED:  # `NAME...`, not Typer 0.29's `{NAME...}...` and `NAME <str>`
+            assert "{" not in text.splitlines()[0] and "<str>" not in text and "<list" not in text, command.path
+    if shortcuts.ENABLED:
+        assert cli("show", "--help").out.startswith("Usage: invmap show [OPTIONS] NAME...\n")
+        assert cli("record", "new", "--help").out.startswith("Usage: invmap record new [OPTIONS] NAME\n")
+
+
+def test_empty_result_says_so_on_a_terminal_only():
+    lines = screen(["list", "--type", "survey", "--layer", "L1"], 80)
+    assert lines == ["no sources match --layer L1 --type survey"]
+    nothing = screen(["search", "zzqqxx"], 80)
+    assert nothing == ["nothing matches 'zzqqxx'; try fewer words, or 'invmap define'"]
+    narrowed = screen(["search", "zzqqxx", "--in", "title"], 80)
+    assert narrowed == ["nothing matches 'zzqqxx'; search looked at title; try --in all"]
+
+
+def test_no_hyperlinks_in_a_pipe_even_with_colour_always(sh):
+    out = sh("list", "--layer", "L3", "--color", "always", "--format", "table").out
+    assert "\x1b[" in out and "\x1b]8;" not in out
+
+
+@pytest.mark.parametrize("command", ["list", "questions"])
+def test_tables_stop_at_200_rows_on_a_terminal_only(cli, tmp_path, command):
+    """A table sent to a pipe or a file holds every row; on a terminal it stops at 200 and says so."""
+    import re
+
+    path = generated_catalog(tmp_path / "gen.toml", 250)
+    args = ["--catalog", str(path), command, "--format", "table", "--fields", "id"]
+    capped, everything = cli(*args), cli(*args, "--all")
+
+    def rows(text: str) -> int:
+        return len(re.findall(r"(?m)^[a-z-]+-\d+\s*$", text))
+
+    assert (rows(capped.out), rows(everything.out)) == (250, 250)
+    assert capped.err == everything.err == ""  # the notice is for a person at a terminal
+    to_file = tmp_path / "t.txt"
+    assert bash(f"'{installed_invmap()}' " + " ".join(f"'{a}'" for a in args) + f" > '{to_file}'").returncode == 0
+    assert rows(to_file.read_text()) == 250
+    on_terminal = screen(args, 80)
+    assert rows("\n".join(on_terminal)) == 200 and "50 more rows; use --all" in on_terminal[-1]
+    assert not any("more rows" in line for line in screen([*args, "--all"], 80))
