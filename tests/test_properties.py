@@ -18,8 +18,10 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 # Any text a catalog may hold (no control, separator or bidi-control characters: the model refuses
 # them); cells of a Markdown table are single-line and stripped.
-_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-clean = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters=_BIDI)
+# Bidi marks, overrides and isolates, zero-width spaces, the word joiner and a BOM: catalog text
+# may not hold them (model.FORBIDDEN); the joiners U+200C and U+200D it may.
+_INVISIBLE = "\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"
+clean = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters=_INVISIBLE)
 any_text = st.text(clean, min_size=1, max_size=40).filter(str.strip)
 prose = st.text(st.one_of(clean, st.sampled_from("\n\t")), max_size=30)
 cell_text = st.text(clean, min_size=1, max_size=40).map(lambda s: " ".join(s.split())).filter(bool)

@@ -79,7 +79,7 @@ def decode(data: bytes, path: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CatalogError(path, [f"not UTF-8 text (invalid byte at line {line})"]) from None
-    if not text.strip():
+    if not text or text.isspace():  # (not `strip()`: a copy of the whole text)
         raise CatalogError(path, ["is empty: a catalog needs at least one [[sources]] table"])
     return text
 
@@ -142,7 +142,15 @@ def load(location: Location | str) -> Catalog:
 def load_with_bases(path: str) -> tuple[Catalog, list[dict[str, Any]]]:
     """A catalog (an overlay merged over what it extends) and the index keys of the catalogs it
     extends (so that its index is rebuilt when any of them changes)."""
-    return validate(read_table(path), path), []
+    validation, bases = stream_with_bases(path)
+    for _ in validation.chunks():
+        pass
+    return validation.catalog(), bases
+
+
+def stream_with_bases(path: str) -> tuple[Validation, list[dict[str, Any]]]:
+    """`load_with_bases`, its sources to be validated a chunk at a time (`Validation`)."""
+    return Validation(read_table(path), path), []
 
 
 VALIDATE_CHUNK = 10_000  # sources validated at a time in a large catalog
@@ -155,54 +163,87 @@ def validate(raw: dict[str, Any], path: str) -> Catalog:
     record exists, so the parsed table and the records are never both whole in memory. `raw` is
     consumed: callers parse it for this call alone.
     """
-    from pydantic import ValidationError
-
-    from invmap.model import Catalog
-
-    problems = duplicate_id_problems(raw)
-    sources = raw.get("sources")
-    records: list[Any] | None = None
-    if isinstance(sources, list) and len(sources) > VALIDATE_CHUNK:
-        records, source_problems = _validate_sources(sources, raw)
-        problems = source_problems + problems
-    head = raw if records is None else {**{k: v for k, v in raw.items() if k != "sources"}, "sources": records}
-    catalog: Catalog | None = None
-    try:
-        catalog = Catalog.model_validate(head)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        if records is not None:  # source problems are already counted; the empty list is not one
-            errors = [err for err in errors if not err["loc"] or err["loc"][0] != "sources"]
-        problems = [describe_error(err, raw) for err in errors] + problems
-    except RecursionError:
-        problems.insert(0, "nested too deeply")
-    if problems or catalog is None:
-        raise CatalogError(path, problems)
-    return catalog
+    stream = Validation(raw, path)
+    for _ in stream.chunks():
+        pass
+    return stream.catalog()
 
 
-def _validate_sources(sources: list[Any], raw: dict[str, Any]) -> tuple[list[Any], list[str]]:
-    from pydantic import TypeAdapter, ValidationError
+class Validation:
+    """A catalog validated a chunk of sources at a time (`index.py` builds the index from each chunk
+    while the next is validated). `chunks()` yields the records of each chunk while no problem has
+    been found (and goes on checking the rest once one has, yielding nothing more); `catalog()` then
+    returns the whole catalog or raises one CatalogError with every problem, in the order a single
+    pass over the file reports them."""
 
-    from invmap.model import Source
+    def __init__(self, raw: dict[str, Any], path: str) -> None:
+        self.raw, self.path = raw, path
+        self.problems = duplicate_id_problems(raw)
+        self.source_problems: list[str] = []
+        self.records: list[Any] | None = None
+        sources = raw.get("sources")
+        self.total = len(sources) if isinstance(sources, list) else 0
 
-    adapter = TypeAdapter(list[Source])
-    records: list[Any] = []
-    problems: list[str] = []
-    for start in range(0, len(sources), VALIDATE_CHUNK):
-        part = sources[start : start + VALIDATE_CHUNK]
+    def level_titles(self) -> dict[str, str]:
+        """The levels' titles as the file gives them (checked with the rest by `catalog()`)."""
+        layers = self.raw.get("layers")
+        out = {}
+        for code, value in layers.items() if isinstance(layers, dict) else ():
+            title = value.get("title") if isinstance(value, dict) else value
+            if isinstance(code, str) and isinstance(title, str):
+                out[code] = title
+        return out
+
+    def chunks(self) -> Iterator[list[Any]]:
+        sources = self.raw.get("sources")
+        if not (isinstance(sources, list) and sources):
+            return
+        from pydantic import TypeAdapter, ValidationError
+
+        from invmap.model import Source
+
+        adapter = TypeAdapter(list[Source])
+        self.records = []
+        for start in range(0, len(sources), VALIDATE_CHUNK):
+            part = sources[start : start + VALIDATE_CHUNK]
+            chunk: list[Any] = []
+            try:
+                chunk = adapter.validate_python(part, strict=True)
+            except ValidationError as exc:
+                for err in exc.errors(include_url=False):
+                    err["loc"] = ("sources", start + err["loc"][0], *err["loc"][1:])
+                    self.source_problems.append(describe_error(err, self.raw))
+            except RecursionError:
+                self.source_problems.append(f"sources {start + 1} to {start + len(part)}: nested too deeply")
+            del part
+            for i in range(start, min(start + VALIDATE_CHUNK, len(sources))):
+                sources[i] = None  # its record exists (or its problems are written): let the parsed entry go
+            self.records.extend(chunk)
+            if chunk and not self.source_problems and not self.problems:
+                yield chunk
+
+    def catalog(self) -> Catalog:
+        from pydantic import ValidationError
+
+        from invmap.model import Catalog
+
+        raw = self.raw
+        records = self.records
+        head = raw if records is None else {**{k: v for k, v in raw.items() if k != "sources"}, "sources": records}
+        problems = self.source_problems + self.problems
+        catalog: Catalog | None = None
         try:
-            records.extend(adapter.validate_python(part, strict=True))
+            catalog = Catalog.model_validate(head)
         except ValidationError as exc:
-            for err in exc.errors(include_url=False):
-                err["loc"] = ("sources", start + err["loc"][0], *err["loc"][1:])
-                problems.append(describe_error(err, raw))
+            errors = exc.errors(include_url=False)
+            if records is not None:  # source problems are already counted; the empty list is not one
+                errors = [err for err in errors if not err["loc"] or err["loc"][0] != "sources"]
+            problems = [describe_error(err, raw) for err in errors] + problems
         except RecursionError:
-            problems.append(f"sources {start + 1} to {start + len(part)}: nested too deeply")
-        del part
-        for i in range(start, min(start + VALIDATE_CHUNK, len(sources))):
-            sources[i] = None  # its record exists (or its problems are written): let the parsed entry go
-    return records, problems
+            problems.insert(0, "nested too deeply")
+        if problems or catalog is None:
+            raise CatalogError(self.path, problems)
+        return catalog
 
 
 def warnings(catalog: Catalog) -> list[str]:

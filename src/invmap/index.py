@@ -83,7 +83,7 @@ TABLES: tuple[str, ...] = (
 LEVEL_COLUMNS: tuple[str, ...] = ("title", "scope", "question", "metrics", "symptoms")
 AT_ONCE = 999  # positions looked up by one `pos IN (...)` query: the most any SQLite allows
 PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large reports progress (a bar on a terminal)
-NAMELIKE = ("id", "name", "source")  # a word only these hold, in one source, is not a correction target
+WORDS_ALL = 10_000  # a catalog smaller than this corrects typos against every word it holds
 
 
 def enabled() -> bool:
@@ -265,6 +265,7 @@ _ASCII_LOWER = bytes(range(256)).lower()
 _ASCII_NOT_WORD = bytes(c for c in range(128) if not chr(c).isalnum())
 _CAMEL = re.compile(r"[^\W\d_]*[a-z][A-Z][^\W_]*|[A-Z]{2,}[a-z][^\W_]*")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_HAS_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 
 
 def normalize(text: str) -> str:
@@ -277,28 +278,37 @@ def normalize(text: str) -> str:
 def camel_parts(*texts: str | None) -> str | None:
     """The parts of the CamelCase words in `texts` (`FlashAttention, KVCache-centric` -> `Flash
     Attention KV Cache`), so that a search for `attention` finds PagedAttention; None when there are none."""
-    parts = [" ".join(_CAMEL_PART.findall(word)) for text in texts if text for word in _CAMEL.findall(text)]
-    return " ".join(parts) or None
+    text = " ".join(t for t in texts if t)
+    if not _HAS_CAMEL.search(text):
+        return None
+    return " ".join(" ".join(_CAMEL_PART.findall(word)) for word in _CAMEL.findall(text)) or None
 
 
-_LIST_AT = tuple((i, f.kind) for i, f in enumerate(FIELDS) if f.kind.name in ("list", "date"))
-_LAYERS_AT = SOURCE_FIELDS.index("layers")
-_URL_AT = SOURCE_FIELDS.index("url")
+_LISTS_AT = tuple(1 + i for i, f in enumerate(FIELDS) if f.kind.name == "list")
+_DATES_AT = tuple(1 + i for i, f in enumerate(FIELDS) if f.kind.name == "date")
+_LAYERS_AT = 1 + SOURCE_FIELDS.index("layers")
+_URL_AT = 1 + SOURCE_FIELDS.index("url")
+_NAME_AT, _TITLE_AT, _KEYWORDS_AT = (1 + SOURCE_FIELDS.index(f) for f in ("name", "title", "keywords"))
 
 
 def _record_row(source: Any, pos: int, level_titles: dict[str, str]) -> list[Any]:
     """A source's row: `pos`, every field in `SOURCE_FIELDS` order (values, not names: SQLite binds them
-    ~15% faster) in its kind's index form, then the search-only columns."""
+    ~15% faster) in its kind's index form (lists joined as `fields.List.row` joins them, dates as ISO
+    text), then the search-only columns."""
     values = source.__dict__
-    row = [values.get(name) for name in SOURCE_FIELDS]
+    row = [pos, *map(values.get, SOURCE_FIELDS), None, None]
     codes = source.layers
     row[_LAYERS_AT] = ";".join(codes)
     row[_URL_AT] = source.link
-    for i, kind in _LIST_AT:
-        row[i] = kind.row(kind.json(row[i]))
-    keywords = values.get("keywords")
-    levels = " \x1f ".join(level_titles[code] for code in codes if code in level_titles) or None
-    return [pos, *row, levels, camel_parts(values["name"], values.get("title"), *(keywords or ()))]
+    for i in _DATES_AT:
+        row[i] = row[i].isoformat()
+    keywords = row[_KEYWORDS_AT]
+    for i in _LISTS_AT:
+        row[i] = LIST_JOIN.join(row[i]) if row[i] else None
+    if codes:
+        row[-2] = " \x1f ".join(level_titles[code] for code in codes if code in level_titles) or None
+    row[-1] = camel_parts(row[_NAME_AT], row[_TITLE_AT], *(keywords or ()))
+    return row
 
 
 def source_keys(source: Any, canonical_link: Callable[[str], str]) -> Iterable[tuple[str, str]]:
@@ -319,13 +329,71 @@ def source_keys(source: Any, canonical_link: Callable[[str], str]) -> Iterable[t
         yield "link:" + link, "link"
 
 
+class _Tokenizer:
+    """The thread that tokenizes one chunk of rows into the full-text index while the next chunk of the
+    catalog is validated. The statement is one `INSERT ... SELECT` that SQLite runs in C with the GIL
+    let go, so on two cores it costs no time of the building thread's; statements that bind Python
+    values (which take the GIL for every row) stay in the building thread, which waits for the chunk
+    before it uses the connection again. A failure is raised again in the building thread."""
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        import threading
+
+        self.con = con
+        self.failed: list[BaseException] = []
+        self.thread: threading.Thread | None = None
+
+    def start(self, first: int, end: int) -> None:
+        import threading
+
+        self.wait()
+        self.thread = threading.Thread(target=self._run, args=(first, end), daemon=True)
+        self.thread.start()
+
+    def _run(self, first: int, end: int) -> None:
+        try:
+            self.con.execute(_INDEX_TEXT, (first, end))
+            self.con.execute(_INDEX_CODES, (first, end))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the building thread
+            self.failed.append(exc)
+
+    def wait(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+        if self.failed:
+            raise self.failed[0]
+
+
+_INSERT_SOURCES = (
+    f"INSERT INTO sources ({', '.join(('pos', *SOURCE_FIELDS, *EXTRA_COLUMNS))}) "
+    f"VALUES ({', '.join('?' * (1 + len(SOURCE_FIELDS) + len(EXTRA_COLUMNS)))})"
+)
+_INDEX_TEXT = (
+    f"INSERT INTO fts (rowid, {', '.join(SEARCH_COLUMNS)}) SELECT pos, {', '.join(SEARCH_COLUMNS)} "
+    "FROM sources WHERE pos >= ? AND pos < ?"
+)
+# Each source's level codes, one row a code, from its `layers` column (`L4;L5;L6`), in SQL.
+_INDEX_CODES = (
+    "WITH RECURSIVE split(pos, code, rest) AS ("
+    " SELECT pos, '', layers || ';' FROM sources WHERE pos >= ? AND pos < ? AND layers != ''"
+    " UNION ALL SELECT pos, substr(rest, 1, instr(rest, ';') - 1), substr(rest, instr(rest, ';') + 1)"
+    " FROM split WHERE rest != '')"
+    " INSERT INTO codes SELECT code, pos FROM split WHERE code != ''"
+)
+
+
 def _fill(
     con: sqlite3.Connection,
-    catalog: Catalog,
+    catalog: Any,
     key: dict[str, Any] | None,
     progress: Callable[[int], None] | None = None,
     bases: Sequence[dict[str, Any]] = (),
-) -> None:
+) -> Catalog:
+    """Write the index of `catalog` (a Catalog, or a `catalog.Validation` not yet read: its chunks
+    are indexed as they are validated). Returns the catalog; a catalog that turns out to be invalid
+    raises its CatalogError once every chunk is checked."""
+    from invmap.catalog import Validation
     from invmap.identifiers import canonical_link  # building only: a warm run never needs it
 
     tables = [sql for sql in TABLES if not sql.startswith("CREATE INDEX")]
@@ -333,64 +401,65 @@ def _fill(
         con.execute(sql)
     con.execute(f"PRAGMA user_version = {FORMAT}")
     con.execute("BEGIN")
-    columns = ", ".join(("pos", *SOURCE_FIELDS, *EXTRA_COLUMNS))
-    marks = ", ".join("?" * (1 + len(SOURCE_FIELDS) + len(EXTRA_COLUMNS)))
-    titles = {code: info.title for code, info in catalog.layers.items()}
-    chunk = 10_000
-    sources = catalog.sources
-    for start in range(0, len(sources), chunk):
-        part = sources[start : start + chunk]
-        # Generators, not lists: the rows of a chunk are never all in memory at once.
-        con.executemany(
-            f"INSERT INTO sources ({columns}) VALUES ({marks})",
-            (_record_row(s, start + i, titles) for i, s in enumerate(part)),
-        )
-        con.executemany(
-            "INSERT INTO codes VALUES (?, ?)", ((code, start + i) for i, s in enumerate(part) for code in s.layers)
-        )
-        con.executemany(
-            "INSERT INTO keys VALUES (?, ?, ?)",
-            ((k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)),
-        )
-        if progress:
-            progress(len(part))
-    con.execute("INSERT INTO fts (fts) VALUES ('rebuild')")  # tokenized in C, from the content table
-    # The correction vocabulary: stems held by a sentence-like field, or by two sources or more (a
-    # word only one source's id or name holds is its name, typed whole by whoever means it: `show`
-    # forgives typos in names). Digits-only terms are never a correction.
-    namelike = ", ".join(f"'{c}'" for c in NAMELIKE)
-    con.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, 'col')")
+    streamed = isinstance(catalog, Validation)
+    chunks = catalog.chunks() if streamed else [catalog.sources]
+    titles = catalog.level_titles() if streamed else {code: info.title for code, info in catalog.layers.items()}
+    tokenizer = _Tokenizer(con)
+    start = 0
+    try:
+        for chunk in chunks:  # validated while the chunk before is tokenized
+            for at in range(0, len(chunk), 10_000):  # the rows of a chunk are never all in memory at once
+                part = chunk[at : at + 10_000]
+                rows = [_record_row(s, start + i, titles) for i, s in enumerate(part)]
+                keys = [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)]
+                tokenizer.wait()
+                con.executemany(_INSERT_SOURCES, rows)
+                con.executemany("INSERT INTO keys VALUES (?, ?, ?)", keys)
+                tokenizer.start(start, start + len(rows))
+                start += len(part)
+                del rows, keys
+                if progress:
+                    progress(len(part))
+        whole = catalog.catalog() if streamed else catalog  # every problem, at once, if there are any
+    finally:
+        tokenizer.wait()
+    count = len(whole.sources)
+    # The correction vocabulary: the stems two sources or more hold (a word only one source holds is
+    # mostly its own name or id, typed whole by whoever means it: `show` forgives typos in names); in
+    # a catalog under WORDS_ALL sources, every stem. Digits-only terms are never a correction.
+    con.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, 'row')")
     con.execute(
-        "INSERT INTO words SELECT length(term), term, max(doc) FROM temp.vocab "
-        f"WHERE term GLOB '*[^0-9]*' GROUP BY term HAVING max(doc) >= 2 OR max(col NOT IN ({namelike})) = 1"
+        "INSERT INTO words SELECT length(term), term, doc FROM temp.vocab WHERE term GLOB '*[^0-9]*' AND (doc >= 2 OR ?)",
+        [count < WORDS_ALL],
     )
     con.execute("DROP TABLE temp.vocab")
     con.executemany(
         "INSERT INTO levels VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
             (n, code, info.title, info.scope, info.question, _joined(info.metrics), _joined(info.symptoms))
-            for n, (code, info) in enumerate(catalog.layers.items())
+            for n, (code, info) in enumerate(whole.layers.items())
         ],
     )
     con.execute("INSERT INTO levels_fts (levels_fts) VALUES ('rebuild')")
     con.executemany(
         "INSERT INTO glossary VALUES (?, ?, ?, ?)",
-        [(term, t.expansion, _joined(t.aliases), t.definition) for term, t in catalog.glossary.items()],
+        [(term, t.expansion, _joined(t.aliases), t.definition) for term, t in whole.glossary.items()],
     )
     import json  # building only: a warm run and a TAB never need it
 
-    info = catalog.catalog.model_dump() if catalog.catalog is not None else None
+    info = whole.catalog.model_dump() if whole.catalog is not None else None
     meta = {
         "key": key_text(key) if key is not None else "",
         "bases": "\n\n".join(key_text(b) for b in bases),
         "catalog": json.dumps(info),
-        "sources": str(len(sources)),
+        "sources": str(count),
     }
     con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
     for sql in TABLES:  # indexes last: building one over all rows is faster than keeping it up to date
         if sql not in tables:
             con.execute(sql)
     con.execute("COMMIT")
+    return whole
 
 
 def _joined(items: Sequence[str]) -> str | None:
@@ -436,12 +505,15 @@ def _sync(path: str) -> None:
 
 
 def build(
-    catalog: Catalog,
+    catalog: Any,
     key: dict[str, Any] | None,
     progress: Callable[[int], None] | None = None,
     bases: Sequence[dict[str, Any]] = (),
 ) -> sqlite3.Connection:
-    """Index `catalog`: persisted for `key` where the cache folder is usable, else in memory."""
+    """Index `catalog` (a Catalog, or a `catalog.Validation` to index as it is validated): persisted
+    for `key` where the cache folder is usable, else in memory."""
+    from invmap.catalog import Validation
+
     where = _usable_folder(create=True) if key is not None and enabled() else None
     if where is not None:
         target = index_path(key)  # type: ignore[arg-type]
@@ -453,11 +525,14 @@ def build(
             fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
             os.close(fd)
             os.chmod(tmp, 0o600)
-            con = sqlite3.connect(tmp, isolation_level=None)
+            con = sqlite3.connect(tmp, isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA page_size = 16384")  # fewer, fuller pages for the full-text index
             con.execute("PRAGMA journal_mode = OFF")
             con.execute("PRAGMA synchronous = OFF")
-            _fill(con, catalog, key, progress, bases)
-            con.close()
+            try:
+                catalog = _fill(con, catalog, key, progress, bases)
+            finally:
+                con.close()
             _sync(tmp)  # on disk before it takes the index's name: a crash never leaves half a file there
             os.replace(tmp, target)
             tmp = None
@@ -467,14 +542,17 @@ def build(
                 trace(f"index: built {target}")
                 return opened
         except (OSError, sqlite3.Error):
-            pass
+            if isinstance(catalog, Validation):  # the rest is still to be checked: then kept in memory
+                for _ in catalog.chunks():
+                    pass
+                catalog = catalog.catalog()
         finally:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
         progress = None  # the rows were counted once already
     trace("index: in memory")
-    con = sqlite3.connect(":memory:", isolation_level=None)
+    con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     _fill(con, catalog, None, progress)
     return con
 
@@ -736,10 +814,10 @@ def _from_toml(location: Location, key: dict[str, Any] | None, progress: Any) ->
     try:
         if report:
             report("reading", None)
-        loaded, bases = catalog.load_with_bases(location.path)
+        validation, bases = catalog.stream_with_bases(location.path)
         if report:
-            report("indexing", len(loaded.sources))
-        return build(loaded, key, (lambda n: report(None, n)) if report else None, bases=bases)
+            report("indexing", validation.total)
+        return build(validation, key, (lambda n: report(None, n)) if report else None, bases=bases)
     finally:
         if report:
             report("done", None)
