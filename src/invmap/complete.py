@@ -35,6 +35,9 @@ def _fill_choices() -> None:
     from invmap.options import SEARCHABLE
 
     CHOICES["sort"] = SORT_KEYS
+    for f in FIELDS:
+        if f.kind.name == "choice":
+            CHOICES[f.name] = f.kind.choices
     CHOICES["search_in"] = SEARCHABLE
 
 

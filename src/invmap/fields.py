@@ -139,6 +139,23 @@ class Codes(List):
         return value.split(LIST_SEPARATOR) if value else []
 
 
+class Choice(Kind):
+    """One of a fixed set of words (`entry_type`): matched ignoring case, stored as declared."""
+
+    name = "choice"
+
+    def __init__(self, *choices: str) -> None:
+        self.choices = choices
+        self.metavar = "[" + "|".join(choices) + "]"
+
+    def parse(self, texts):
+        folded = {c.casefold(): c for c in self.choices}
+        try:
+            return folded[texts.strip().casefold()]
+        except KeyError:
+            raise ValueError(f"takes one of {', '.join(self.choices)}, not '{texts}'") from None
+
+
 class Number(Kind):
     """A score (0-100, one decimal): search, related and triage only."""
 
@@ -150,6 +167,7 @@ class Number(Kind):
 
 
 TEXT, LABEL, YEAR, DATE, LIST, CODES, NUMBER = Kind(), Label(), Year(), Date(), List(), Codes(), Number()
+ENTRY_TYPES = Choice("inproceedings", "article", "techreport", "misc")
 
 
 class Field(
@@ -266,6 +284,22 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "venue", "Venue", "where it was published (SOSP 2023, arXiv preprint), or null", example="SOSP 2023", weight=1.0
     ),
+    Field(
+        "published_in",
+        "Published in",
+        "the proceedings, journal or institution in full (BibTeX's booktitle, journal or institution), or null",
+        wrap=True,
+        example="Proceedings of the ACM SIGOPS 29th Symposium on Operating Systems Principles",
+        weight=0.5,
+    ),
+    Field(
+        "entry_type",
+        "Entry type",
+        "its BibTeX entry type: inproceedings, article, techreport or misc (the default)",
+        kind=ENTRY_TYPES,
+        example="inproceedings",
+    ),
+    Field("report_number", "Report number", "a technical report's number, or null", example="UCB/EECS-2008-134"),
     Field(
         "layer",
         "Layer",

@@ -81,6 +81,7 @@ TABLES: tuple[str, ...] = (
     "CREATE INDEX sources_by_year ON sources (year)",
 )
 LEVEL_COLUMNS: tuple[str, ...] = ("title", "scope", "question", "metrics", "symptoms")
+ITEM_STRIDE = 1 << 16  # level items' rowids: a level's pos times this, plus the item's place
 AT_ONCE = 999  # positions looked up by one `pos IN (...)` query: the most any SQLite allows
 PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large reports progress (a bar on a terminal)
 WORDS_ALL = 10_000  # a catalog smaller than this corrects typos against every word it holds
@@ -582,6 +583,7 @@ class Index:
         self._rebuild = rebuild
         self._rebuilt = False
         self._stemmer = False
+        self._items = False
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -603,7 +605,7 @@ class Index:
             self._con.close()
         trace("index: damaged, rebuilding")
         self._con = self._rebuild()
-        self._stemmer = False
+        self._stemmer = self._items = False
         return self._con.execute(sql, params).fetchall()
 
     def count(self) -> int:
@@ -680,6 +682,37 @@ class Index:
             }
             for pos, code, title, scope, question, metrics, symptoms in rows
         ]
+
+    def level_items(self) -> str:
+        """The name of a temporary FTS5 table with one row per level item (its title, scope, question,
+        and each metric and symptom alone; `kind` says which), rowid `pos * ITEM_STRIDE + n`, so that a
+        symptom that holds more of a query counts for more than words scattered over a level."""
+        if not self._items:
+            con = self._con
+            con.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.level_items USING fts5(kind UNINDEXED, text, tokenize='{TOKENIZE}')"
+            )
+            con.execute("DELETE FROM temp.level_items")
+            rows = []
+            for level in self.level_details():
+                texts = [("title", level["title"]), ("scope", level["scope"]), ("question", level["question"])]
+                texts += [("metrics", m) for m in level["metrics"]] + [("symptoms", t) for t in level["symptoms"]]
+                rows += [
+                    (level["pos"] * ITEM_STRIDE + n, kind, text) for n, (kind, text) in enumerate(texts) if text
+                ]
+            con.executemany("INSERT INTO temp.level_items (rowid, kind, text) VALUES (?, ?, ?)", rows)
+            self._items = True
+        return "level_items"
+
+    def items(self, rowids: Sequence[int], expression: str, marks: tuple[str, str]) -> dict[int, tuple[str, str]]:
+        """rowid -> (kind, text with the words `expression` matches between `marks`) of level items."""
+        if not rowids:
+            return {}
+        sql = (
+            "SELECT rowid, kind, highlight(level_items, 1, ?, ?) FROM level_items WHERE level_items MATCH ? "
+            f"AND rowid IN ({', '.join('?' * len(rowids))})"
+        )
+        return {r: (k, t) for r, k, t in self._rows(sql, [*marks, expression, *rowids])}
 
     def glossary(self) -> list[dict[str, Any]]:
         """Every glossary term: term, expansion, aliases, definition, in alphabetical order of term."""

@@ -8,7 +8,7 @@ No I/O here: `catalog.py` reads and writes files, this module only says what a v
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
@@ -64,6 +64,8 @@ ANNOTATIONS: dict[str, Any] = {
 def _annotation(f: FieldDecl) -> Any:
     if f.name in PATTERNS:
         return Annotated[str, Field(pattern=PATTERNS[f.name][0])]
+    if f.kind.name == "choice":
+        return Literal[f.kind.choices]  # type: ignore[attr-defined]
     return ANNOTATIONS[f.kind.name]
 
 

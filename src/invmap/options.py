@@ -200,7 +200,7 @@ def _field_options(command: str) -> tuple[Opt, ...]:
             _option_help(f, command),
             f.kind.metavar,
             multiple=f.kind.many,
-            complete="type" if f.name == "type" else None,
+            complete="type" if f.name == "type" else f.name if f.kind.name == "choice" else None,
         )
         for f in FIELDS
         if f.stored

@@ -457,19 +457,21 @@ def _window(text: str) -> str:
 
 
 def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
-    """Sources nearest to `target`: 60 points for how well their text answers a search made of the
-    target's mechanism and question (BM25 relative to the best), 40 for the level codes they share
-    (Jaccard overlap); never the source itself."""
+    """Sources nearest to `target`: 75 points for how well their text answers a search made of the
+    target's keywords and mechanism, glossary names included (BM25 relative to the best), 25 for the
+    level codes they share (Jaccard overlap); never the source itself."""
     from invmap import search as engine
 
-    words = [
-        w
-        for w in dict.fromkeys(engine.words_of(f"{target['mechanism']} {target['question']}"))
-        if w not in engine.STOP_WORDS
-    ]
     relevance: dict[int, float] = {}
-    if words:
-        expression = engine.expression([[w] for w in words], list(DEFAULT_COLUMNS))
+    keywords = [tuple(w) for k in target.get("keywords", ()) if len(w := engine.words_of(k)) > 1]
+    if engine.words_of(target["mechanism"]) or keywords:
+        about = [target["mechanism"], *(k for k in target.get("keywords", ()) if len(engine.words_of(k)) == 1)]
+        parsed = engine.build_query(index, [t.replace('"', " ") for t in about], list(DEFAULT_COLUMNS))
+        # A glossary name of several words brings the entry's other names (`iteration-level scheduling`
+        # -> `continuous batching`); a one-word one (`KV` -> `key value`) would only add noise here.
+        named = [forms for start, end, forms in parsed.spans if end - start > 1]
+        alternatives = [*keywords, *((w,) for g in parsed.groups for w in g.words), *(tuple(f) for fs in named for f in fs)]
+        expression = engine.expression(list(dict.fromkeys(alternatives)), list(DEFAULT_COLUMNS))
         relevance = index.bm25("fts", expression, [WEIGHTS.get(c, 1.0) for c in SEARCH_COLUMNS])
     mine = set(target["layers"])
     rows = index.records(columns=("pos", "id", "layer", "layers"))
@@ -481,7 +483,7 @@ def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[s
         theirs = set(r["layers"])
         union = mine | theirs
         overlap = len(mine & theirs) / len(union) if union else (1.0 if r["layer"] == target["layer"] else 0.0)
-        hits.append((round(40 * overlap + 60 * max(relevance.get(r["pos"], 0.0), 0.0) / best, 1), r["pos"]))
+        hits.append((round(25 * overlap + 75 * max(relevance.get(r["pos"], 0.0), 0.0) / best, 1), r["pos"]))
     hits.sort(key=lambda h: (-h[0], h[1]))
     top = hits[:limit]
     return [{**record, "score": score} for record, (score, _) in zip(index.at([p for _, p in top]), top)]

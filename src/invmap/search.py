@@ -46,6 +46,7 @@ class Group:
     column: str | None = None  # `field:word`
     required: bool = False  # a quoted phrase must be held
     read_as: str | None = None  # a typo's correction, for saying so
+    position: int = 0  # where its first word is in `Query.words`
 
 
 @dataclass
@@ -54,6 +55,8 @@ class Query:
     excluded: list[str]
     words: list[str]  # every word of the query in order (for the phrase rule), stop words included
     exact: bool = False
+    # Runs of `words` that name a glossary entry: (start, end, the entry's names as lists of words).
+    spans: list[tuple[int, int, list[list[str]]]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -61,6 +64,22 @@ class Query:
 
     def corrections(self) -> list[tuple[str, str]]:
         return [(" ".join(g.words), g.read_as) for g in self.groups if g.read_as]
+
+    def read(self) -> list[str]:
+        """The query's words with typos corrected."""
+        words = list(self.words)
+        for g in self.groups:
+            if g.read_as and not g.required:
+                words[g.position] = g.read_as
+        return words
+
+    def phrases(self, most: int = 12) -> list[list[str]]:
+        """The query's words as a phrase, and as that phrase with each glossary name in it replaced by
+        the entry's other names (`continuous batching` -> `iteration level scheduling`)."""
+        out = [self.read()]
+        for start, end, forms in sorted(self.spans, reverse=True):  # from the right: earlier spans keep place
+            out = [p[:start] + f + p[end:] for p in out for f in forms][:most]
+        return out or [self.read()]
 
 
 @dataclass
@@ -118,10 +137,10 @@ def build_query(
         sequence.extend(words)
         if quoted:
             content = [w for w in words if w not in STOP_WORDS] or words
-            groups.append(Group(words, len(content), [words], required=True))
+            groups.append(Group(words, len(content), [words], required=True, position=len(sequence) - len(words)))
             continue
-        for word in words:
-            groups.append(Group([word], 1, [[word]], column=column))
+        for n, word in enumerate(words):
+            groups.append(Group([word], 1, [[word]], column=column, position=len(sequence) - len(words) + n))
     meaningful = [g for g in groups if g.required or g.words[0] not in STOP_WORDS]
     if not meaningful and not groups and not excluded:
         raise UsageError("search needs some text to look for")
@@ -137,6 +156,12 @@ def _expand(index: Index, query: Query, tables: Sequence[str]) -> None:
     glossary = index.glossary()
     names = _glossary_names(glossary)
     stems = index.stems([g.words[0] for g in plain])
+    # A word the stemmer turns into a stop word (`one` -> `on`) would match that stop word everywhere.
+    hollow = [g for g, stem in zip(plain, stems) if stem and all(s in STOP_WORDS for s in stem)]
+    if hollow and len(hollow) < len(query.groups):
+        query.groups = [g for g in query.groups if g not in hollow]
+        kept = [(g, stem) for g, stem in zip(plain, stems) if g not in hollow]
+        plain, stems = [g for g, _ in kept], [stem for _, stem in kept]
     for g, stem in zip(plain, stems):
         g.alternatives = [[g.words[0]]] if stem else []
     known = index.known([s for stem in stems for s in stem], tables)
@@ -151,7 +176,7 @@ def _expand(index: Index, query: Query, tables: Sequence[str]) -> None:
         if fixed is not None and fixed != word:
             g.read_as = fixed
             g.alternatives = [[fixed]]
-    _glossary(plain, names)
+    _glossary(query, plain, names)
     _compounds(index, plain)
 
 
@@ -185,24 +210,28 @@ def _correct(index: Index, word: str, stem: list[str], glossary_words: set[str])
     return None
 
 
-def _glossary(plain: list[Group], names: list[list[list[str]]]) -> None:
-    """Where a run of the query's words is one name of a glossary entry, each of those words also
-    counts when a source holds any other name of the entry (`ttft` <-> `time to first token`)."""
-    words = [g.alternatives[0][0] if g.alternatives else g.words[0] for g in plain]
-    taken = [False] * len(plain)
+def _glossary(query: Query, plain: list[Group], names: list[list[list[str]]]) -> None:
+    """Where a run of the query's words (stop words included: `time to first token`) is one name of a
+    glossary entry, each word of the run also counts when a source holds any other name of the entry
+    (`ttft` <-> `time to first token`). The longest names are taken first, and runs never overlap."""
+    words = query.read()
+    at = {g.position: g for g in plain}
+    free = [i in at or words[i] in STOP_WORDS for i in range(len(words))]  # not inside a quoted phrase
     spans = []
     for forms in names:
         for form in forms:
             n = len(form)
             for i in range(len(words) - n + 1):
-                if words[i : i + n] == form and not any(taken[i : i + n]):
+                if words[i : i + n] == form and all(free[i : i + n]) and any(k in at for k in range(i, i + n)):
                     spans.append((n, i, forms))
-    for n, i, forms in sorted(spans, key=lambda s: -s[0]):  # the longest names first
-        if any(taken[i : i + n]):
+    for n, i, forms in sorted(spans, key=lambda s: (-s[0], s[1])):  # the longest names first
+        if not all(free[i : i + n]):
             continue
         for k in range(i, i + n):
-            taken[k] = True
-            plain[k].alternatives += [f for f in forms if f not in plain[k].alternatives]
+            free[k] = False
+            if k in at:
+                at[k].alternatives += [f for f in forms if f not in at[k].alternatives]
+        query.spans.append((i, i + n, forms))
 
 
 def _compounds(index: Index, plain: list[Group]) -> None:
@@ -275,9 +304,7 @@ def rank(
     content = [w for w in query.words if w not in STOP_WORDS]
     in_phrase: set[int] | None = None
     if len(content) > 1:
-        fixed = {g.words[0]: g.read_as for g in query.groups if g.read_as}
-        words = [fixed.get(w, w) for w in query.words]
-        in_phrase = set(index.match(table, expression([words], columns), where, params))
+        in_phrase = set(index.match(table, expression(query.phrases(), columns), where, params))
     every = " OR ".join(e for e in expressions if e)
     relevance = index.bm25(table, every, weights, where, params)
     return _scored(query, matched, in_phrase, relevance)

@@ -16,37 +16,48 @@ from invmap import search as engine
 
 COLUMNS = ("title", "scope", "question", "metrics", "symptoms")
 WEIGHTS = (1.5, 1.5, 1.0, 2.0, 3.0)  # what an engineer sees weighs most, then what is measured
-WHY = ("symptoms", "metrics")  # what `matched` lists: the symptoms or metrics that matched
+SHOWN = 3  # the items (symptoms, metrics, ...) `matched` lists per level
 
 
 def triage(index: Any, words: Sequence[str], filters: Any, limit: int = 3) -> list[dict[str, Any]]:
     """The levels that match the symptom best (at most `limit`, none below half the best score), each
-    with what matched, its question, and its sources (those that also match the symptom first)."""
+    with what matched, its question, and its sources (those that also match the symptom first).
+
+    A level ranks by the query words its best single item holds (one symptom, metric, or its scope,
+    question or title), then by the words the whole level holds, then by BM25 over the level: a
+    symptom that says most of what was typed is better evidence than the same words scattered."""
     from invmap import query
+    from invmap.index import ITEM_STRIDE
 
     parsed = engine.build_query(index, words, (), tables=("fts", "levels_fts"))
-    hits = engine.rank(index, parsed, "levels_fts", COLUMNS, WEIGHTS)
-    if not hits:
+    levels = engine.rank(index, parsed, "levels_fts", COLUMNS, WEIGHTS)
+    if not levels:
         return []
-    best = hits[0].score
-    hits = [h for h in hits if h.score >= best / 2][:limit]
+    table = index.level_items()
+    items = engine.rank(index, parsed, table, ("text",), (0.0, 1.0))
+    best_item: dict[int, int] = {}
+    for item in items:
+        level = item.rowid // ITEM_STRIDE
+        best_item[level] = max(best_item.get(level, 0), item.matched)
+    n = parsed.total or 1
+    top = max(h.relevance for h in levels) or 1.0
+    scored = []
+    for h in levels:
+        m_item = best_item.get(h.rowid, 1)
+        share = max(h.relevance, 0.0) / top if top > 0 else 1.0
+        strength = (min(h.matched, n) - m_item + min(max(share, 0.001), 1.0)) / (n - m_item + 1)
+        scored.append((round(100.0 * (m_item - 1 + strength) / n, 1), m_item, h))
+    scored.sort(key=lambda s: (-s[1], -s[2].matched, -s[2].relevance, s[2].rowid))
+    best = scored[0][0]
+    chosen_levels = [s for s in scored if s[0] >= best / 2][:limit]
+    every = " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, ("text",))))
     details = {d["pos"]: d for d in index.level_details()}
-    every = " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, COLUMNS)))
     out = []
-    for hit in hits:
+    for score, _, hit in chosen_levels:
         level = details[hit.rowid]
-        marked = index.highlights("levels_fts", every, hit.rowid, COLUMNS, engine.MARK)
-        matched = []
-        for column in WHY:
-            for item in (marked.get(column) or "").split("\x1f"):
-                if engine.MARK[0] in item:
-                    matched.append(item.strip())
-        if not matched:  # the title, scope or question matched: say which words
-            for column in ("scope", "title", "question"):
-                text = marked.get(column) or ""
-                if engine.MARK[0] in text:
-                    matched.append(text)
-                    break
+        mine = [i for i in items if i.rowid // ITEM_STRIDE == hit.rowid][:SHOWN]
+        texts = index.items([i.rowid for i in mine], every, engine.MARK)
+        matched = [texts[i.rowid][1] for i in mine if i.rowid in texts]
         members = query.build_filters(index, {"layer": [level["code"]]})
         chosen = _both(filters, members)
         sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
@@ -57,15 +68,13 @@ def triage(index: Any, words: Sequence[str], filters: Any, limit: int = 3) -> li
             {
                 "code": level["code"],
                 "title": level["title"],
-                "score": hit.score,
+                "score": min(score, 100.0),
                 "matched": [unmarked(m) for m in matched],
                 "question": level["question"],
                 "sources": [{"id": r["id"], "name": r["name"], "question": r["question"]} for r in ordered],
                 "_marked": matched,
             }
         )
-    for level in out:
-        level["_marked"] = level.pop("_marked")
     return out
 
 
