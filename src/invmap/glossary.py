@@ -23,19 +23,19 @@ def names(entry: dict[str, Any]) -> list[str]:
 
 def lookup(entries: Sequence[dict[str, Any]], wanted: Sequence[str]) -> list[dict[str, Any]]:
     """The entries named by `wanted` (term, expansion or alias; case, spaces and punctuation ignored),
-    in that order; any unknown name is NotFoundError (exit 1) with the nearest terms."""
+    in that order. Words that together name a term are one name (`define kv cache`); any unknown name
+    is NotFoundError (exit 1) with the nearest terms."""
     by_name = {_key(n): e for e in entries for n in names(e)}
+    whole = by_name.get(_key(" ".join(wanted)))
+    if whole is not None:
+        return [whole]
     out = []
     for name in wanted:
         entry = by_name.get(_key(name))
         if entry is None:
-            from difflib import get_close_matches
-
-            terms = [e["term"] for e in entries]
-            close = get_close_matches(name.casefold(), [t.casefold() for t in terms], n=3, cutoff=0.5)
-            shown = [t for t in terms if t.casefold() in close]
             if not entries:
                 raise NotFoundError(f"no glossary term '{name}': this catalog has no [glossary]")
+            shown = nearest(entries, name)
             raise NotFoundError(
                 f"no glossary term '{name}'",
                 candidates=shown,
@@ -44,3 +44,16 @@ def lookup(entries: Sequence[dict[str, Any]], wanted: Sequence[str]) -> list[dic
         if entry not in out:
             out.append(entry)
     return out
+
+
+def nearest(entries: Sequence[dict[str, Any]], name: str, limit: int = 3) -> list[str]:
+    """The terms whose names are closest to `name` (rapidfuzz's WRatio, at least 70), best first."""
+    from rapidfuzz import fuzz, process, utils
+
+    choices = {n: e["term"] for e in entries for n in names(e)}
+    found = process.extract(name, list(choices), scorer=fuzz.WRatio, processor=utils.default_process, limit=10)
+    out: list[str] = []
+    for match, score, _ in found:
+        if score >= 70 and choices[match] not in out:
+            out.append(choices[match])
+    return out[:limit]

@@ -123,8 +123,8 @@ def machine_cell(f: str, value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
-        return ";".join(str(v) for v in value)
+    if isinstance(value, list):  # a list of records (a level's sources) by their ids
+        return ";".join(str(v.get("id", "")) if isinstance(v, dict) else str(v) for v in value)
     return str(value)
 
 

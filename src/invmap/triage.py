@@ -16,6 +16,7 @@ from invmap import search as engine
 
 COLUMNS = ("title", "scope", "question", "metrics", "symptoms")
 WEIGHTS = (1.5, 1.5, 1.0, 2.0, 3.0)  # what an engineer sees weighs most, then what is measured
+WHY = ("symptoms", "metrics")
 SHOWN = 3  # the items (symptoms, metrics, ...) `matched` lists per level
 
 
@@ -55,9 +56,12 @@ def triage(index: Any, words: Sequence[str], filters: Any, limit: int = 3) -> li
     out = []
     for score, _, hit in chosen_levels:
         level = details[hit.rowid]
-        mine = [i for i in items if i.rowid // ITEM_STRIDE == hit.rowid][:SHOWN]
+        mine = [i for i in items if i.rowid // ITEM_STRIDE == hit.rowid]
         texts = index.items([i.rowid for i in mine], every, engine.MARK)
-        matched = [texts[i.rowid][1] for i in mine if i.rowid in texts]
+        ranked = [texts[i.rowid] for i in mine if i.rowid in texts]
+        # The symptoms and metrics that matched; a level's scope, title or question only when none did.
+        seen = [t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY]
+        matched = seen[:SHOWN]
         members = query.build_filters(index, {"layer": [level["code"]]})
         chosen = _both(filters, members)
         sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
@@ -106,7 +110,7 @@ def drawing(levels: list[dict[str, Any]], width: int, color: bool) -> Any:
     from invmap.render import marked_text
     from invmap.safe import escape
 
-    room = max(width - 6, 20)
+    room = max(width - 7, 20)  # after the 7-column `  why  ` / `  ask  ` margin
     parts: list[Any] = []
     for n, level in enumerate(levels):
         if n:
@@ -123,11 +127,26 @@ def drawing(levels: list[dict[str, Any]], width: int, color: bool) -> Any:
             parts += [Text(("  ask  " if i == 0 else "       ") + line) for i, line in enumerate(wrapped)]
         for s in level["sources"]:
             parts.append(Text(f"    {escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
-            for line in textwrap.wrap(escape(s["question"]), room - 2, break_long_words=False, break_on_hyphens=False):
+            for line in textwrap.wrap(escape(s["question"]), room + 1, break_long_words=False, break_on_hyphens=False):
                 parts.append(Text("      " + line))
     return Group(*parts)
 
 
 def _cut(text: str, room: int) -> str:
-    plain = unmarked(text)
-    return plain[: room - 1].rsplit(" ", 1)[0] + "…"
+    """`text` (with marks) cut at a space to at most `room` visible characters, ending in `…`; the
+    marks kept, and closed if the cut falls inside a marked run."""
+    visible, out, open_mark, last_space = 0, [], False, None
+    for ch in text:
+        if ch in engine.MARK:
+            open_mark = ch == engine.MARK[0]
+            out.append(ch)
+            continue
+        if visible == room - 1:
+            break
+        if ch == " ":
+            last_space = (len(out), open_mark)
+        out.append(ch)
+        visible += 1
+    if last_space is not None:
+        out, open_mark = out[: last_space[0]], last_space[1]
+    return "".join(out) + (engine.MARK[1] if open_mark else "") + "…"

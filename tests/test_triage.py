@@ -1,0 +1,174 @@
+"""From a symptom to its level (issue: triage), the levels' own data, `define`, and `--has-code`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ids_of, screen
+from invmap.options import COMMANDS, options_of
+
+
+def levels_of(result) -> list[str]:
+    assert result.code == 0, result.err
+    return [level["code"] for level in json.loads(result.out)]
+
+
+@pytest.mark.parametrize(
+    "symptom, level, within",
+    [
+        ("time to first token is high for long prompts", "L2", 1),
+        ("cache allocation failures and evictions", "L3", 1),
+        ("kernel is memory-bandwidth bound", "L1", 1),
+        ("one GPU per model wastes memory", "L4", 1),
+        ("slow handoff between prefill and decode pools", "L5", 1),
+        ("tuning serving parameters automatically", "L6", 1),
+        ("inter-token latency jumps when new requests are admitted", "L2", 1),
+        ("KV cache too big to keep on the GPU", "L3", 2),
+        # other symptoms of the same kind, in other words
+        ("TTFT p99 jumps when long prompts arrive", "L2", 1),
+        ("requests are preempted because the KV cache is full", "L3", 1),
+        ("expert load imbalance in MoE", "L5", 1),
+        ("kernel launch overhead", "L1", 1),
+        ("model swapping takes too long", "L4", 1),
+        ("configuration search is expensive", "L6", 1),
+        ("decode stalls during prefill", "L2", 1),
+        ("OOM at long context", "L3", 1),
+    ],
+)
+def test_triage_starts_at_the_level_that_holds_the_symptom(cli, symptom, level, within):
+    assert level in levels_of(cli("triage", *symptom.split(), "--json"))[:within]
+
+
+def test_triage_json_contract(cli):
+    levels = json.loads(cli("triage", "ttft", "--json").out)
+    assert levels and all(list(lv) == ["code", "title", "score", "matched", "question", "sources"] for lv in levels)
+    first = levels[0]
+    assert (first["code"], first["title"]) == ("L2", "Phase scheduling")
+    assert first["matched"] == [
+        "TTFT distribution",
+        "time to first token climbs when long prompts arrive",  # the glossary: ttft = time to first token
+        "tail TTFT or TPOT far above the median",
+    ]
+    assert all(list(s) == ["id", "name", "question"] for s in first["sources"])
+    scores = [lv["score"] for lv in levels]
+    assert scores == sorted(scores, reverse=True) and all(s >= scores[0] / 2 for s in scores)
+    # the level's sources that match the symptom come first
+    assert first["sources"][0]["id"] in {"distserve", "prefill-deflection"} or first["sources"][0]["id"] in ids_of(
+        cli("search", "ttft", "--layer", "L2", "--json")
+    )
+
+
+def test_triage_limit_jsonl_and_plain(cli):
+    assert len(levels_of(cli("triage", "kv", "cache", "--limit", "1", "--json"))) == 1
+    lines = cli("triage", "kv", "cache", "full", "--format", "jsonl").out.splitlines()
+    assert [json.loads(line)["code"] for line in lines] == levels_of(cli("triage", "kv", "cache", "full", "--json"))
+    plain = cli("triage", "requests", "are", "preempted", "because", "the", "KV", "cache", "is", "full").out
+    code, title, score, matched = plain.splitlines()[0].split("\t")
+    assert (code, title) == ("L3", "Cache management") and float(score) == 100.0
+    assert matched.split(";")[0] == "requests are preempted or swapped out because the KV cache is full"
+
+
+def test_triage_nothing_matches(cli):
+    assert (cli("triage", "zzqqxx").out, cli("triage", "zzqqxx").code) == ("", 0)
+    assert cli("triage", "zzqqxx", "--json").out == "[]\n"
+    shown = screen(["triage", "zzqqxx"], 80)
+    assert shown == ["no level's symptoms or metrics match 'zzqqxx'; see 'invmap layers'"]
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_triage_screen_fits_and_reads(width):
+    lines = screen(["triage", "slow", "handoff", "between", "prefill", "and", "decode", "pools"], width)
+    assert lines[0].startswith("L5  Cluster architecture  ")
+    assert lines[1] == "  why  the KV handoff from prefill to decode nodes is slow"
+    assert all(len(line) <= width for line in lines)
+    assert any(line.strip() == "DistServe (distserve)" for line in lines)
+
+
+def test_triage_filters_narrow_the_sources(cli):
+    levels = json.loads(cli("triage", "kv", "transfer", "--has-code", "--json").out)
+    listed = {s["id"] for lv in levels for s in lv["sources"]}
+    assert listed and listed <= set(ids_of(cli("list", "--has-code", "--json")))
+
+
+def test_layers_json_gains_question_metrics_symptoms(cli):
+    levels = json.loads(cli("layers", "--json").out)
+    by_code = {lv["code"]: lv for lv in levels if lv["code"]}
+    for code in ("L1", "L2", "L3", "L4", "L5", "L6"):
+        assert by_code[code]["question"] and 5 <= len(by_code[code]["symptoms"]) <= 10 and by_code[code]["metrics"]
+    assert (by_code["P0"]["question"], by_code["P0"]["metrics"], by_code["P0"]["symptoms"]) == (None, [], [])
+
+
+def test_one_level_shows_everything(cli):
+    level = json.loads(cli("layers", "L3", "--json").out)
+    assert level["title"] == "Cache management" and "allocation-failure reasons" in level["metrics"]
+    assert [s["id"] for s in level["sources"]] == ids_of(cli("list", "--layer", "L3", "--json"))
+    plain = dict(line.split(":\t", 1) for line in cli("layers", "L3", "--format", "plain").out.splitlines())
+    assert plain["sources"] == ";".join(s["id"] for s in level["sources"])
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_layers_shows_every_scope_whole_worded(cli, width):
+    lines = screen(["layers"], width)
+    assert all(len(line) <= width for line in lines)
+    start, end = lines[0].index("Scope"), lines[0].index("Sources")
+    column = [line[start:end].strip() for line in lines[2:]]
+    for level in json.loads(cli("layers", "--json").out):
+        if level["scope"]:
+            assert level["scope"] in " ".join(column), (width, level["code"])
+            assert all(word in column_words(column) for word in level["scope"].split())
+
+
+def column_words(column: list[str]) -> set[str]:
+    return {word for cell in column for word in cell.split()}
+
+
+def test_a_catalog_without_level_data_still_triages_nothing(cli, mine):
+    result = cli("--catalog", str(mine), "triage", "kv", "cache", "--json")
+    assert (result.code, result.out) == (0, "[]\n")
+
+
+FILTERING = [c.path for c in COMMANDS if any(o.dest == "has_code" for o in options_of(c))]
+
+
+def test_has_code_reaches_every_command_that_filters():
+    assert {"list", "search", "questions", "export", "triage", "stats"} <= set(FILTERING)
+
+
+@pytest.mark.parametrize("command", [p for p in FILTERING if p in ("list", "questions", "export")])
+def test_has_code_keeps_only_sources_with_code(cli, command):
+    args = {"export": ["export", "--format", "json"]}.get(command, [command, "--json"])
+    kept = json.loads(cli(*args, "--has-code").out)
+    every = json.loads(cli(*args).out)
+    assert kept and len(kept) < len(every)
+    coded = {r["id"] for r in json.loads(cli("list", "--json").out) if r["code"]}
+    assert {r["id"] for r in kept} == coded
+
+
+def test_define_by_term_expansion_or_alias(cli):
+    ttft = json.loads(cli("define", "ttft", "--json").out)
+    assert [e["term"] for e in ttft] == ["TTFT"] and ttft[0]["expansion"] == "time to first token"
+    assert json.loads(cli("define", "time", "per", "output", "token", "--json").out)[0]["term"] == "TPOT"
+    assert json.loads(cli("define", "kv", "cache", "--json").out)[0]["term"] == "KV cache"
+    assert json.loads(cli("define", "in-flight batching", "--json").out)[0]["term"] == "continuous batching"
+    every = json.loads(cli("define", "--json").out)
+    assert len(every) >= 17 and list(every[0]) == ["term", "expansion", "aliases", "definition"]
+    assert [e["term"].casefold() for e in every] == sorted(e["term"].casefold() for e in every)
+
+
+def test_define_unknown_term_suggests(cli):
+    result = cli("define", "goodptu")
+    assert (result.code, result.out) == (1, "")
+    assert result.err == "Error: no glossary term 'goodptu'\nDid you mean:\n  goodput\n"
+
+
+def test_define_without_a_glossary(cli, mine):
+    result = cli("--catalog", str(mine), "define", "ttft")
+    assert result.code == 1 and "has no [glossary]" in result.err
+
+
+def test_triage_is_first_under_query_in_help(cli):
+    lines = cli("--help").out.splitlines()
+    at = lines.index("Query commands:")
+    assert lines[at + 1].split()[0] == "triage"
