@@ -319,26 +319,88 @@ def test_markdown_export_reads_as_a_table_in_a_real_parser(cli):
     assert sum(1 for t in tokens if t.type == "bullet_list_open") == 1
 
 
-def test_bibtex_export_reads_in_bibtexparser(cli):
+def _bib(cli, *args):
     import bibtexparser
+    from bibtexparser import middlewares
 
-    library = bibtexparser.parse_string(cli("export", "--format", "bibtex").out)
+    text = cli(*args, "export", "--format", "bibtex").out
+    decode = [middlewares.LatexDecodingMiddleware(), middlewares.SeparateCoAuthors()]
+    library = bibtexparser.parse_string(text, append_middleware=decode)
     assert library.failed_blocks == []
-    entries = {e.key: e for e in library.entries}
-    assert len(entries) == 30
-    mooncake = {f.key: f.value for f in entries["mooncake"].fields}
-    assert entries["mooncake"].entry_type == "misc"
-    assert (mooncake["eprint"], mooncake["archiveprefix"], mooncake["year"]) == ("2407.00079", "arXiv", "2024")
-    bullet = {f.key: f.value for f in entries["bullet"].fields}
-    assert entries["bullet"].entry_type == "article" and bullet["doi"] == "10.1145/3779212.3790135"
-    assert entries["vllm"].entry_type == "online" and "year" not in {f.key for f in entries["vllm"].fields}
+    return text, {e.key: e for e in library.entries}
+
+
+def test_bibtex_entry_types_follow_the_venue(cli):
+    text, entries = _bib(cli)
+    records = {r["id"]: r for r in json.loads(cli("list", "--json").out)}
+    assert len(entries) == len(records) == 30
+    for key, entry in entries.items():
+        fields = {f.key for f in entry.fields}
+        kind = records[key]["entry_type"] or "misc"
+        assert entry.entry_type == kind, key
+        need = {
+            "inproceedings": {"author", "booktitle", "year"},
+            "article": {"author", "journal", "year"},
+            "techreport": {"author", "institution", "number", "year"},
+            "misc": {"title"},
+        }[kind]
+        assert need <= fields, (key, need - fields)
+        if kind == "misc" and records[key]["arxiv"]:
+            assert {"eprint", "archiveprefix", "howpublished"} <= fields
+        elif kind == "misc":
+            assert {"howpublished", "url"} <= fields
+    page = {f.key: f.value for f in entries["pagedattention"].fields}
+    assert entries["pagedattention"].entry_type == "inproceedings"
+    assert page["booktitle"] == "Proceedings of the ACM SIGOPS 29th Symposium on Operating Systems Principles"
     roofline = {f.key: f.value for f in entries["roofline"].fields}
-    assert (
-        roofline["author"] == "Williams and Waterman and Patterson"
-        and roofline["title"]
-        == "{Roofline: An Insightful Visual Performance Model for Floating-Point Programs and Multicore Architectures}"
+    assert (entries["roofline"].entry_type, roofline["institution"], roofline["number"]) == (
+        "techreport",
+        "EECS Department, University of California, Berkeley",
+        "UCB/EECS-2008-134",
     )
-    assert {f.key: f.value for f in entries["pagedattention"].fields}["author"] == "Kwon and others"
+    # the title's case is kept by a second pair of braces
+    assert "  title = {{Roofline: An Insightful Visual Performance Model for Floating-Point Programs" in text
+    vllm = {f.key: f.value for f in entries["vllm"].fields}
+    assert entries["vllm"].entry_type == "misc" and vllm["url"] == "https://docs.vllm.ai/"
+    assert "  howpublished = {\\url{https://docs.vllm.ai/}}" in text
+    assert "year" not in vllm
+
+
+def test_bibtex_authors_read_back_whole_and_in_their_letters(cli):
+    _, entries = _bib(cli)
+    for record in json.loads(cli("list", "--json").out):
+        authors = {f.key: f.value for f in entries[record["id"]].fields}.get("author")
+        if record["author_names"]:
+            assert authors == record["author_names"], record["id"]
+    assert {f.key: f.value for f in entries["transformer"].fields}["author"][6] == "Łukasz Kaiser"
+    assert {f.key: f.value for f in entries["flashattention"].fields}["author"][-1] == "Christopher Ré"
+
+
+def test_bibtex_formats_in_pybtex_plain_without_a_warning(cli, tmp_path):
+    import warnings
+
+    from pybtex import errors
+    from pybtex.backends.plaintext import Backend
+    from pybtex.database import parse_string
+    from pybtex.style.formatting.plain import Style
+
+    text, _ = _bib(cli)
+    errors.set_strict_mode(True)  # a warning (missing journal, missing author) raises
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        formatted = list(Style().format_bibliography(parse_string(text, "bibtex")).entries)
+    assert len(formatted) == 30
+    shown = {e.key: e.text.render(Backend()) for e in formatted}
+    assert shown["orca"].startswith(
+        "Gyeong-In Yu, Joo Seong Jeong, Geon-Woo Kim, Soojeong Kim, and Byung-Gon Chun. Orca:"
+    )
+    assert "In Proceedings of the 16th USENIX Symposium on Operating Systems Design and Implementation" in shown["orca"]
+
+
+def test_bibtex_for_a_catalog_without_author_lists_keeps_the_source_wording(cli, mine):
+    _, entries = _bib(cli, "--catalog", str(mine))
+    assert all(e.entry_type == "misc" for e in entries.values())
+    assert {f.key: f.value for f in entries["pagedattention"].fields}["author"] == ["Kwon", "others"]
 
 
 def test_bibtex_escapes_special_characters(cli, tmp_path, mine):

@@ -212,10 +212,62 @@ _BIB_SPECIALS = {
 }
 _BIB_SPECIAL_RE = re.compile("|".join(re.escape(k) for k in _BIB_SPECIALS))
 _WEB_TYPES = {"official project", "navigational", "companion project"}
+# Letters BibTeX knows by a command of their own, and accents by the combining mark they are made of:
+# `Łukasz` is written `{\L}ukasz`, `Ré` is `R{\'e}`, so any BibTeX (8-bit or not) keeps the name.
+_BIB_LETTERS = {
+    "Ł": r"{\L}",
+    "ł": r"{\l}",
+    "Ø": r"{\O}",
+    "ø": r"{\o}",
+    "ß": r"{\ss}",
+    "Æ": r"{\AE}",
+    "æ": r"{\ae}",
+    "Œ": r"{\OE}",
+    "œ": r"{\oe}",
+    "ı": r"{\i}",
+    "Đ": r"{\DJ}",
+    "đ": r"{\dj}",
+}
+_BIB_ACCENTS = {
+    "\u0300": "`",
+    "\u0301": "'",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0304": "=",
+    "\u0306": "u",
+    "\u0307": ".",
+    "\u0308": '"',
+    "\u030a": "r",
+    "\u030b": "H",
+    "\u030c": "v",
+    "\u0327": "c",
+    "\u0328": "k",
+}
 
 
 def bib_escape(text: str) -> str:
     return _BIB_SPECIAL_RE.sub(lambda m: _BIB_SPECIALS[m.group(0)], text)
+
+
+def bib_letters(text: str) -> str:
+    """Non-ASCII Latin letters as BibTeX commands; any other character as it is (UTF-8)."""
+    import unicodedata
+
+    out = []
+    for ch in text:
+        if ch.isascii():
+            out.append(ch)
+        elif ch in _BIB_LETTERS:
+            out.append(_BIB_LETTERS[ch])
+        else:
+            parts = unicodedata.normalize("NFD", ch)
+            accents = [_BIB_ACCENTS.get(m) for m in parts[1:]]
+            if parts[0].isascii() and parts[0].isalpha() and len(accents) == 1 and accents[0]:
+                sep = " " if accents[0].isalpha() else ""
+                out.append("{\\" + accents[0] + sep + ("\\i" if parts[0] == "i" else parts[0]) + "}")
+            else:
+                out.append(ch)
+    return "".join(out)
 
 
 def bib_authors(authors: str) -> str:
@@ -224,40 +276,56 @@ def bib_authors(authors: str) -> str:
     names = ["others" if p.strip().lower() in ("et al.", "et al") else p.strip() for p in parts if p.strip()]
     if names and names[0].lower().endswith(" et al."):
         names = [names[0][: -len(" et al.")], "others", *names[1:]]
-    return " and ".join(bib_escape(n) if n != "others" else n for n in names)
+    return " and ".join(bib_letters(bib_escape(n)) if n != "others" else n for n in names)
 
 
 def bib_entry_type(source: Source) -> str:
-    if source.doi:
-        return "article"
-    if source.type.lower() in _WEB_TYPES:
-        return "online"
-    return "misc"
+    """The source's own `entry_type`, else `misc` (a preprint, a page, or a venue not yet verified)."""
+    return source.entry_type or "misc"
+
+
+# Where a published paper's `published_in` goes, by entry type.
+_PUBLISHED_IN = {"inproceedings": "booktitle", "article": "journal", "techreport": "institution"}
+
+
+def bib_fields(s: Source) -> list[tuple[str, str]]:
+    """One source's BibTeX fields: what the `plain` style needs for its entry type, then identifiers."""
+    kind = bib_entry_type(s)
+    fields: list[tuple[str, str]] = [("title", "{" + bib_letters(bib_escape(s.title or s.name)) + "}")]
+    if s.author_names:
+        fields.append(("author", " and ".join(bib_letters(bib_escape(n)) for n in s.author_names)))
+    elif s.authors:
+        fields.append(("author", bib_authors(s.authors)))
+    if kind in _PUBLISHED_IN and (s.published_in or s.venue):
+        fields.append((_PUBLISHED_IN[kind], bib_letters(bib_escape(s.published_in or s.venue or ""))))
+    if kind == "techreport" and s.report_number:
+        fields.append(("number", bib_escape(s.report_number)))
+    if s.year is not None:
+        fields.append(("year", str(s.year)))
+    if s.arxiv:
+        fields += [("eprint", s.arxiv), ("archiveprefix", "arXiv")]
+        if kind == "misc":
+            fields.append(("howpublished", f"arXiv preprint arXiv:{s.arxiv}"))
+    if s.doi:
+        fields.append(("doi", bib_escape(s.doi)))
+    if s.link:
+        fields.append(("url", s.link))
+        if kind == "misc" and not s.arxiv:
+            fields.append(("howpublished", "\\url{" + s.link + "}"))
+    fields += [
+        ("urldate", s.accessed.isoformat()),
+        ("keywords", bib_letters(bib_escape(", ".join((*s.layers, s.type, *(s.keywords or ())))))),
+    ]
+    return fields
 
 
 def to_bibtex(catalog: Catalog) -> str:
-    """One entry per source, keyed by id; arXiv ids as eprint, DOIs as doi, titles' case kept."""
+    """One entry per source, keyed by id: `@inproceedings` with `booktitle`, `@article` with `journal`,
+    `@techreport` with `institution` and `number`, else `@misc` (with `eprint` for a preprint and
+    `howpublished` for a page); arXiv ids as eprint, DOIs as doi, titles' case kept."""
     entries = []
     for s in catalog.sources:
-        fields: list[tuple[str, str]] = [("title", "{" + bib_escape(s.title or s.name) + "}")]
-        if s.authors:
-            fields.append(("author", bib_authors(s.authors)))
-        if s.year is not None:
-            fields.append(("year", str(s.year)))
-        if s.arxiv:
-            fields += [("eprint", s.arxiv), ("archiveprefix", "arXiv")]
-        if s.doi:
-            fields.append(("doi", bib_escape(s.doi)))
-        if s.link:
-            fields.append(("url", s.link))
-        fields += [
-            ("urldate", s.accessed.isoformat()),
-            ("keywords", bib_escape(", ".join((*s.layers, s.type)))),
-            ("note", bib_escape(f"{s.source.rstrip('.')}. Layer: {s.layer}. {s.mechanism}")),
-        ]
-        if s.code:
-            fields.append(("howpublished", "\\url{" + s.code + "}"))
-        body = ",\n".join(f"  {key} = {{{value}}}" for key, value in fields)
+        body = ",\n".join(f"  {key} = {{{value}}}" for key, value in bib_fields(s))
         entries.append(f"@{bib_entry_type(s)}{{{s.id},\n{body}\n}}\n")
     return "\n".join(entries)
 
