@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_catalog_errors import EXPECTED
 
-from conftest import ASSETS, REPO, SEED, seed_rows
+from conftest import ASSETS, REPO, SEED, add_args, seed_rows
 from invmap import catalog as catalog_io
 from invmap.vocabulary import SEED_COLUMNS
 
@@ -498,3 +498,29 @@ def test_tsv_and_jsonl_exports_parse_back(cli):
     rows = list(csv.DictReader(io.StringIO(cli("export", "--format", "tsv").out), delimiter="\t"))
     assert [r["id"] for r in rows] == [r["id"] for r in records] and rows[0]["source"] == records[0]["source"]
     assert [json.loads(line) for line in cli("export", "--format", "jsonl").out.splitlines()] == records
+
+
+def test_add_type_takes_the_catalogs_spelling(cli, mine):
+    before = mine.read_bytes()
+    wrong = cli("--catalog", str(mine), "add", *add_args("Z", type="Curent"))
+    assert (wrong.code, mine.read_bytes()) == (2, before)
+    assert wrong.err.splitlines()[-1] == (
+        "Hint: did you mean 'Current'? pass --new-type to add a type the catalog does not use yet"
+    )
+    assert cli("--catalog", str(mine), "add", *add_args("Z", type="current")).code == 0
+    assert json.loads(cli("--catalog", str(mine), "show", "z", "--json").out)["type"] == "Current"
+
+
+def test_new_type_is_stored_and_check_warns_about_near_twins(cli, mine):
+    assert cli("--catalog", str(mine), "add", *add_args("Z", type="Curent"), "--new-type").code == 0
+    result = cli("--catalog", str(mine), "check")
+    assert result.code == 0
+    assert "type 'Curent' (1 source) looks like 'Current' (2): one type?" in result.err
+
+
+def test_add_names_every_missing_option_at_once(cli, mine):
+    result = cli("--catalog", str(mine), "add", "--name", "Z", "--year", "2024")
+    assert result.code == 2
+    assert result.err.splitlines()[0] == (
+        "Error: add needs --source, --type, --layer, --mechanism, --objective, --question, --availability"
+    )

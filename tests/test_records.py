@@ -119,3 +119,40 @@ def test_record_new_result_type_id_and_output(cli, tmp_path):
     )
     wrong = cli("record", "new", "mooncake", "--result-type", "guessed")
     assert wrong.code == 2 and "guessed" in wrong.err and wrong.out == ""
+
+
+def test_draft_prompt_is_a_problem_named_with_the_others(cli, tmp_path):
+    path = tmp_path / "draft.json"
+    assert cli("record", "new", "pagedattention", "-o", str(path)).code == 0
+    result = cli("record", "check", str(path))
+    assert result.code == 3
+    assert result.err.splitlines()[0] == f"{path}: hypothesis still holds the draft's prompt (REPLACE: ...): write your own"
+    assert f"{path}: conclusion must not be empty" in result.err.splitlines()
+
+
+def test_only_a_valid_record_addresses_a_question(cli, tmp_path):
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    draft = json.loads(cli("record", "new", "pagedattention", "--id", "paged-kv").out)
+    (folder / "paged-kv.json").write_text(json.dumps(draft))  # the draft as it is: invalid
+    (folder / "mooncake.json").write_text(json.dumps(filled(json.loads(cli("record", "new", "mooncake").out))))
+    rows = {r["id"]: r for r in json.loads(cli("questions", "--records", str(folder), "--json").out)}
+    assert (rows["pagedattention"]["records"], rows["pagedattention"]["invalid_records"]) == ([], ["paged-kv"])
+    assert rows["mooncake"]["records"] and rows["mooncake"]["invalid_records"] == []
+    still_open = [r["id"] for r in json.loads(cli("questions", "--records", str(folder), "--open", "--json").out)]
+    assert "pagedattention" in still_open and "mooncake" not in still_open
+    table = cli("questions", "--records", str(folder), "--layer", "L3", "--format", "table", env={"COLUMNS": "200"}).out
+    assert "paged-kv (invalid)" in table
+
+
+def test_open_questions_use_the_default_records_folder(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    every = [r["id"] for r in json.loads(cli("questions", "--json").out)]
+    assert [r["id"] for r in json.loads(cli("questions", "--open", "--json").out)] == every  # no ./experiments
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "m.json").write_text(json.dumps(filled(json.loads(cli("record", "new", "mooncake").out))))
+    assert "mooncake" not in [r["id"] for r in json.loads(cli("questions", "--open", "--json").out)]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    opened = json.loads(cli("questions", "--open", "--json", env={"INVMAP_RECORDS": str(elsewhere)}).out)
+    assert "mooncake" in [r["id"] for r in opened]

@@ -254,6 +254,28 @@ def warnings(catalog: Catalog) -> list[str]:
             out.append(f"source {position} ({s.id}): id is {len(s.id)} characters; at most {MAX_ID} read well")
         if len(s.name) > MAX_NAME:
             out.append(f"source {position} ({s.id}): name is {len(s.name)} characters; at most {MAX_NAME} read well")
+    return out + type_warnings(catalog)
+
+
+def type_warnings(catalog: Catalog) -> list[str]:
+    """Types that differ only by case or by one or two letters (`Curent` beside `Current`): most
+    likely one type spelled two ways. The rarer spelling is named, with its sources' count."""
+    from collections import Counter
+
+    from rapidfuzz.distance import Levenshtein
+
+    counts = Counter(s.type for s in catalog.sources)
+    ordered = sorted(counts, key=lambda t: (-counts[t], t))
+    out = []
+    for n, rare in enumerate(ordered):
+        for common in ordered[:n]:
+            close = rare.casefold() == common.casefold() or Levenshtein.distance(
+                rare.casefold(), common.casefold(), score_cutoff=2
+            ) <= 2
+            if close and min(len(rare), len(common)) > 3:
+                sources = "source" if counts[rare] == 1 else "sources"
+                out.append(f"type '{rare}' ({counts[rare]} {sources}) looks like '{common}' ({counts[common]}): one type?")
+                break
     return out
 
 

@@ -53,6 +53,10 @@ SOURCE_URL = re.compile(r"^(?![\s\S]*\s)https?://[^/?#\s][^\s]*$")
 def _non_empty(text: str) -> str:
     if not text.strip():
         raise PydanticCustomError("record_rule", "must not be empty")
+    if text.startswith(DRAFT_PROMPT):  # checked with the other fields, so one run names every problem
+        raise PydanticCustomError(
+            "record_rule", f"still holds the draft's prompt ({DRAFT_PROMPT.strip()} ...): write your own"
+        )
     return text
 
 
@@ -101,9 +105,6 @@ class Record(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Record:
         problems = []
-        for name, value in self.__dict__.items():
-            if isinstance(value, str) and value.startswith(DRAFT_PROMPT):
-                problems.append(f"{name} still holds the draft's prompt ({DRAFT_PROMPT.strip()} ...): write your own")
         for group in ("raw_measurements", "derived_metrics"):
             for i, value in enumerate(getattr(self, group)):
                 if value.evidence != self.result_type:
