@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ASSETS, JSON_KEYS, bash, installed_invmap
+from conftest import ASSETS, JSON_KEYS, bash, ids_of, installed_invmap
 
 KEYS = JSON_KEYS
 ALL_IDS = None
@@ -448,3 +448,25 @@ def test_search_scores_an_id_that_is_not_its_name(cli, tmp_path):
     assert [(r["id"], r["score"]) for r in by_name] == [("pagedattention", 100.0)]
     only_id = json.loads(cli("-c", str(path), "search", "pagedattention", "--in", "id", "--json").out)
     assert [(r["id"], r["score"]) for r in only_id] == [("pagedattention", 100.0)]
+
+
+def test_a_bare_digit_names_its_level(cli):
+    assert ids_of(cli("list", "--layer", "5", "--json")) == ids_of(cli("list", "--layer", "L5", "--json"))
+    assert "llm-d" in ids_of(cli("list", "--layer", "5", "--json"))  # "L4 to L6" covers L5
+
+
+def test_field_typo_suggests_the_field(cli):
+    result = cli("list", "--fields", "id,nme")
+    assert result.code == 2 and result.err.startswith("Error: unknown field 'nme'; did you mean 'name'? (valid fields: id,")
+
+
+def test_sort_by_access_date(cli, mine):
+    text = mine.read_text(encoding="utf-8").replace("accessed = 2026-08-07", "accessed = 2026-01-01", 1)
+    mine.write_text(text, encoding="utf-8")
+    records = json.loads(cli("--catalog", str(mine), "list", "--sort", "accessed", "--json").out)
+    assert [r["accessed"] for r in records] == sorted(r["accessed"] for r in records)
+    assert records[0]["accessed"] == "2026-01-01"
+
+
+def test_a_unique_title_prefix_finds_its_source(cli):
+    assert json.loads(cli("show", "Orca: A Distributed Serving System", "--json").out)["id"] == "orca"

@@ -41,7 +41,7 @@ def test_identifiers_are_never_split(cli, args, cols):
 
 
 def test_line_budgets_at_80_columns():
-    assert len(screen(["list"], 80)) <= 90
+    assert len(screen(["list"], 80)) <= 95  # ID, Year, Layer and mechanism all kept
     assert len(screen(["questions"], 80)) <= 90
     assert len(screen(["list", "--layer", "L3"], 80)) <= 25
     assert len(screen(["map"], 80)) <= 45
@@ -138,3 +138,42 @@ def test_tables_stop_at_200_rows_on_a_terminal_only(cli, tmp_path, command):
     on_terminal = screen(args, 80)
     assert rows("\n".join(on_terminal)) == 200 and "50 more rows; use --all" in on_terminal[-1]
     assert not any("more rows" in line for line in screen([*args, "--all"], 80))
+
+
+def test_every_help_page_fits_60_columns_and_breaks_only_at_spaces():
+    """Help at 60 columns: no line wider, and every option name and example command whole on its line."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from invmap.options import COMMANDS
+
+    paths = [[], *([*c.path.split(), "--help"] for c in COMMANDS)]
+    paths[0] = ["--help"]
+    with ThreadPoolExecutor(4) as pool:
+        pages = list(pool.map(lambda args: screen(args, 60), paths))
+    for args, lines in zip(paths, pages):
+        assert lines and all(len(line) <= 60 for line in lines), (args, [line for line in lines if len(line) > 60])
+        at = next((i for i, line in enumerate(lines) if line.strip() == "Examples:"), None)
+        if at is not None:
+            for line in lines[at + 1 :]:
+                if not line.strip():
+                    break
+                assert line.startswith("    ") and (line[4] != " " or line.startswith("        ")), (args, line)
+            continued = [line for line in lines[at + 1 :] if line.endswith(" \\")]
+            assert all(not line.endswith(("-", "'")) for line in continued)
+
+
+def test_long_messages_wrap_at_spaces_on_a_terminal():
+    lines = screen(["list", "--fields", "nme"], 60)
+    assert lines[0] == "Error: unknown field 'nme'; did you mean 'name'? (valid"
+    assert all(len(line) <= 60 and line.startswith("  ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines).endswith("question, availability, accessed)")
+
+
+def test_list_keeps_year_and_layer_at_80_and_labels_whole_at_120():
+    head80 = screen(["list", "--no-pager"], 80)[0].split()
+    assert head80 == ["ID", "Year", "Layer", "Central", "mechanism"]
+    lines = screen(["list", "--no-pager"], 120)
+    assert lines[0].split()[:4] == ["ID", "Name", "Year", "Layer"]
+    start = lines[0].index("Layer")
+    labels = {line[start:].split("  ")[0] for line in lines[2:] if line[:1].strip()}
+    assert {"L1 and machine model", "L2 and runtime lever", "Model and KV memory"} <= labels

@@ -222,8 +222,8 @@ COMMANDS: tuple[Command, ...] = (
         (Arg("symptom", "SYMPTOM...", "What you measured or saw, in words (quoted or not).", multiple=True),),
         (
             'invmap triage "TTFT p99 jumps when long prompts arrive"',
-            "invmap triage requests preempted because the KV cache is full",
-            "invmap triage slow handoff between prefill and decode --json | jq -r '.[0].code'",
+            "invmap triage requests preempted, KV cache full",
+            "invmap triage slow KV handoff --json | jq -r '.[0].code'",
         ),
     ),
     Command(

@@ -321,7 +321,7 @@ def fields_text(fields: Sequence[str] = SCORED_FIELDS, width: int | None = None)
 
 GAP = 2  # columns between two table columns
 SENTENCES = frozenset({"mechanism", "objective", "question", "availability", "why", "seam"})
-MIN_SENTENCE = 36  # a sentence column narrower than this reads badly: drop other columns first
+MIN_SENTENCE = 30  # a sentence column narrower than this reads badly: drop other columns first
 NARROW = 60  # below this many columns, one block per source instead of a table
 # Which columns go first when the terminal is too narrow (documented in the README).
 DROP_ORDER = ("type", "layers", "accessed", "authors", "arxiv", "doi", "name", "year", "layer", "title", "source")

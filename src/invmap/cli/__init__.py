@@ -107,7 +107,7 @@ app = typer.Typer(
     "belongs to, which sources address it, what mechanism each proposes, which engineering question is still "
     "open, and where to read it.",
     epilog="\b\nExamples:\n  invmap triage TTFT jumps when long prompts arrive\n  invmap list --layer L3\n"
-    "  invmap show PagedAttention\n  invmap questions --layer L5 --json | jq -r '.[].question'\n\n"
+    "  invmap show PagedAttention\n  invmap questions -l L5 --json | jq -r '.[].question'\n\n"
     "Run 'invmap COMMAND --help' for a command's options and examples.",
     no_args_is_help=True,
     rich_markup_mode=None,  # plain click help: rich's help renderer costs ~60 ms on every --help

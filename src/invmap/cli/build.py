@@ -44,9 +44,44 @@ class Args:
         return f"Args({self.command.path}, {self.__dict__})"
 
 
+def _continued(command: str, width: int) -> list[str]:
+    """A long example command as shell lines joined by ` \\`, broken at spaces (never inside a quoted
+    argument) to fit `width`."""
+    import shlex
+
+    try:
+        words = shlex.split(command, posix=False)
+    except ValueError:
+        words = command.split()
+    out, line = [], "  " + words[0]
+    for word in words[1:]:
+        if len(line) + 1 + len(word) + 2 > width:
+            out.append(line + " \\")
+            line = "      " + word
+        else:
+            line += " " + word
+    return [*out, line]
+
+
 def examples(lines: tuple[str, ...]) -> str | None:
-    """A command's help epilog: an Examples section, kept as written (`\\b` stops click rewrapping it)."""
-    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines) if lines else None
+    """A command's help epilog: an Examples section (`\\b` stops click rewrapping it). A line too
+    long for the help's width (click's: the terminal's, at most 78) puts its `# comment` on a line of
+    its own, so a command is never cut inside a word."""
+    if not lines:
+        return None
+    import shutil
+
+    width = max(min(shutil.get_terminal_size().columns, 80) - 2, 50)
+    out = []
+    for line in lines:
+        command, mark, comment = line.partition("  # ")
+        if len(line) + 2 <= width:
+            out.append(f"  {line}")
+            continue
+        out += _continued(command.rstrip(), width)  # a shell line continued with `\\`
+        if mark:
+            out.append(f"      # {comment}")
+    return "\b\nExamples:\n" + "\n".join(out)
 
 
 def at_least_one(value: int | None) -> int | None:

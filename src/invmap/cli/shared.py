@@ -201,11 +201,36 @@ def terminal_size() -> os.terminal_size:
     return shutil.get_terminal_size((80, 24))
 
 
+def _stderr_columns() -> int:
+    """The width of the terminal stderr is on ($COLUMNS first, as shutil reads it for stdout)."""
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 80
+
+
 def say(message: str) -> None:
     """Lines for a person on stderr, control characters escaped; a closed or broken stderr is ignored
     (it must not change the exit code)."""
-    text = "\n".join(escape(line) for line in message.split("\n")) + "\n"
+    lines = [escape(line) for line in message.split("\n")]
     with contextlib.suppress(OSError, ValueError, AttributeError):
+        if sys.stderr.isatty():  # a person reads it: wrapped at spaces to the width, never inside a word
+            import textwrap
+
+            width = max(_stderr_columns() - 1, 20)
+            lines = [
+                part
+                for line in lines
+                for part in (
+                    textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+                    if len(line) > width
+                    else [line]
+                )
+            ]
+        text = "\n".join(lines) + "\n"
         sys.stderr.write(text)
         sys.stderr.flush()
 
