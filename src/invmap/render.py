@@ -322,6 +322,7 @@ def fields_text(fields: Sequence[str] = SCORED_FIELDS, width: int | None = None)
 GAP = 2  # columns between two table columns
 SENTENCES = frozenset({"mechanism", "objective", "question", "availability", "why", "seam"})
 MIN_SENTENCE = 30  # a sentence column narrower than this reads badly: drop other columns first
+COMFORTABLE_SENTENCE = 32  # what a sentence column gets before a label grows to its whole width
 NARROW = 60  # below this many columns, one block per source instead of a table
 # Which columns go first when the terminal is too narrow (documented in the README).
 DROP_ORDER = ("type", "layers", "accessed", "authors", "arxiv", "doi", "name", "year", "layer", "title", "source")
@@ -390,23 +391,28 @@ def layout(
     widths = {f: minimum(f) for f in shown}
     spare = width - sum(widths.values()) - GAP * (len(shown) - 1)
     growing = [f for f in shown if wraps(f)]
-    # Short labels first reach their natural width (up to 20), then the sentences share the rest.
-    for f in sorted(growing, key=lambda f: f not in ("layer",)):
-        cap = natural[f] if f not in ("layer",) else min(natural[f], 20)
-        if f == "layer":
-            extra = min(cap - widths[f], spare)
-            widths[f] += max(extra, 0)
-            spare -= max(extra, 0)
     sentences = [f for f in growing if f != "layer"]
-    while spare > 0 and sentences:
-        hungry = [f for f in sentences if widths[f] < natural[f]]
-        if not hungry:
-            break
-        share = max(spare // len(hungry), 1)
-        for f in hungry:
-            extra = min(share, natural[f] - widths[f], spare)
-            widths[f] += extra
-            spare -= extra
+
+    def share(limit: dict[str, int]) -> None:  # the spare columns, evenly, to sentences below `limit`
+        nonlocal spare
+        while spare > 0:
+            hungry = [f for f in sentences if widths[f] < limit[f]]
+            if not hungry:
+                return
+            part = max(spare // len(hungry), 1)
+            for f in hungry:
+                extra = min(part, limit[f] - widths[f], spare)
+                widths[f] += extra
+                spare -= extra
+
+    # Sentences first reach a comfortable width, then a layer label its whole width (up to 20, so
+    # `L1 and machine model` stays on one line), then the sentences share what is left.
+    share({f: min(natural[f], COMFORTABLE_SENTENCE) for f in sentences})
+    if "layer" in growing:
+        extra = max(min(min(natural["layer"], 20) - widths["layer"], spare), 0)
+        widths["layer"] += extra
+        spare -= extra
+    share(natural)
     return shown, widths
 
 
