@@ -53,8 +53,14 @@ def _continued(command: str, width: int) -> list[str]:
         words = shlex.split(command, posix=False)
     except ValueError:
         words = command.split()
-    out, line = [], "  " + words[0]
-    for word in words[1:]:
+    units: list[str] = []  # an option stays with its value: `--layer "L2 and L5"`
+    for word in words:
+        if units and units[-1].startswith("-") and " " not in units[-1] and not word.startswith(("-", "|")):
+            units[-1] += " " + word
+        else:
+            units.append(word)
+    out, line = [], "  " + units[0]
+    for word in units[1:]:
         if len(line) + 1 + len(word) + 2 > width:
             out.append(line + " \\")
             line = "      " + word
@@ -72,8 +78,14 @@ def examples(lines: tuple[str, ...]) -> str | None:
     import shutil
 
     width = max(min(shutil.get_terminal_size().columns, 80) - 2, 50)
-    out = []
+    logical: list[str] = []  # lines continued with a backslash are one command, wrapped anew
     for line in lines:
+        if logical and logical[-1].endswith("\\"):
+            logical[-1] = logical[-1][:-1].rstrip() + " " + line.strip()
+        else:
+            logical.append(line)
+    out = []
+    for line in logical:
         command, mark, comment = line.partition("  # ")
         if len(line) + 2 <= width:
             out.append(f"  {line}")
