@@ -258,6 +258,58 @@ def test_real_bash_runs_the_committed_script():
     assert done.stdout == "PagedAttention\n"
 
 
+def test_real_bash_replaces_the_word_with_a_single_candidate_in_its_real_case():
+    warm()
+    bin_dir = str(Path(installed_invmap()).parent)
+    script = REPO / "completions" / "invmap.bash"
+    program = (
+        f"source '{script}'; COMP_WORDS=(invmap show att); COMP_CWORD=2; _invmap_completion invmap; "
+        "printf '%s\\n' \"${COMPREPLY[@]}\""
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "-c", program],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
+    assert done.stdout == "Attention\\ Is\\ All\\ You\\ Need\n"  # one candidate, escaped for the line
+
+
+ZPTY = r"""
+zmodload zsh/zpty
+zpty z "zsh -f -i"
+zpty -w z "PS1='> '; autoload -U compinit; compinit -u -D; export PATH=$BIN:\$PATH; source $SCRIPT"
+sleep 1.5
+while zpty -r -t z chunk; do :; done
+zpty -w -n z "$LINE"$'\t'
+sleep 3
+out=""
+while zpty -r -t z chunk; do out+=$chunk; done
+zpty -w -n z $'\C-u'
+zpty -d z
+print -r -- "$out"
+"""
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_real_zsh_completes_a_name_typed_in_another_case():
+    """An interactive zsh (compinit, the committed script) turns `invmap show att<TAB>` into the name."""
+    warm()
+    done = subprocess.run(
+        ["zsh", "-f", "-c", ZPTY],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **os.environ,
+            "BIN": str(Path(installed_invmap()).parent),
+            "SCRIPT": str(REPO / "completions" / "_invmap"),
+            "LINE": "invmap show att",
+        },
+    )
+    assert "ention\\ Is\\ All\\ You\\ Need" in done.stdout, done.stdout[-300:]
+
+
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
 def test_real_fish_runs_the_committed_script():
     warm()

@@ -114,6 +114,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+shortcuts.zsh_matches_any_case()
 
 
 def _version(value: bool) -> None:

@@ -15,6 +15,10 @@ whole suite once that way), and a Typer upgrade is a question about this file al
 - `plain_usage`: help as people write it (`NAME...`, not `{NAME...}...` and `NAME <str>`).
 - `suggest_command`: "Did you mean" for a mistyped command, which Typer computes from the eagerly
   built command table that `lazy_command` skips.
+- `zsh_matches_any_case` (always applied, whatever the switch: it is behaviour, not speed): the zsh
+  script Typer writes gains a `matcher` style for invmap alone, so zsh accepts `Attention Is All You
+  Need` for `att` as bash (a single candidate replaces the word) and fish (which matches any case
+  itself) do.
 - `real_case_completion`: Typer keeps only candidates that start with the typed text in its case;
   invmap offers `Attention Is All You Need` for `att` (the shells match case-insensitively), so its
   callbacks' candidates are passed on as they are. Off: Typer's filter applies (the TAB fast path,
@@ -28,6 +32,25 @@ from typing import Any
 
 SWITCH = "INVMAP_TYPER_SHORTCUTS"
 ENABLED = os.environ.get(SWITCH, "1").strip().lower() not in ("0", "off", "no", "false")
+
+
+ZSH_MATCHER = (
+    "# invmap offers names in their real case (Attention Is All You Need for 'att'): match any case.\n"
+    "zstyle ':completion:*:*:%(prog_name)s:*' matcher 'm:{a-zA-Z}={A-Za-z}'\n"
+)
+
+
+def zsh_matches_any_case() -> None:
+    """Put ZSH_MATCHER after `#compdef` in the zsh script, for `source_zsh`, `--show-completion` and
+    `--install-completion` alike (Typer keeps the template in two places)."""
+    from typer import _completion_classes, _completion_shared
+
+    template = _completion_shared._completion_scripts["zsh"]
+    if "zstyle" not in template:
+        head, newline, rest = template.lstrip("\n").partition("\n")
+        template = "\n" + head + "\n\n" + ZSH_MATCHER + rest
+        _completion_shared._completion_scripts["zsh"] = template
+        _completion_classes.ZshComplete.source_template = template
 
 
 def lazy_command(build: Any, ctx: Any) -> Any:
