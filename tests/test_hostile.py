@@ -72,3 +72,117 @@ def test_tab_never_reads_devices_or_stdin():
     for catalog in ("/dev/zero", "-"):
         done = tab(f"invmap -c {catalog} show ")
         assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", ""), catalog
+
+
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069]")
+
+
+def _hostile_records(cli, folder):
+    import json
+
+    folder.mkdir()
+    draft = json.loads(cli("record", "new", "mooncake", "--id", "evil\x1b[31m\x9b\u202e").out)
+    (folder / "f\x1b]0;x\x07.json").write_text(json.dumps(draft))
+    return folder
+
+
+@pytest.mark.parametrize("fmt", ["plain", "markdown", "csv", "tsv", "json", "jsonl", "table"])
+def test_record_text_and_file_names_never_reach_stdout_raw(cli, sh, tmp_path, fmt):
+    folder = _hostile_records(cli, tmp_path / "ex")
+    for result in (sh("records", str(folder), "--format", fmt), sh("questions", "--records", str(folder), "--format", fmt)):
+        assert result.code == 0 and not RAW.search(result.out + result.err), (fmt, result.out[:300])
+    if fmt not in ("json", "jsonl", "table"):  # shown escaped, as tables show it
+        assert "evil\\x1b[31m\\x9b\\u202e" in sh("records", str(folder), "--format", fmt).out
+
+
+def test_json_writes_every_control_as_an_escape_of_the_same_string(cli, sh, tmp_path):
+    import json
+
+    folder = _hostile_records(cli, tmp_path / "ex")
+    out = sh("records", str(folder), "--json").out
+    assert not RAW.search(out) and "\\u009b" in out and "\\u202e" in out
+    assert json.loads(out)[0]["record_id"] == "evil\x1b[31m\x9b\u202e"
+
+
+def test_record_new_names_a_hostile_file_escaped(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("record", "new", "pagedattention", "-o", "\x1b]0;PWNED\x07.json")
+    assert result.code == 0 and not RAW.search(result.out + result.err)
+    assert (tmp_path / "\x1b]0;PWNED\x07.json").is_file()
+
+
+def test_records_walk_skips_what_is_not_a_file_and_never_recurses(cli, sh, tmp_path):
+    import json
+    import os
+
+    folder = tmp_path / "ex"
+    folder.mkdir()
+    os.mkfifo(folder / "x.json")
+    (folder / "z.json").symlink_to("/dev/zero")
+    deep = folder
+    os.chdir(folder)  # 1,100 nested folders, made one step at a time (the path outgrows PATH_MAX)
+    for _ in range(1100):
+        os.mkdir("d")
+        os.chdir("d")
+    (tmp_path / "ok.json").write_text(json.dumps({"schema_version": "1.0"}))
+    os.rename(tmp_path / "ok.json", "deep.json")
+    os.chdir(tmp_path)
+    result = sh("records", str(deep), "--json")
+    assert result.code == 0 and "Traceback" not in result.err, result.err[-500:]
+    assert f"note: skipped {folder / 'x.json'}: not a regular file" in result.err
+    assert f"note: skipped {folder / 'z.json'}: not a regular file" in result.err
+    listed = json.loads(result.out)
+    assert [r["valid"] for r in listed] == [False] and listed[0]["path"].endswith("/d/deep.json")
+
+
+def test_record_check_of_an_endless_file_stops_at_the_cap(sh):
+    result = sh("record", "check", "/dev/zero", env={"INVMAP_MAX_RECORD": "1M"})
+    assert result.code == 3 and result.err == "/dev/zero: larger than 1,048,576 bytes ($INVMAP_MAX_RECORD sets the limit)\n"
+
+
+@pytest.mark.parametrize("option, value", [("--layer", "L3"), ("--type", "Current"), ("--year", "2024")])
+def test_a_thousand_filter_values_are_one(cli, option, value):
+    import json
+
+    many = json.loads(cli("list", option, ",".join([value] * 999), "--json").out)
+    assert many == json.loads(cli("list", option, value, "--json").out) and many
+
+
+def test_many_distinct_filter_values_are_bound_not_nested(cli):
+    import json
+
+    years = ",".join(str(y) for y in range(1000, 3000))
+    dated = [r for r in json.loads(cli("list", "--json").out) if r["year"] is not None]
+    assert json.loads(cli("list", "--year", years, "--json").out) == dated
+
+
+def test_markdown_cells_keep_link_syntax_through_export_and_import(cli, tmp_path, mine):
+    import json
+
+    text = mine.read_text(encoding="utf-8").replace(
+        'mechanism = "Map logical KV blocks to physical blocks."',
+        'mechanism = "See [the paper](https://x.org), *not* `this` & <b>that</b> [x]."',
+    )
+    mine.write_text(text, encoding="utf-8")
+    exported = tmp_path / "map.md"
+    assert cli("--catalog", str(mine), "export", "--format", "markdown", "-o", str(exported)).code == 0
+    back = tmp_path / "back.toml"
+    assert cli("import", str(exported), "-o", str(back)).code == 0
+    records = {r["id"]: r for r in json.loads(cli("--catalog", str(back), "list", "--json").out)}
+    assert records["pagedattention"]["mechanism"] == "See [the paper](https://x.org), *not* `this` & <b>that</b> [x]."
+
+
+def test_markdown_link_parsing_is_linear(cli, tmp_path):
+    import time
+
+    cell = "[" * 30000 + "](" * 30000
+    document = "| " + " | ".join(h for h in ("Source", "Type", "Year", "Layer", "Central mechanism",
+        "Reported objective", "Unresolved engineering question", "Implementation availability", "Accessed")) + " |\n"
+    document += "|" + "---|" * 9 + "\n"
+    document += f"| {cell} | Current | 2024 | L3 | m | o | q | a | 2026-08-07 |\n"
+    path = tmp_path / "deep.md"
+    path.write_text(document, encoding="utf-8")
+    started = time.monotonic()
+    result = cli("import", str(path))
+    assert result.code in (0, 3) and "Traceback" not in result.err
+    assert time.monotonic() - started < 10

@@ -174,3 +174,14 @@ def test_a_first_run_removes_what_older_versions_left_in_the_cache(sh, tmp_path)
     assert outside.read_bytes() == b"z"
     assert len([name for name in left if name.startswith("index-") and name.endswith(".sqlite3")]) == 2  # + the new one
     assert folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_symlinked_cache_folder_is_never_followed(sh, tmp_path):
+    cache, victim = tmp_path / "cache", tmp_path / "victim"
+    cache.mkdir()
+    victim.mkdir()
+    victim.chmod(0o755)
+    (cache / "invmap").symlink_to(victim)
+    result = sh("list", "--json", env={"XDG_CACHE_HOME": str(cache), "INVMAP_TRACE": "1"})
+    assert result.code == 0 and result.err == "invmap: index: in memory\n"
+    assert (victim.stat().st_mode & 0o777, list(victim.iterdir())) == (0o755, [])

@@ -464,6 +464,20 @@ def _signals_clean_up() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _writable(target: Path, info: os.stat_result) -> bool:
+    """Whether a file may be replaced: its mode allows writing to someone (root bypasses the mode,
+    so a 0444 file is refused by its bits) and this process may write it."""
+    return bool(info.st_mode & 0o222) and os.access(target, os.W_OK)
+
+
+def _committed() -> None:
+    """The new file is in place: from now on SIGINT, SIGTERM and SIGHUP wait (blocked until the
+    process ends), so a command that finished its write keeps its exit status and says what it did."""
+    if hasattr(signal, "pthread_sigmask"):
+        with contextlib.suppress(OSError, ValueError):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -489,6 +503,8 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
         existing = None
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if existing is not None and stat.S_ISREG(existing.st_mode) and not _writable(target, existing):
+        raise WriteError(f"cannot write {path}: it is read-only (mode {existing.st_mode & 0o777:04o})")
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         if stat.S_ISDIR(existing.st_mode):
             raise UsageError(f"{path} is a directory: give a file path such as {Path(path) / 'catalog.toml'}")
@@ -510,9 +526,13 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
                     handle.flush()
                     os.fsync(handle.fileno())
                 mode = existing.st_mode & 0o7777 if existing is not None else 0o666 & ~_umask()
+                if existing is not None and (existing.st_uid, existing.st_gid) != (os.geteuid(), os.getegid()):
+                    with contextlib.suppress(OSError):  # the owner is kept where this process may set it
+                        os.chown(tmp, existing.st_uid, existing.st_gid)
                 os.chmod(tmp, mode)
                 os.replace(tmp, target)
                 tmp = None
+                _committed()
             finally:
                 if tmp is not None:
                     with contextlib.suppress(OSError):
@@ -589,8 +609,28 @@ def _shipped_refusal(path: str) -> UsageError:
     )
 
 
+BOM = "\ufeff"
+
+
 def _newline_of(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+    """The file's own line ending: its first line's (a file with none yet: LF)."""
+    at = text.find("\n")
+    return "\r\n" if at > 0 and text[at - 1] == "\r" else "\n"
+
+
+def link_warning(path: str | Path) -> str | None:
+    """A warning for a file with other hard links, which a replacing write leaves behind."""
+    try:
+        info = os.stat(resolve_target(path))
+    except OSError:
+        return None
+    links = info.st_nlink
+    if stat.S_ISREG(info.st_mode) and links > 1:
+        return (
+            f"{path} has {links - 1} other hard link{'s' if links > 2 else ''}: the rewritten file replaces "
+            "this name only; the other names keep the old text"
+        )
+    return None
 
 
 # --- editing -----------------------------------------------------------------------------------
@@ -610,18 +650,17 @@ def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
     with locked(path):
         data = read_bytes(str(path))
         validate(parse(data, str(path)), str(path))  # an invalid catalog is refused before anything else
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")  # a leading BOM stays, as does every line's own ending
         newline = _newline_of(text)
-        body = text.replace("\r\n", "\n")
-        block = tomli_w.dumps({"sources": [entry]})
-        new_text = body + ("" if body.endswith("\n") or not body else "\n") + "\n" + block
+        block = tomli_w.dumps({"sources": [entry]}).replace("\n", newline)
+        new_text = text + ("" if text.endswith("\n") or not text.lstrip(BOM) else newline) + newline + block
         try:
             updated = validate(parse(new_text.encode("utf-8"), str(path)), str(path))
         except CatalogError as exc:
             raise UsageError(
                 f"cannot add this source to {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
             ) from None
-        write_atomic(path, new_text, newline=newline)
+        write_atomic(path, new_text, newline="")  # written as built: no line ending translated
     return updated
 
 
@@ -632,11 +671,13 @@ def reformat(location: Location, check_only: bool) -> bool:
     with locked(location.path) if not check_only else contextlib.nullcontext():
         data = read_bytes(location.path)
         catalog = validate(parse(data, location.path), location.path)
-        current, canonical = data.decode("utf-8"), dumps(catalog)
-        if current == canonical:
+        text = data.decode("utf-8")
+        current, canonical = text.removeprefix(BOM).replace("\r\n", "\n"), dumps(catalog)
+        if current == canonical:  # the content; the file's own line endings and BOM are its style
             return False
         if not check_only:
-            write_atomic(location.path, canonical)
+            bom = BOM if text.startswith(BOM) else ""
+            write_atomic(location.path, bom + canonical, newline=_newline_of(text))
         return True
 
 
@@ -665,8 +706,12 @@ def write_output(target: str, text: str | Callable[[], str], *, force: bool = Fa
         raise UsageError(f"{target} is a directory: give a file path such as {path / 'catalog.toml'}")
     if is_shipped(path):
         raise _shipped_refusal(target)
-    if not resolve_target(path).parent.exists():
-        raise UsageError(f"no such directory: {path.parent}")
+    if target.endswith(os.sep) or (os.altsep and target.endswith(os.altsep)):
+        raise UsageError(f"no such directory: {target} (give a file path such as {path / 'catalog.toml'})")
+    real = resolve_target(path)
+    if not real.parent.is_dir():
+        through = f" ({target} is a symbolic link to {real})" if path.is_symlink() else ""
+        raise UsageError(f"no such directory: {real.parent if through else path.parent}{through}")
     exists = path.exists()
     regular = exists and stat.S_ISREG(os.stat(path).st_mode)
     if regular and not force:
@@ -699,6 +744,7 @@ def create_new(path: Path, text: str) -> None:
                 os.chmod(tmp, 0o666 & ~_umask())
                 try:
                     os.link(tmp, target)
+                    _committed()
                 except FileExistsError:
                     raise UsageError(f"{path} already exists", hint="pass --force to overwrite it") from None
                 except OSError:  # a file system without hard links: the name is checked, then taken
@@ -706,6 +752,7 @@ def create_new(path: Path, text: str) -> None:
                         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it") from None
                     os.replace(tmp, target)
                     tmp = None
+                    _committed()
             finally:
                 if tmp is not None:
                     with contextlib.suppress(OSError):

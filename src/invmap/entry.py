@@ -57,6 +57,27 @@ def _run() -> int:
         return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # raised outside a command (help, --version, option callbacks)
+        return _outside(exc)
+
+
+def _outside(exc: Exception) -> int:
+    """An error raised where no command reports it: invmap's own errors with their status, a file or
+    stream that cannot be used (a name too long, a full disk) as exit 4; anything else is a bug."""
+    from invmap.errors import InvmapError
+
+    if isinstance(exc, InvmapError):
+        from invmap.cli import report
+
+        report(exc)
+        return exc.exit_code
+    if isinstance(exc, OSError):
+        from invmap.safe import escape
+
+        what = f": {escape(os.fsdecode(exc.filename))}" if exc.filename is not None else ""
+        _say(f"Error: {exc.strerror or exc}{what}" if what else f"Error: cannot write to stdout: {exc.strerror or exc}")
+        return 4
+    raise exc
 
 
 def _say(text: str) -> None:

@@ -31,8 +31,10 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
 
 
-class Format(namedtuple("Format", ("name", "machine", "help", "views"))):
-    """`views`: view -> renderer (`module:function`) for each view the format serves."""
+class Format(namedtuple("Format", ("name", "machine", "help", "views", "drawn"), defaults=(False,))):
+    """`views`: view -> renderer (`module:function`) for each view the format serves; `drawn`: the
+    renderer draws with rich, which escapes control characters itself. Every other format's text
+    has them escaped on the way out (`safe.data_text`): a record's field or a file name may hold any."""
 
     __slots__ = ()
 
@@ -47,6 +49,7 @@ FORMATS: tuple[Format, ...] = (
         False,
         "a table drawn to the terminal's width (the default on a terminal)",
         _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF), "invmap.render:table"),
+        True,
     ),
     Format(
         "json",
@@ -101,5 +104,11 @@ def renderer(name: str, view: str):
     """The renderer of format `name` for `view` (imported now)."""
     import importlib
 
-    module, _, function = BY_NAME[name].views[view].partition(":")
-    return getattr(importlib.import_module(module), function)
+    chosen = BY_NAME[name]
+    module, _, function = chosen.views[view].partition(":")
+    render = getattr(importlib.import_module(module), function)
+    if chosen.drawn:
+        return render
+    from invmap.safe import data_text
+
+    return lambda result, context: map(data_text, render(result, context))

@@ -830,6 +830,13 @@ def open_catalog(
     A persisted index found damaged while it is read is rebuilt (and persisted again). `progress(path,
     size)` may return a reporter for a first run of a large catalog (the CLI draws a bar with it)."""
     key = key_of(location.path) if enabled() else None
+    if key is not None:  # the size limit holds with a current index too (the rebuild checks it again)
+        from invmap.location import MAX_VAR, max_size
+
+        if key["size"] > (limit := max_size()):
+            from invmap.errors import CatalogError
+
+            raise CatalogError(location.path, [f"larger than {limit:,} bytes (${MAX_VAR} sets the limit)"])
     if key is not None and (con := open_current(key)) is not None:
         trace(f"index: current {index_path(key)}")
         return Index(con, lambda: _from_toml(location, key, None))

@@ -17,7 +17,6 @@ from invmap.vocabulary import SEED_COLUMNS
 
 DEFAULT_TITLE = "Imported research map"
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # bullets or a numbered list
-_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _CODE_HOST = re.compile(r"^https?://(?:www\.)?(?:github\.com|gitlab\.com|codeberg\.org)/[^/\s]+/[^/\s#?]+/?$", re.I)
 _DELIMITER_CELL = re.compile(r"^:?-{3,}:?$")
 
@@ -33,8 +32,14 @@ def split_row(line: str) -> list[str]:
     return [cell.strip().replace("\\|", "|") for cell in cells]
 
 
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<&])")
+
+
 def escape_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A cell's text as Markdown that reads back as the same text: pipes and Markdown's own marks
+    (links, emphasis, code, HTML, entities) backslash-escaped. (A cell cannot keep leading or trailing
+    spaces: Markdown tables trim them.)"""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text).replace("|", "\\|").replace("\n", " ")
 
 
 def read_markdown(text: str, path: str) -> dict[str, Any]:
@@ -106,9 +111,37 @@ def _is_delimiter(line: str) -> bool:
 
 def unlink(cell: str) -> tuple[str, list[str]]:
     """`[vLLM documentation](https://docs.vllm.ai/) and [public source](https://github.com/...)` ->
-    ('vLLM documentation and public source', [the two links])."""
-    links = [m.group(2) for m in _LINK.finditer(cell)]
-    return _LINK.sub(lambda m: m.group(1), cell), links
+    ('vLLM documentation and public source', [the two links]). A Markdown parser (markdown-it-py, in
+    linear time) reads the cell: backslash escapes and entities become their characters, a link its
+    text, and any other markup stays as it was written."""
+    tokens = _markdown().parseInline(cell)[0].children or []
+    text: list[str] = []
+    links: list[str] = []
+    for token in tokens:
+        if token.type == "link_open":
+            links.append(str(token.attrGet("href") or ""))
+        elif token.type == "code_inline":
+            text.append(token.markup + token.content + token.markup)
+        elif token.type in ("softbreak", "hardbreak"):
+            text.append(" ")
+        elif token.type in ("text", "html_inline"):
+            text.append(token.content)
+        elif token.type == "image":
+            text.append(token.content)
+        elif token.type != "link_close":
+            text.append(token.markup)  # emphasis marks, kept as written
+    return "".join(text), links
+
+
+_PARSER: list[Any] = []
+
+
+def _markdown() -> Any:
+    if not _PARSER:
+        from markdown_it import MarkdownIt
+
+        _PARSER.append(MarkdownIt("commonmark"))
+    return _PARSER[0]
 
 
 def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
@@ -171,7 +204,7 @@ def seed_cell(source: Source, key: str) -> str:
 
 def _linked_cell(source: Source, key: str) -> str:
     """With `--links`: the Source cell links to the source's link, availability to its code."""
-    cell = escape_cell(seed_cell(source, key)).replace("[", "\\[").replace("]", "\\]")
+    cell = escape_cell(seed_cell(source, key))
     target = source.link if key == "source" else source.code if key == "availability" else None
     return f"[{cell}]({target})" if target else cell
 

@@ -26,6 +26,15 @@ def escape(text: str) -> str:
     return text
 
 
+_DATA_CONTROL = re.compile(f"[{_CONTROLS.replace(chr(0) + '-' + chr(0x1f), chr(0) + '-' + chr(8) + chr(0x0b) + '-' + chr(0x1f))}]")
+
+
+def data_text(text: str) -> str:
+    """Output text (csv, tsv, plain, Markdown, JSON, ...) with every control character escaped as
+    `escape` does, but the tabs and newlines that structure it."""
+    return _DATA_CONTROL.sub(_escaped, text) if _DATA_CONTROL.search(text) else text
+
+
 def json_safe(encoded: str) -> str:
     """JSON text (as `json.dumps(ensure_ascii=False)` writes it, C0 controls already escaped) with
     DEL, C1 and bidi controls written as `\\u` escapes too: the same strings to a JSON reader, and

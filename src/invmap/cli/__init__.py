@@ -33,12 +33,16 @@ class InvmapGroup(typer.core.TyperGroup):
 
     def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
         if not shortcuts.ENABLED:
-            return super().get_command(ctx, cmd_name)
+            command = super().get_command(ctx, cmd_name)
+            return shortcuts.help_through_write(command) if command is not None else None
         if cmd_name not in COMMANDS:
             return None
         from invmap.cli.build import typer_app
 
-        return shortcuts.lazy_command(lambda: typer_app(cmd_name), ctx)
+        return shortcuts.help_through_write(shortcuts.lazy_command(lambda: typer_app(cmd_name), ctx))
+
+    def get_help_option(self, ctx: typer.Context) -> Any:
+        return shortcuts.own_help_option(super().get_help_option(ctx))
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """Commands in groups, each summary a sentence (no command module is imported for this)."""
@@ -115,6 +119,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 shortcuts.zsh_matches_any_case()
+shortcuts.errors_keep_their_status()
 
 
 def _version(value: bool) -> None:

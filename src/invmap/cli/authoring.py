@@ -21,8 +21,15 @@ def _to_output(target: str | None, text: Callable[[], str], force: bool) -> bool
     if target is None or target == "-":
         write(text())
         return False
+    _warn_links(target)
     catalogs.write_output(target, text, force=force)
     return True
+
+
+def _warn_links(path: str) -> None:
+    warning = catalogs.link_warning(path)
+    if warning:
+        say(f"warning: {warning}")
 
 
 @implements("where")
@@ -150,6 +157,7 @@ def add(ctx: typer.Context, args: Args) -> None:
     entry.setdefault("id", slug(entry["name"]))
     entry.setdefault("accessed", dt.date.today())
     entry["type"] = catalog_type(index(ctx), entry["type"], args.new_type)
+    _warn_links(location.path)
     updated = catalogs.add_source(location, _ordered(entry))
     added = next(s for s in reversed(updated.sources) if s.id == entry["id"])
     if args.json_flag:
@@ -169,6 +177,8 @@ def _ordered(entry: dict[str, Any]) -> dict[str, Any]:
 def fmt_(ctx: typer.Context, args: Args) -> None:
     """Rewrite the active catalog in its one canonical form."""
     location = state(ctx).location
+    if not args.check_only and not location.is_stdin:
+        _warn_links(location.path)
     changed = catalogs.reformat(location, args.check_only)
     shown = escape(location.path)
     if not changed:

@@ -271,7 +271,8 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
 
 def page(text: str, allowed: bool, height: int) -> None:
     """Through `$INVMAP_PAGER`, else `$PAGER`, else `less` (-FRX), when the text is taller than the
-    terminal; an empty INVMAP_PAGER or `cat` means no pager; a pager that fails means print."""
+    terminal; an empty INVMAP_PAGER or `cat` means no pager; a pager that cannot start means print,
+    and one that fails once started is an error (exit 4)."""
     command = os.environ.get(PAGER_VAR)
     if command is None:
         command = os.environ.get("PAGER") or "less"
@@ -299,8 +300,11 @@ def page(text: str, allowed: bool, height: int) -> None:
             pager.stdin.write(text.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
             pager.stdin.close()
     finally:
-        pager.wait()
+        status = pager.wait()
         signal.signal(signal.SIGINT, previous)
+    if status != 0:  # it started but failed (or was killed): the output may not have been seen
+        how = f"was killed by signal {-status}" if status < 0 else f"failed with exit status {status}"
+        raise WriteError(f"the pager ({command}) {how}; pass --no-pager or set {PAGER_VAR}=cat")
 
 
 def write(text: str) -> None:

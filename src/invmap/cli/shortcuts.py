@@ -19,6 +19,11 @@ whole suite once that way), and a Typer upgrade is a question about this file al
   script Typer writes gains a `matcher` style for invmap alone, so zsh accepts `Attention Is All You
   Need` for `att` as bash (a single candidate replaces the word) and fish (which matches any case
   itself) do.
+- `help_through_write` (always applied): `--help` is written as every output is (`shared.write`), so
+  a full or closed stdout is exit 4 and a reader that went away a quiet 0; click's help option
+  would skip a closed stdout silently and raise a traceback on a full one.
+- `errors_keep_their_status` (always applied): click's usage errors are written to stderr; a full or
+  closed stderr must not turn exit 2 into a traceback or another status.
 - `real_case_completion`: Typer keeps only candidates that start with the typed text in its case;
   invmap offers `Attention Is All You Need` for `att` (the shells match case-insensitively), so its
   callbacks' candidates are passed on as they are. Off: Typer's filter applies (the TAB fast path,
@@ -51,6 +56,54 @@ def zsh_matches_any_case() -> None:
         template = "\n" + head + "\n\n" + ZSH_MATCHER + rest
         _completion_shared._completion_scripts["zsh"] = template
         _completion_classes.ZshComplete.source_template = template
+
+
+def errors_keep_their_status() -> None:
+    """Click's error messages written as `shared.say` writes: an unwritable stderr is ignored."""
+    from typer._click import exceptions
+
+    for cls in (exceptions.ClickException, exceptions.UsageError, exceptions.NoArgsIsHelpError):
+        show = cls.__dict__.get("show")
+        if show is None or getattr(show, "_invmap", False):
+            continue
+
+        def quiet(self: Any, file: Any = None, _show: Any = show) -> None:
+            import sys
+
+            if file is None and sys.stderr is None:  # a closed stderr: click would write to stdout
+                return
+            try:
+                _show(self, file)
+            except (OSError, ValueError, AttributeError):
+                pass
+
+        quiet._invmap = True  # type: ignore[attr-defined]
+        cls.show = quiet
+
+
+def own_help_option(option: Any) -> Any:
+    """Click's `--help` option, printing through `shared.write`."""
+    if option is None:
+        return None
+
+    def show(ctx: Any, param: Any, value: Any) -> None:
+        if value and not ctx.resilient_parsing:
+            from invmap.cli.shared import write
+
+            write(ctx.get_help() + "\n")
+            ctx.exit()
+
+    option.callback = show
+    return option
+
+
+def help_through_write(command: Any) -> Any:
+    """`command` (and its subcommands) with `own_help_option`."""
+    original = command.get_help_option
+    command.get_help_option = lambda ctx: own_help_option(original(ctx))
+    for sub in getattr(command, "commands", {}).values():
+        help_through_write(sub)
+    return command
 
 
 def lazy_command(build: Any, ctx: Any) -> Any:
