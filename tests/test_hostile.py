@@ -127,12 +127,33 @@ def test_records_walk_skips_what_is_not_a_file_and_never_recurses(cli, sh, tmp_p
     (tmp_path / "ok.json").write_text(json.dumps({"schema_version": "1.0"}))
     os.rename(tmp_path / "ok.json", "deep.json")
     os.chdir(tmp_path)
-    result = sh("records", str(deep), "--json")
-    assert result.code == 0 and "Traceback" not in result.err, result.err[-500:]
-    assert f"note: skipped {folder / 'x.json'}: not a regular file" in result.err
-    assert f"note: skipped {folder / 'z.json'}: not a regular file" in result.err
-    listed = json.loads(result.out)
-    assert [r["valid"] for r in listed] == [False] and listed[0]["path"].endswith("/d/deep.json")
+    try:
+        result = sh("records", str(deep), "--json")
+        assert result.code == 0 and "Traceback" not in result.err, result.err[-500:]
+        assert f"note: skipped {folder / 'x.json'}: not a regular file" in result.err
+        assert f"note: skipped {folder / 'z.json'}: not a regular file" in result.err
+        listed = json.loads(result.out)
+        assert [r["valid"] for r in listed] == [False] and listed[0]["path"].endswith("/d/deep.json")
+    finally:
+        _remove_deep(folder)
+
+
+def _remove_deep(folder):
+    """Remove the nested folders one level at a time (shutil.rmtree would recurse past Python's limit,
+    as pytest's own clean-up of old temporary folders would)."""
+    import os
+
+    os.chdir(folder)
+    depth = 0
+    while os.path.isdir("d"):
+        os.chdir("d")
+        depth += 1
+    for name in os.listdir("."):
+        os.unlink(name)
+    for _ in range(depth):
+        os.chdir("..")
+        os.rmdir("d")
+    os.chdir(folder.parent)
 
 
 def test_record_check_of_an_endless_file_stops_at_the_cap(sh):
@@ -186,3 +207,18 @@ def test_markdown_link_parsing_is_linear(cli, tmp_path):
     result = cli("import", str(path))
     assert result.code in (0, 3) and "Traceback" not in result.err
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("char", ["\u200e", "\u200f", "\u061c", "\u200b", "\u2060", "\ufeff"])
+def test_invisible_marks_are_refused_in_catalog_text_and_shown_escaped(cli, mine, char):
+    text = mine.read_text(encoding="utf-8").replace('name = "PagedAttention"', f'name = "Paged{char}Attention"')
+    mine.write_text(text, encoding="utf-8")
+    result = cli("--catalog", str(mine), "check")
+    assert result.code == 3 and f"contains the control character U+{ord(char):04X}" in result.err
+    assert char not in result.err
+
+
+def test_joiners_that_scripts_need_stay_allowed(cli, mine):
+    text = mine.read_text(encoding="utf-8").replace('name = "PagedAttention"', 'name = "می\u200cخواهم"')
+    mine.write_text(text, encoding="utf-8")
+    assert cli("--catalog", str(mine), "check").code == 0
