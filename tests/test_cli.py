@@ -457,7 +457,9 @@ def test_a_bare_digit_names_its_level(cli):
 
 def test_field_typo_suggests_the_field(cli):
     result = cli("list", "--fields", "id,nme")
-    assert result.code == 2 and result.err.startswith("Error: unknown field 'nme'; did you mean 'name'? (valid fields: id,")
+    assert result.code == 2 and result.err.startswith(
+        "Error: unknown field 'nme'; did you mean 'name'? (valid fields: id,"
+    )
 
 
 def test_sort_by_access_date(cli, mine):

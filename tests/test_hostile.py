@@ -89,7 +89,10 @@ def _hostile_records(cli, folder):
 @pytest.mark.parametrize("fmt", ["plain", "markdown", "csv", "tsv", "json", "jsonl", "table"])
 def test_record_text_and_file_names_never_reach_stdout_raw(cli, sh, tmp_path, fmt):
     folder = _hostile_records(cli, tmp_path / "ex")
-    for result in (sh("records", str(folder), "--format", fmt), sh("questions", "--records", str(folder), "--format", fmt)):
+    for result in (
+        sh("records", str(folder), "--format", fmt),
+        sh("questions", "--records", str(folder), "--format", fmt),
+    ):
         assert result.code == 0 and not RAW.search(result.out + result.err), (fmt, result.out[:300])
     if fmt not in ("json", "jsonl", "table"):  # shown escaped, as tables show it
         assert "evil\\x1b[31m\\x9b\\u202e" in sh("records", str(folder), "--format", fmt).out
@@ -158,7 +161,10 @@ def _remove_deep(folder):
 
 def test_record_check_of_an_endless_file_stops_at_the_cap(sh):
     result = sh("record", "check", "/dev/zero", env={"INVMAP_MAX_RECORD": "1M"})
-    assert result.code == 3 and result.err == "/dev/zero: larger than 1,048,576 bytes ($INVMAP_MAX_RECORD sets the limit)\n"
+    assert (
+        result.code == 3
+        and result.err == "/dev/zero: larger than 1,048,576 bytes ($INVMAP_MAX_RECORD sets the limit)\n"
+    )
 
 
 @pytest.mark.parametrize("option, value", [("--layer", "L3"), ("--type", "Current"), ("--year", "2024")])
@@ -197,8 +203,24 @@ def test_markdown_link_parsing_is_linear(cli, tmp_path):
     import time
 
     cell = "[" * 30000 + "](" * 30000
-    document = "| " + " | ".join(h for h in ("Source", "Type", "Year", "Layer", "Central mechanism",
-        "Reported objective", "Unresolved engineering question", "Implementation availability", "Accessed")) + " |\n"
+    document = (
+        "| "
+        + " | ".join(
+            h
+            for h in (
+                "Source",
+                "Type",
+                "Year",
+                "Layer",
+                "Central mechanism",
+                "Reported objective",
+                "Unresolved engineering question",
+                "Implementation availability",
+                "Accessed",
+            )
+        )
+        + " |\n"
+    )
     document += "|" + "---|" * 9 + "\n"
     document += f"| {cell} | Current | 2024 | L3 | m | o | q | a | 2026-08-07 |\n"
     path = tmp_path / "deep.md"

@@ -126,7 +126,10 @@ def test_draft_prompt_is_a_problem_named_with_the_others(cli, tmp_path):
     assert cli("record", "new", "pagedattention", "-o", str(path)).code == 0
     result = cli("record", "check", str(path))
     assert result.code == 3
-    assert result.err.splitlines()[0] == f"{path}: hypothesis still holds the draft's prompt (REPLACE: ...): write your own"
+    assert (
+        result.err.splitlines()[0]
+        == f"{path}: hypothesis still holds the draft's prompt (REPLACE: ...): write your own"
+    )
     assert f"{path}: conclusion must not be empty" in result.err.splitlines()
 
 
@@ -150,7 +153,9 @@ def test_open_questions_use_the_default_records_folder(cli, tmp_path, monkeypatc
     every = [r["id"] for r in json.loads(cli("questions", "--json").out)]
     assert [r["id"] for r in json.loads(cli("questions", "--open", "--json").out)] == every  # no ./experiments
     (tmp_path / "experiments").mkdir()
-    (tmp_path / "experiments" / "m.json").write_text(json.dumps(filled(json.loads(cli("record", "new", "mooncake").out))))
+    (tmp_path / "experiments" / "m.json").write_text(
+        json.dumps(filled(json.loads(cli("record", "new", "mooncake").out)))
+    )
     assert "mooncake" not in [r["id"] for r in json.loads(cli("questions", "--open", "--json").out)]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

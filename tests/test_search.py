@@ -129,7 +129,9 @@ def test_phrase_exclusion_field_and_exact(cli):
     phrase = ids_of(cli("search", '"kv cache"', "--json", "--limit", "100"))
     assert phrase and "gqa" not in phrase  # GQA says "key-value heads", never the phrase
     without = ids_of(cli("search", "--json", "--limit", "100", "--", "kv", "cache", "-survey"))
-    assert "kv-cache-survey" not in without and "kv-cache-survey" in ids_of(cli("search", "kv cache", "--json", "--limit", "100"))
+    assert "kv-cache-survey" not in without and "kv-cache-survey" in ids_of(
+        cli("search", "kv cache", "--json", "--limit", "100")
+    )
     assert ids_of(cli("search", "question:eviction", "--json")) == ["pagedattention"]
     exact = ids_of(cli("search", "evict", "--exact", "--json"))
     assert exact == [] and ids_of(cli("search", "evict", "--json"))[0] == "pagedattention"

@@ -244,9 +244,7 @@ def test_a_pager_that_fails_is_an_error_and_one_that_cannot_start_prints(tmp_pat
     from conftest import screen
 
     failing = screen(["list", "--format", "table"], 200, env={"INVMAP_PAGER": "false"}, rows=20)
-    assert failing == [
-        "Error: the pager (false) failed with exit status 1; pass --no-pager or set INVMAP_PAGER=cat"
-    ]
+    assert failing == ["Error: the pager (false) failed with exit status 1; pass --no-pager or set INVMAP_PAGER=cat"]
     missing = screen(["list", "--format", "table"], 80, env={"INVMAP_PAGER": str(tmp_path / "no-such-pager")}, rows=20)
     assert any(line.startswith("kv-policy-lab") for line in missing)
 

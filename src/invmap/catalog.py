@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invmap.errors import CatalogError, UsageError, WriteError
-from invmap.fields import MAX_ID, MAX_NAME, STORED_FIELDS
+from invmap.fields import FIELDS, MAX_ID, MAX_NAME, STORED_FIELDS
+
+REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
 
 # Which catalog is active lives in location.py (cheap to import: every command needs it, and only
 # the commands that read or write a catalog file need the rest of this module).
@@ -150,7 +152,67 @@ def load_with_bases(path: str) -> tuple[Catalog, list[dict[str, Any]]]:
 
 def stream_with_bases(path: str) -> tuple[Validation, list[dict[str, Any]]]:
     """`load_with_bases`, its sources to be validated a chunk at a time (`Validation`)."""
-    return Validation(read_table(path), path), []
+    bases: list[dict[str, Any]] = []
+    problems: list[str] = []
+    raw = resolve_overlay(read_table(path), path, bases, problems)
+    return Validation(raw, path, problems), bases
+
+
+MAX_CHAIN = 16  # overlays of overlays, at most
+
+
+def resolve_overlay(
+    raw: dict[str, Any], path: str, bases: list[dict[str, Any]], problems: list[str], chain: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A parsed catalog, merged over what its `[catalog] extends` names (recursively). `bases` gains
+    the index key of every file extended; `problems` what the overlay's entries cannot apply."""
+    from invmap import overlay
+
+    extends = overlay.extends_of(raw)
+    if extends is None:
+        return raw
+    base = overlay.base_path(extends, path, str(shipped_path()))
+    here = (*chain, os.path.realpath(path) if path != STDIN else STDIN)
+    if os.path.realpath(base) in here:
+        raise CatalogError(path, [f"[catalog] extends '{extends}', which extends this file again (a loop)"])
+    if len(here) > MAX_CHAIN:
+        raise CatalogError(path, [f"[catalog] extends a chain of more than {MAX_CHAIN} catalogs"])
+    base_raw = resolve_overlay(read_table(base), base, bases, problems, here)
+    from invmap.index import key_of
+
+    if (key := key_of(base)) is not None:
+        bases.append(key)
+    merged, found = overlay.merge(base_raw, raw, REQUIRED_FIELDS)
+    problems.extend(found)
+    return merged
+
+
+def chain_of(path: str) -> list[str]:
+    """The files a catalog extends, nearest first (`where`); a file that cannot be read ends the chain
+    (the command that reads it reports why)."""
+    from invmap import overlay
+
+    out: list[str] = []
+    while len(out) < MAX_CHAIN:
+        try:
+            extends = overlay.extends_of(read_table(path))
+        except CatalogError:
+            break
+        if extends is None:
+            break
+        path = overlay.base_path(extends, path, str(shipped_path()))
+        if path in out:
+            break
+        out.append(path)
+    return out
+
+
+def validate_bytes(data: bytes, path: str) -> Catalog:
+    """A catalog file's bytes, validated as `check` validates the file (an overlay merged first)."""
+    validation = Validation(resolve_overlay(parse(data, path), path, [], problems := []), path, problems)
+    for _ in validation.chunks():
+        pass
+    return validation.catalog()
 
 
 VALIDATE_CHUNK = 10_000  # sources validated at a time in a large catalog
@@ -176,9 +238,9 @@ class Validation:
     returns the whole catalog or raises one CatalogError with every problem, in the order a single
     pass over the file reports them."""
 
-    def __init__(self, raw: dict[str, Any], path: str) -> None:
+    def __init__(self, raw: dict[str, Any], path: str, problems: list[str] | None = None) -> None:
         self.raw, self.path = raw, path
-        self.problems = duplicate_id_problems(raw)
+        self.problems = [*(problems or ()), *duplicate_id_problems(raw)]
         self.source_problems: list[str] = []
         self.records: list[Any] | None = None
         sources = raw.get("sources")
@@ -269,12 +331,15 @@ def type_warnings(catalog: Catalog) -> list[str]:
     out = []
     for n, rare in enumerate(ordered):
         for common in ordered[:n]:
-            close = rare.casefold() == common.casefold() or Levenshtein.distance(
-                rare.casefold(), common.casefold(), score_cutoff=2
-            ) <= 2
+            close = (
+                rare.casefold() == common.casefold()
+                or Levenshtein.distance(rare.casefold(), common.casefold(), score_cutoff=2) <= 2
+            )
             if close and min(len(rare), len(common)) > 3:
                 sources = "source" if counts[rare] == 1 else "sources"
-                out.append(f"type '{rare}' ({counts[rare]} {sources}) looks like '{common}' ({counts[common]}): one type?")
+                out.append(
+                    f"type '{rare}' ({counts[rare]} {sources}) looks like '{common}' ({counts[common]}): one type?"
+                )
                 break
     return out
 
@@ -426,11 +491,54 @@ def _present(table: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in table.items() if v is not None and v != []}
 
 
+def dumps_overlay(raw: dict[str, Any]) -> str:
+    """The canonical text of an overlay: its own tables only, in the order `dumps` writes a catalog
+    (`extends` first), each source's fields in the declared order, then `remove` and `unset`."""
+    import tomli_w
+
+    from invmap.model import CatalogInfo, LayerInfo, Term
+    from invmap.overlay import PATCH_KEYS
+
+    def ordered(table: Any, keys: Any) -> Any:
+        if not isinstance(table, dict):
+            return table
+        known = [k for k in keys if k in table]
+        return {k: table[k] for k in [*known, *(k for k in table if k not in known)]}
+
+    out: dict[str, Any] = {}
+    if "catalog" in raw:
+        out["catalog"] = ordered(raw["catalog"], ("extends", *CatalogInfo.model_fields))
+    if isinstance(raw.get("layers"), dict):
+        layers = raw["layers"]
+        codes = [c for c in LAYER_CODES if c in layers] + [c for c in layers if c not in LAYER_CODES]
+        out["layers"] = {c: ordered(layers[c], LayerInfo.model_fields) for c in codes}
+    if isinstance(raw.get("glossary"), dict):
+        out["glossary"] = {t: ordered(v, Term.model_fields) for t, v in raw["glossary"].items()}
+    for key, value in raw.items():
+        if key not in ("catalog", "layers", "glossary", "sources"):
+            out[key] = value
+    sources = raw.get("sources")
+    entries = [ordered(s, (*STORED_FIELDS, *PATCH_KEYS)) for s in sources] if isinstance(sources, list) else []
+    return _with_sources(tomli_w.dumps(out), entries)
+
+
+def _with_sources(head: str, entries: list[dict[str, Any]]) -> str:
+    """`head` then each source as a `[[sources]]` table of its own, a blank line between (tomli_w would
+    write a list of short tables inline, as `sources = [...]`)."""
+    import tomli_w
+
+    blocks = [head.rstrip("\n")] if head.strip() else []
+    blocks += ["[[sources]]\n" + tomli_w.dumps(entry).rstrip("\n") for entry in entries]
+    return "\n\n".join(blocks) + "\n"
+
+
 def dumps(catalog: Catalog) -> str:
     """The one canonical text of a catalog (what `invmap fmt` writes)."""
     import tomli_w
 
-    return tomli_w.dumps(to_toml_dict(catalog))
+    table = to_toml_dict(catalog)
+    entries = table.pop("sources")
+    return _with_sources(tomli_w.dumps(table), entries)
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -649,13 +757,13 @@ def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
     path = require_writable(location)
     with locked(path):
         data = read_bytes(str(path))
-        validate(parse(data, str(path)), str(path))  # an invalid catalog is refused before anything else
+        validate_bytes(data, str(path))  # an invalid catalog is refused before anything else
         text = data.decode("utf-8")  # a leading BOM stays, as does every line's own ending
         newline = _newline_of(text)
-        block = tomli_w.dumps({"sources": [entry]}).replace("\n", newline)
+        block = ("[[sources]]\n" + tomli_w.dumps(entry)).replace("\n", newline)  # never an inline array
         new_text = text + ("" if text.endswith("\n") or not text.lstrip(BOM) else newline) + newline + block
         try:
-            updated = validate(parse(new_text.encode("utf-8"), str(path)), str(path))
+            updated = validate_bytes(new_text.encode("utf-8"), str(path))
         except CatalogError as exc:
             raise UsageError(
                 f"cannot add this source to {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
@@ -670,9 +778,13 @@ def reformat(location: Location, check_only: bool) -> bool:
         require_writable(location)
     with locked(location.path) if not check_only else contextlib.nullcontext():
         data = read_bytes(location.path)
-        catalog = validate(parse(data, location.path), location.path)
+        catalog = validate_bytes(data, location.path)
         text = data.decode("utf-8")
-        current, canonical = text.removeprefix(BOM).replace("\r\n", "\n"), dumps(catalog)
+        raw = parse(data, location.path)
+        from invmap import overlay
+
+        canonical = dumps_overlay(raw) if overlay.extends_of(raw) is not None else dumps(catalog)
+        current = text.removeprefix(BOM).replace("\r\n", "\n")
         if current == canonical:  # the content; the file's own line endings and BOM are its style
             return False
         if not check_only:

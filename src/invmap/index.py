@@ -210,8 +210,11 @@ def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
     if meta.get("key") != key_text(key):
         return False
     for base in filter(None, meta.get("bases", "").split("\n\n")):
-        path = base.partition("\n")[0].removeprefix("path=").strip("'")
-        current = key_of(path)
+        import ast
+
+        line = next((line for line in base.split("\n") if line.startswith("path=")), "path=''")
+        path = ast.literal_eval(line.removeprefix("path="))
+        current = key_of(path) if isinstance(path, str) and path else None
         if current is None or key_text(current) != base:
             return False
     return meta.get("sources") == str(con.execute("SELECT count(*) FROM sources").fetchone()[0])
@@ -697,9 +700,7 @@ class Index:
             for level in self.level_details():
                 texts = [("title", level["title"]), ("scope", level["scope"]), ("question", level["question"])]
                 texts += [("metrics", m) for m in level["metrics"]] + [("symptoms", t) for t in level["symptoms"]]
-                rows += [
-                    (level["pos"] * ITEM_STRIDE + n, kind, text) for n, (kind, text) in enumerate(texts) if text
-                ]
+                rows += [(level["pos"] * ITEM_STRIDE + n, kind, text) for n, (kind, text) in enumerate(texts) if text]
             con.executemany("INSERT INTO temp.level_items (rowid, kind, text) VALUES (?, ?, ?)", rows)
             self._items = True
         return "level_items"

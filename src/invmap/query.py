@@ -470,7 +470,11 @@ def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[s
         # A glossary name of several words brings the entry's other names (`iteration-level scheduling`
         # -> `continuous batching`); a one-word one (`KV` -> `key value`) would only add noise here.
         named = [forms for start, end, forms in parsed.spans if end - start > 1]
-        alternatives = [*keywords, *((w,) for g in parsed.groups for w in g.words), *(tuple(f) for fs in named for f in fs)]
+        alternatives = [
+            *keywords,
+            *((w,) for g in parsed.groups for w in g.words),
+            *(tuple(f) for fs in named for f in fs),
+        ]
         expression = engine.expression(list(dict.fromkeys(alternatives)), list(DEFAULT_COLUMNS))
         relevance = index.bm25("fts", expression, [WEIGHTS.get(c, 1.0) for c in SEARCH_COLUMNS])
     mine = set(target["layers"])

@@ -26,7 +26,9 @@ def escape(text: str) -> str:
     return text
 
 
-_DATA_CONTROL = re.compile(f"[{_CONTROLS.replace(chr(0) + '-' + chr(0x1f), chr(0) + '-' + chr(8) + chr(0x0b) + '-' + chr(0x1f))}]")
+_DATA_CONTROL = re.compile(
+    f"[{_CONTROLS.replace(chr(0) + '-' + chr(0x1F), chr(0) + '-' + chr(8) + chr(0x0B) + '-' + chr(0x1F))}]"
+)
 
 
 def data_text(text: str) -> str:

@@ -39,16 +39,23 @@ def where(ctx: typer.Context, args: Args) -> None:
     from invmap.render import to_json
 
     location = state(ctx).location
+    chain = [] if location.is_shipped else catalogs.chain_of(location.path)
     if args.json_flag:
         data = {
             "path": location.path,
             "reason": location.reason,
             "shipped": location.is_shipped,
+            "extends": chain,
             "index": indexes.state_of(location.path),
         }
         write(to_json(data, indent=None))
     else:
-        write(f"{escape(location.path)}\t({location.reason})\n")
+        lines = [f"{escape(location.path)}\t({location.reason})"]
+        lines += [
+            f"  extends {escape(base)}" + ("\t(shipped with invmap)" if catalogs.is_shipped(base) else "")
+            for base in chain
+        ]
+        write("\n".join(lines) + "\n")
 
 
 @implements("check")
@@ -78,9 +85,27 @@ def check(ctx: typer.Context, args: Args) -> None:
 
 @implements("init")
 def init(ctx: typer.Context, args: Args) -> None:
-    """Start a catalog of your own: a copy of the shipped catalog at PATH."""
+    """Start a catalog of your own: a copy of the shipped catalog at PATH, or (--overlay) a file that
+    extends it and holds only what you add or change."""
+    if args.overlay:
+        catalogs.write_output(args.path, OVERLAY_START, force=args.force)
+        written = escape(args.path)
+        write(
+            f"Wrote {written}, an overlay of the shipped map: add, edit and rm write your changes there; "
+            f"use it with --catalog {written} or INVMAP_CATALOG={written}\n"
+        )
+        return
     written = escape(str(catalogs.copy_shipped(args.path, args.force)))
     write(f"Wrote {written}; use it with --catalog {written} or INVMAP_CATALOG={written}\n")
+
+
+OVERLAY_START = (
+    "# Your additions to the research map shipped with invmap, and your changes to it: each\n"
+    "# [[sources]] table here is a new source, or a shipped source's id with the fields you change\n"
+    "# (unset = [...] clears fields, remove = true hides it). The rest follows the installed invmap.\n"
+    "[catalog]\n"
+    'extends = "shipped"\n'
+)
 
 
 # The stored fields `add` may leave out although the catalog requires them (it fills them in).
@@ -166,6 +191,63 @@ def add(ctx: typer.Context, args: Args) -> None:
         write(to_json(added.to_dict()))
     else:
         write(f"Added {added.id} to {escape(location.path)}\n")
+
+
+@implements("edit")
+def edit(ctx: typer.Context, args: Args) -> None:
+    """Change fields of one source; only its `[[sources]]` table is rewritten."""
+    from invmap import edits, query
+    from invmap.query import did_you_mean
+
+    location = state(ctx).location
+    catalogs.require_writable(location)
+    changes = entry_from_options(dict(args.__dict__), partial=True)
+    optional = [f.name for f in FIELDS if f.stored and not f.required]
+    unset = [u.strip() for item in args.unset or () for u in item.split(",") if u.strip()]
+    for name in unset:
+        if name not in optional:
+            close = did_you_mean(name, optional)
+            required = any(f.name == name and f.required for f in FIELDS)
+            raise UsageError(
+                f"--unset {name}: " + ("a required field cannot be removed" if required else "no such optional field"),
+                hint=f"did you mean '{close}'?"
+                if close and not required
+                else f"optional fields: {', '.join(optional)}",
+            )
+    if "year" in changes and changes["year"] is None:  # --year n.d.
+        del changes["year"]
+        unset.append("year")
+    clash = sorted(set(unset) & set(changes))
+    if clash:
+        raise UsageError(f"--unset {clash[0]} and --{clash[0].replace('_', '-')} cannot both be given")
+    if not changes and not unset:
+        raise UsageError("edit needs a field to change (--FIELD VALUE) or --unset FIELD; see 'invmap edit --help'")
+    target = query.resolve(index(ctx), args.target)["id"]
+    if "type" in changes:
+        changes["type"] = catalog_type(index(ctx), changes["type"], args.new_type)
+    _warn_links(location.path)
+    updated = edits.edit_source(location, target, changes, unset)
+    ident = changes.get("id", target)
+    edited = next(s for s in updated.sources if s.id == ident)
+    if args.json_flag:
+        from invmap.render import to_json
+
+        write(to_json(edited.to_dict()))
+    else:
+        write(f"Changed {escape(ident)} in {escape(location.path)}\n")
+
+
+@implements("rm")
+def rm(ctx: typer.Context, args: Args) -> None:
+    """Remove sources (on an overlay, hide the base's)."""
+    from invmap import edits, query
+
+    location = state(ctx).location
+    catalogs.require_writable(location)
+    ids = list(dict.fromkeys(r["id"] for r in query.resolve_all(index(ctx), args.targets)))
+    _warn_links(location.path)
+    edits.remove_sources(location, ids)
+    write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}\n")
 
 
 def _ordered(entry: dict[str, Any]) -> dict[str, Any]:

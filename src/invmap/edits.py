@@ -1,0 +1,251 @@
+"""Edits in place (`edit`, `rm`): one `[[sources]]` table rewritten or removed, every other byte of the
+file kept (comments, blank lines, the other tables, line endings, a BOM).
+
+The table is found by its header line; what lies between it and the next header is checked to parse
+back to exactly the source being changed before anything is written, so text that only looks like a
+header (inside a multi-line string or array) can never cut a table short: such a file is scanned
+token by token instead. On an overlay (`[catalog] extends`), a change to a source of the base is
+written as a change entry (`id` plus the fields given, `unset = [...]`), a removal as `remove = true`.
+Each write is locked, validated as `check` validates the whole file, and atomic (`catalog.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from invmap import catalog as catalogs
+from invmap import overlay
+from invmap.errors import CatalogError, NotFoundError, UsageError
+from invmap.fields import STORED_FIELDS
+from invmap.location import Location
+
+_HEADER = re.compile(r"^[ \t]*\[", re.M)  # a line that may open a table
+_SOURCES = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?\n?")
+_TRAILING = re.compile(r"(?:\n[ \t]*(?:#[^\n]*)?\r?)+\n?\Z")  # blank and comment lines at a table's end
+
+
+def ordered_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A source's keys in the declared field order, then an overlay's `remove` and `unset`."""
+    keys = [k for k in (*STORED_FIELDS, *overlay.PATCH_KEYS) if k in entry]
+    return {k: entry[k] for k in [*keys, *(k for k in entry if k not in keys)]}
+
+
+def table_text(entry: dict[str, Any], newline: str) -> str:
+    import tomli_w
+
+    # `[[sources]]` and the entry as a table of its own: tomli_w would write a short array of tables
+    # inline (`sources = [{...}]`), which after another table's keys would belong to that table.
+    return ("[[sources]]\n" + tomli_w.dumps(ordered_entry(entry))).replace("\n", newline)
+
+
+def source_spans(text: str, raw_sources: Sequence[Any]) -> list[tuple[int, int]] | None:
+    """(start, end) of each `[[sources]]` table in `text`, headers to last value line, or None when the
+    file does not write its sources as `[[sources]]` tables."""
+    spans = _spans_by_lines(text)
+    if len(spans) != len(raw_sources):
+        spans = _spans_by_tokens(text)
+    return spans if len(spans) == len(raw_sources) else None
+
+
+def _spans_by_lines(text: str) -> list[tuple[int, int]]:
+    starts = [m.start() for m in _HEADER.finditer(text)]
+    spans = []
+    for n, start in enumerate(starts):
+        if _SOURCES.match(text, start):
+            end = starts[n + 1] if n + 1 < len(starts) else len(text)
+            spans.append((start, _trimmed(text, start, end)))
+    return spans
+
+
+def _trimmed(text: str, start: int, end: int) -> int:
+    """`end` moved back to the end of the table's last value line (before its line break), over the
+    blank and comment lines that close the table (they introduce the next)."""
+    found = _TRAILING.search(text, start, end)
+    end = found.start() if found else end
+    return end - 1 if text[end - 1 : end] == "\r" else end
+
+
+_TOKEN = re.compile(
+    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?!")|"""(?:[^"\\]|\\[\s\S]|"(?!""))*""""?"?'
+    r"|'''[\s\S]*?'''(?:'{1,2}(?!'))?"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'[^'\n]*'"
+    r"|#[^\n]*"
+    r"|(?:^|(?<=\n))[ \t]*\["
+    r"|[\[\]{}]",
+)
+
+
+def _spans_by_tokens(text: str) -> list[tuple[int, int]]:
+    """The slow, exact way: strings and comments skipped whole, brackets of values counted, so only a
+    `[` that opens a line outside any value starts a table."""
+    headers: list[int] = []
+    depth = 0
+    pos = 0
+    while (m := _TOKEN.search(text, pos)) is not None:
+        token = m.group()
+        pos = m.end()
+        if token.endswith("[") and token.strip() == "[" and (m.start() == 0 or text[m.start() - 1] == "\n"):
+            if depth == 0:
+                headers.append(m.start())
+                line_end = text.find("\n", m.start())
+                pos = len(text) if line_end < 0 else line_end  # the header's own brackets
+                continue
+            depth += 1
+        elif token in ("[", "{"):
+            depth += 1
+        elif token in ("]", "}"):
+            depth = max(depth - 1, 0)
+    spans = []
+    for n, start in enumerate(headers):
+        if _SOURCES.match(text, start):
+            end = headers[n + 1] if n + 1 < len(headers) else len(text)
+            spans.append((start, _trimmed(text, start, end)))
+    return spans
+
+
+def _span_of(text: str, raw_sources: Sequence[Any], n: int, path: str) -> tuple[int, int]:
+    """The span of the `n`th source's table, checked to parse back to exactly that source."""
+    import tomli
+
+    spans = source_spans(text, raw_sources)
+    if spans is not None:
+        start, end = spans[n]
+        try:
+            if tomli.loads(text[start:end]) == {"sources": [raw_sources[n]]}:
+                return start, end
+        except tomli.TOMLDecodeError:
+            pass
+        spans = _spans_by_tokens(text)
+        if len(spans) == len(raw_sources):
+            start, end = spans[n]
+            try:
+                if tomli.loads(text[start:end]) == {"sources": [raw_sources[n]]}:
+                    return start, end
+            except tomli.TOMLDecodeError:
+                pass
+    raise UsageError(
+        f"cannot edit {path} in place: its sources are not plain [[sources]] tables",
+        hint="'invmap fmt' rewrites it in the canonical form, which can be",
+    )
+
+
+def _appended(text: str, block: str, newline: str) -> str:
+    body = text if text.endswith("\n") or not text.lstrip(catalogs.BOM) else text + newline
+    return body + (newline if body.lstrip(catalogs.BOM) else "") + block
+
+
+def _replaced(text: str, span: tuple[int, int], block: str) -> str:
+    start, end = span
+    return text[:start] + block.rstrip("\r\n") + text[end:]
+
+
+def _removed(text: str, span: tuple[int, int]) -> str:
+    """The table gone with the line break that ends it, and the blank line before it if it had one."""
+    start, end = span
+    after = end
+    for ending in ("\r\n", "\n"):
+        if text.startswith(ending, after):
+            after += len(ending)
+            break
+    before = start
+    for blank in ("\r\n\r\n", "\n\n"):
+        if text.endswith(blank, 0, start):
+            before = start - len(blank) // 2
+            break
+    return text[:before] + text[after:]
+
+
+def _own_index(raw: dict[str, Any], ident: str) -> int | None:
+    sources = raw.get("sources")
+    for n, entry in enumerate(sources if isinstance(sources, list) else ()):
+        if isinstance(entry, dict) and entry.get("id") == ident:
+            return n
+    return None
+
+
+def _write(path: Any, text: str, verb: str) -> Any:
+    """Validate the new text as `check` would, then replace the file with it."""
+    try:
+        updated = catalogs.validate_bytes(text.encode("utf-8"), str(path))
+    except CatalogError as exc:
+        raise UsageError(
+            f"cannot {verb} {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
+        ) from None
+    catalogs.write_atomic(path, text, newline="")
+    return updated
+
+
+def edit_source(location: Location, ident: str, changes: dict[str, Any], unset: Sequence[str]) -> Any:
+    """Change fields of source `ident`; `unset` names optional fields to clear. Returns the catalog."""
+    path = catalogs.require_writable(location)
+    with catalogs.locked(path):
+        data = catalogs.read_bytes(str(path))
+        catalogs.validate_bytes(data, str(path))  # an invalid catalog is refused before anything else
+        text = data.decode("utf-8")
+        newline = catalogs._newline_of(text)
+        raw = catalogs.parse(data, str(path))
+        n = _own_index(raw, ident)
+        in_base = ident in _base_ids(raw, str(path))
+        if n is None and not in_base:
+            raise NotFoundError(f"no source with id '{ident}' in {path}")
+        if "id" in changes and changes["id"] != ident and in_base:
+            raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
+        if n is None:  # a base source: a change entry of its own
+            patch: dict[str, Any] = {"id": ident, **changes}
+            if unset:
+                patch["unset"] = list(dict.fromkeys(unset))
+            new_text = _appended(text, table_text(patch, newline), newline)
+        else:
+            entry = dict(raw["sources"][n])
+            change = in_base
+            entry.update(changes)
+            for name in unset:
+                entry.pop(name, None)
+            if change:  # a base's value stays unless the change entry says to clear it
+                cleared = [u for u in [*entry.get("unset", []), *unset] if u not in changes]
+                entry.pop("unset", None)
+                if cleared:
+                    entry["unset"] = list(dict.fromkeys(cleared))
+            span = _span_of(text, raw["sources"], n, str(path))
+            new_text = _replaced(text, span, table_text(entry, newline))
+        return _write(path, new_text, f"change '{ident}' in")
+
+
+def remove_sources(location: Location, idents: Sequence[str]) -> Any:
+    """Remove sources (on an overlay, hide the base's with `remove = true`). Returns the catalog."""
+    path = catalogs.require_writable(location)
+    with catalogs.locked(path):
+        data = catalogs.read_bytes(str(path))
+        current = catalogs.validate_bytes(data, str(path))
+        known = {s.id for s in current.sources}
+        missing = [i for i in idents if i not in known]
+        if missing:
+            raise NotFoundError(f"no source with id {', '.join(repr(m) for m in missing)} in {path}")
+        text = data.decode("utf-8")
+        newline = catalogs._newline_of(text)
+        in_base = _base_ids(catalogs.parse(data, str(path)), str(path))
+        for ident in dict.fromkeys(idents):
+            raw = catalogs.parse(text.encode("utf-8"), str(path))
+            n = _own_index(raw, ident)
+            if n is None:  # only the base has it
+                text = _appended(text, table_text({"id": ident, "remove": True}, newline), newline)
+                continue
+            span = _span_of(text, raw["sources"], n, str(path))
+            if ident in in_base:
+                text = _replaced(text, span, table_text({"id": ident, "remove": True}, newline))
+            else:
+                text = _removed(text, span)
+        if len(known - set(idents)) == 0:
+            raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
+        return _write(path, text, "remove from")
+
+
+def _base_ids(raw: dict[str, Any], path: str) -> set[str]:
+    """The ids of the sources an overlay's base holds (empty for a catalog that extends nothing)."""
+    if overlay.extends_of(raw) is None:
+        return set()
+    merged = catalogs.resolve_overlay({"catalog": raw.get("catalog"), "sources": []}, path, [], [])
+    return {s["id"] for s in merged.get("sources", []) if isinstance(s, dict) and isinstance(s.get("id"), str)}
