@@ -12,7 +12,7 @@ Each write is locked, validated as `check` validates the whole file, and atomic 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from invmap import catalog as catalogs
@@ -20,6 +20,11 @@ from invmap import overlay
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import STORED_FIELDS
 from invmap.location import Location
+
+
+class NoSuchId(NotFoundError):
+    """No source has this id (the CLI then resolves the text as a name, as `show` would)."""
+
 
 _HEADER = re.compile(r"^[ \t]*\[", re.M)  # a line that may open a table
 _SOURCES = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?\n?")
@@ -178,19 +183,29 @@ def _write(path: Any, text: str, verb: str) -> Any:
     return updated
 
 
-def edit_source(location: Location, ident: str, changes: dict[str, Any], unset: Sequence[str]) -> Any:
-    """Change fields of source `ident`; `unset` names optional fields to clear. Returns the catalog."""
+def edit_source(
+    location: Location,
+    ident: str,
+    changes: dict[str, Any],
+    unset: Sequence[str],
+    check_types: Callable[[list[str]], None] | None = None,
+) -> Any:
+    """Change fields of source `ident`; `unset` names optional fields to clear; `check_types` is
+    called with the catalog's types before anything changes (it may respell `changes["type"]`).
+    Returns the catalog."""
     path = catalogs.require_writable(location)
     with catalogs.locked(path):
         data = catalogs.read_bytes(str(path))
-        catalogs.validate_bytes(data, str(path))  # an invalid catalog is refused before anything else
+        current = catalogs.validate_bytes(data, str(path))  # an invalid catalog is refused first
+        if ident not in {s.id for s in current.sources}:
+            raise NoSuchId(f"no source with id '{ident}' in {path}")
+        if check_types is not None:
+            check_types(list(dict.fromkeys(sorted((s.type for s in current.sources), key=str.casefold))))
         text = data.decode("utf-8")
         newline = catalogs._newline_of(text)
         raw = catalogs.parse(data, str(path))
         n = _own_index(raw, ident)
         in_base = ident in _base_ids(raw, str(path))
-        if n is None and not in_base:
-            raise NotFoundError(f"no source with id '{ident}' in {path}")
         if "id" in changes and changes["id"] != ident and in_base:
             raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
         if n is None:  # a base source: a change entry of its own
@@ -223,7 +238,7 @@ def remove_sources(location: Location, idents: Sequence[str]) -> Any:
         known = {s.id for s in current.sources}
         missing = [i for i in idents if i not in known]
         if missing:
-            raise NotFoundError(f"no source with id {', '.join(repr(m) for m in missing)} in {path}")
+            raise NoSuchId(f"no source with id {', '.join(repr(m) for m in missing)} in {path}")
         text = data.decode("utf-8")
         newline = catalogs._newline_of(text)
         in_base = _base_ids(catalogs.parse(data, str(path)), str(path))

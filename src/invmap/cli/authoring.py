@@ -99,13 +99,7 @@ def init(ctx: typer.Context, args: Args) -> None:
     write(f"Wrote {written}; use it with --catalog {written} or INVMAP_CATALOG={written}\n")
 
 
-OVERLAY_START = (
-    "# Your additions to the research map shipped with invmap, and your changes to it: each\n"
-    "# [[sources]] table here is a new source, or a shipped source's id with the fields you change\n"
-    "# (unset = [...] clears fields, remove = true hides it). The rest follows the installed invmap.\n"
-    "[catalog]\n"
-    'extends = "shipped"\n'
-)
+OVERLAY_START = '[catalog]\nextends = "shipped"\n'  # canonical as it is: `fmt --check` passes
 
 
 # The stored fields `add` may leave out although the catalog requires them (it fills them in).
@@ -139,12 +133,11 @@ def entry_from_options(values: dict[str, Any], *, partial: bool) -> dict[str, An
     return entry
 
 
-def catalog_type(idx: Any, value: str, allow_new: bool) -> str:
+def catalog_type(types: list[str], value: str, allow_new: bool) -> str:
     """`--type` in the catalog's own spelling (`current` -> Current); an unknown type is a usage error
     with did-you-mean, unless `--new-type` says it is meant."""
     from invmap.query import did_you_mean
 
-    types = idx.types()
     for known in types:
         if known.casefold() == value.strip().casefold():
             return known
@@ -181,7 +174,7 @@ def add(ctx: typer.Context, args: Args) -> None:
     entry = entry_from_options(values, partial=False)
     entry.setdefault("id", slug(entry["name"]))
     entry.setdefault("accessed", dt.date.today())
-    entry["type"] = catalog_type(index(ctx), entry["type"], args.new_type)
+    entry["type"] = catalog_type(index(ctx).types(), entry["type"], args.new_type)
     _warn_links(location.path)
     updated = catalogs.add_source(location, _ordered(entry))
     added = next(s for s in reversed(updated.sources) if s.id == entry["id"])
@@ -222,11 +215,19 @@ def edit(ctx: typer.Context, args: Args) -> None:
         raise UsageError(f"--unset {clash[0]} and --{clash[0].replace('_', '-')} cannot both be given")
     if not changes and not unset:
         raise UsageError("edit needs a field to change (--FIELD VALUE) or --unset FIELD; see 'invmap edit --help'")
-    target = query.resolve(index(ctx), args.target)["id"]
-    if "type" in changes:
-        changes["type"] = catalog_type(index(ctx), changes["type"], args.new_type)
+    typed = changes.get("type")
+
+    def spelled(types: list[str]) -> None:  # --type in the catalog's spelling, from the file being edited
+        if typed is not None:
+            changes["type"] = catalog_type(types, typed, args.new_type)
+
     _warn_links(location.path)
-    updated = edits.edit_source(location, target, changes, unset)
+    target = args.target
+    try:  # an id needs no index (the catalog may just have changed: a rebuild would cost more than the edit)
+        updated = edits.edit_source(location, target, changes, unset, spelled)
+    except edits.NoSuchId:
+        target = query.resolve(index(ctx), args.target)["id"]
+        updated = edits.edit_source(location, target, changes, unset, spelled)
     ident = changes.get("id", target)
     edited = next(s for s in updated.sources if s.id == ident)
     if args.json_flag:
@@ -244,9 +245,13 @@ def rm(ctx: typer.Context, args: Args) -> None:
 
     location = state(ctx).location
     catalogs.require_writable(location)
-    ids = list(dict.fromkeys(r["id"] for r in query.resolve_all(index(ctx), args.targets)))
     _warn_links(location.path)
-    edits.remove_sources(location, ids)
+    ids = list(dict.fromkeys(args.targets))
+    try:
+        edits.remove_sources(location, ids)
+    except edits.NoSuchId:
+        ids = list(dict.fromkeys(r["id"] for r in query.resolve_all(index(ctx), args.targets)))
+        edits.remove_sources(location, ids)
     write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}\n")
 
 

@@ -1,0 +1,197 @@
+"""Keeping a map alive by hand: edit and rm in place, and overlays of the shipped map (issue: alive)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from conftest import REPO, add_args, generated_catalog, ids_of, installed_invmap
+
+
+def show(cli, catalog, ident):
+    return json.loads(cli("--catalog", str(catalog), "show", ident, "--json").out)
+
+
+def test_edit_changes_only_that_table_and_keeps_every_other_byte(cli, mine):
+    text = "# my own notes\n" + mine.read_text(encoding="utf-8").replace(
+        "[[sources]]", "# the next one\n[[sources]]", 2
+    )
+    mine.write_text(text, encoding="utf-8")
+    result = cli("--catalog", str(mine), "edit", "pagedattention", "--seam", "the block manager", "--keyword", "paging")
+    assert (result.code, result.out) == (0, f"Changed pagedattention in {mine}\n")
+    after = mine.read_text(encoding="utf-8")
+    paged = after.index('id = "pagedattention"')
+    assert after[:paged] == text[:paged]  # comments and the other tables before it
+    moon = after.index('# the next one\n[[sources]]\nid = "mooncake"')
+    assert after[moon:] == text[text.index('# the next one\n[[sources]]\nid = "mooncake"') :]
+    record = show(cli, mine, "pagedattention")
+    assert (record["seam"], record["keywords"]) == ("the block manager", ["paging"])
+
+
+def test_edit_lists_replace_and_unset_clears(cli, mine):
+    cli("--catalog", str(mine), "edit", "mooncake", "--keyword", "a", "--keyword", "b")
+    assert show(cli, mine, "mooncake")["keywords"] == ["a", "b"]
+    cli("--catalog", str(mine), "edit", "mooncake", "--keyword", "c")
+    assert show(cli, mine, "mooncake")["keywords"] == ["c"]
+    assert cli("--catalog", str(mine), "edit", "mooncake", "--unset", "keywords,arxiv").code == 0
+    record = show(cli, mine, "mooncake")
+    assert (record["keywords"], record["arxiv"]) == ([], None)
+    assert cli("--catalog", str(mine), "edit", "mooncake", "--year", "n.d.").code == 0
+    assert show(cli, mine, "mooncake")["year"] is None
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["edit", "mooncake", "--unset", "name"], 2, "Error: --unset name: a required field cannot be removed"),
+        (["edit", "mooncake", "--unset", "venu"], 2, "Error: --unset venu: no such optional field"),
+        (["edit", "mooncake"], 2, "Error: edit needs a field to change (--FIELD VALUE) or --unset FIELD"),
+        (["edit", "mooncake", "--year", "20x"], 2, "Error: --year takes a year such as 2024"),
+        (["edit", "mooncake", "--id", "pagedattention"], 2, "Error: cannot change 'mooncake' in"),
+        (["edit", "nosuch", "--seam", "x"], 1, "Error: no source matches 'nosuch'"),
+        (["rm", "nosuch"], 1, "Error: no source matches 'nosuch'"),
+        (["edit", "mooncake", "--type", "Curent"], 2, "Error: unknown type 'Curent'"),
+    ],
+)
+def test_bad_edits_change_nothing(cli, mine, args, code, message):
+    before = mine.read_bytes()
+    result = cli("--catalog", str(mine), *args)
+    assert (result.code, mine.read_bytes()) == (code, before)
+    assert result.err.startswith(message), result.err
+
+
+def test_edit_and_rm_refuse_the_shipped_catalog(cli):
+    for args in (["edit", "vllm", "--seam", "x"], ["rm", "vllm"]):
+        result = cli(*args)
+        assert result.code == 2 and "refusing to change the catalog shipped with invmap" in result.err
+
+
+def test_rm_removes_the_table_and_nothing_else(cli, mine):
+    before = mine.read_text(encoding="utf-8")
+    cli("--catalog", str(mine), "add", *add_args("Z"))
+    assert cli("--catalog", str(mine), "rm", "z").out == f"Removed z from {mine}\n"
+    assert mine.read_text(encoding="utf-8") == before
+    result = cli("--catalog", str(mine), "rm", "pagedattention", "mooncake")
+    assert result.code == 2 and "cannot remove every source" in result.err
+    assert mine.read_text(encoding="utf-8") == before
+
+
+def test_edit_keeps_crlf(cli, mine):
+    mine.write_bytes(mine.read_bytes().replace(b"\n", b"\r\n"))
+    assert cli("--catalog", str(mine), "edit", "mooncake", "--seam", "x").code == 0
+    data = mine.read_bytes()
+    assert data.count(b"\r\n") == data.count(b"\n")
+
+
+def test_a_header_inside_a_string_never_cuts_a_table(cli, mine):
+    text = mine.read_text(encoding="utf-8").replace(
+        'preface = "Two sources for tests."', 'preface = """Two sources,\n[[sources]]\nid = "fake"\nfor tests."""'
+    )
+    mine.write_text(text, encoding="utf-8")
+    assert cli("--catalog", str(mine), "check").code == 0
+    assert cli("--catalog", str(mine), "edit", "pagedattention", "--seam", "s").code == 0
+    assert cli("--catalog", str(mine), "edit", "mooncake", "--seam", "t").code == 0
+    assert (show(cli, mine, "pagedattention")["seam"], show(cli, mine, "mooncake")["seam"]) == ("s", "t")
+    assert mine.read_text(encoding="utf-8").startswith(text[: text.index('[[sources]]\nid = "pagedattention"')])
+    assert cli("--catalog", str(mine), "rm", "pagedattention").code == 0
+    assert ids_of(cli("--catalog", str(mine), "list", "--json")) == ["mooncake"]
+
+
+def test_edit_by_name_resolves_as_show_does(cli, mine):
+    assert cli("--catalog", str(mine), "edit", "PagedAttention", "--seam", "by name").out == (
+        f"Changed pagedattention in {mine}\n"
+    )
+
+
+def test_edit_is_quick_on_a_large_catalog(tmp_path, sh):
+    big = generated_catalog(tmp_path / "big.toml", 20000)
+    assert sh("--catalog", str(big), "list", "--limit", "1", "--json").code == 0
+    started = time.monotonic()
+    assert sh("--catalog", str(big), "add", *add_args("Zed")).code == 0
+    adding = time.monotonic() - started
+    started = time.monotonic()
+    assert sh("--catalog", str(big), "edit", "zed", "--seam", "here").code == 0
+    editing = time.monotonic() - started
+    assert editing < 2 * adding + 1, (editing, adding)
+
+
+# --- overlays -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def overlay(cli, tmp_path):
+    path = tmp_path / "my-map.toml"
+    result = cli("init", "--overlay", str(path))
+    assert result.code == 0 and result.out.startswith(f"Wrote {path}, an overlay of the shipped map")
+    return path
+
+
+def test_an_overlay_starts_as_the_shipped_map(cli, overlay):
+    assert ids_of(cli("--catalog", str(overlay), "list", "--json")) == ids_of(cli("list", "--json"))
+    assert json.loads(cli("--catalog", str(overlay), "define", "ttft", "--json").out)[0]["term"] == "TTFT"
+    assert json.loads(cli("--catalog", str(overlay), "triage", "ttft", "--json").out)[0]["code"] == "L2"
+    where = json.loads(cli("--catalog", str(overlay), "where", "--json").out)
+    assert where["extends"] == [str(REPO / "src" / "invmap" / "catalog.toml")] or where["extends"][0].endswith(
+        "catalog.toml"
+    )
+
+
+def test_add_edit_rm_on_an_overlay_write_only_the_overlay(cli, overlay):
+    shipped = (REPO / "catalog.toml").read_bytes()
+    assert cli("--catalog", str(overlay), "add", *add_args("Mine")).code == 0
+    assert cli("--catalog", str(overlay), "edit", "vllm", "--seam", "my seam", "--unset", "keywords").code == 0
+    assert cli("--catalog", str(overlay), "rm", "kiely-guide").code == 0
+    assert (REPO / "catalog.toml").read_bytes() == shipped
+    listed = ids_of(cli("--catalog", str(overlay), "list", "--json"))
+    assert "mine" in listed and "kiely-guide" not in listed and len(listed) == 30
+    vllm = show(cli, overlay, "vllm")
+    assert (vllm["seam"], vllm["keywords"], vllm["code"]) == ("my seam", [], "https://github.com/vllm-project/vllm")
+    text = overlay.read_text(encoding="utf-8")
+    assert 'id = "vllm"\nseam = "my seam"\nunset = [\n    "keywords",\n]' in text
+    assert 'id = "kiely-guide"\nremove = true' in text
+    assert cli("--catalog", str(overlay), "fmt", "--check").code == 0
+    assert cli("--catalog", str(overlay), "rm", "vllm").code == 0  # its change becomes a removal
+    assert "vllm" not in ids_of(cli("--catalog", str(overlay), "list", "--json"))
+
+
+def test_an_overlay_change_to_a_source_the_base_lost_is_reported(cli, overlay):
+    overlay.write_text(overlay.read_text() + '\n[[sources]]\nid = "gone-paper"\nseam = "x"\n', encoding="utf-8")
+    result = cli("--catalog", str(overlay), "check")
+    assert result.code == 3
+    assert "overlay source 1 (gone-paper): changes a source the base catalog does not have" in result.err
+
+
+def test_an_overlay_of_a_file_follows_that_file(cli, tmp_path, mine):
+    over = tmp_path / "over.toml"
+    over.write_text('[catalog]\nextends = "mine.toml"\n\n[[sources]]\nid = "mooncake"\nremove = true\n')
+    assert ids_of(cli("--catalog", str(over), "list", "--json")) == ["pagedattention"]
+    cli("--catalog", str(mine), "add", *add_args("Later"))
+    assert ids_of(cli("--catalog", str(over), "list", "--json")) == ["pagedattention", "later"]
+
+
+def test_an_overlay_loop_is_a_clear_error(cli, tmp_path):
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text('[catalog]\nextends = "b.toml"\n')
+    b.write_text('[catalog]\nextends = "a.toml"\n')
+    result = cli("--catalog", str(a), "list")
+    assert result.code == 3 and "which extends this file again (a loop)" in result.err
+
+
+def test_the_index_of_an_overlay_is_rebuilt_when_its_base_changes(sh, tmp_path, mine):
+    over = tmp_path / "over.toml"
+    over.write_text('[catalog]\nextends = "mine.toml"\n')
+    assert sh("--catalog", str(over), "list", "--json").code == 0
+    trace = sh("--catalog", str(over), "list", "--json", env={"INVMAP_TRACE": "1"})
+    assert trace.err.startswith("invmap: index: current")
+    time.sleep(0.01)
+    mine.write_text(mine.read_text() + "\n", encoding="utf-8")
+    assert sh("--catalog", str(over), "list", "--json", env={"INVMAP_TRACE": "1"}).err.startswith(
+        "invmap: index: built"
+    )
+
+
+def test_init_overlay_refuses_an_existing_file(cli, overlay):
+    assert cli("init", "--overlay", str(overlay)).code == 2
+    assert installed_invmap()
