@@ -195,3 +195,52 @@ def test_the_index_of_an_overlay_is_rebuilt_when_its_base_changes(sh, tmp_path, 
 def test_init_overlay_refuses_an_existing_file(cli, overlay):
     assert cli("init", "--overlay", str(overlay)).code == 2
     assert installed_invmap()
+
+
+# --- diff ------------------------------------------------------------------------------------------
+
+
+def test_diff_of_a_catalog_with_itself_is_empty_and_exit_0(cli):
+    result = cli("diff", "shipped", "shipped", "--json")
+    assert result.code == 0
+    assert json.loads(result.out) == {
+        "added": [],
+        "removed": [],
+        "changed": [],
+        "tables": {"catalog": [], "layers": [], "glossary": []},
+    }
+
+
+def test_diff_names_added_removed_and_changed_fields(cli, tmp_path, overlay):
+    cli("--catalog", str(overlay), "add", *add_args("Mine"))
+    cli("--catalog", str(overlay), "edit", "vllm", "--seam", "my seam")
+    cli("--catalog", str(overlay), "rm", "kiely-guide")
+    overlay.write_text(overlay.read_text() + '\n[glossary.TTFT]\ndefinition = "Mine."\n', encoding="utf-8")
+    result = cli("diff", "shipped", str(overlay), "--json")
+    assert result.code == 1
+    old_seam = json.loads(cli("show", "vllm", "--json").out)["seam"]
+    assert json.loads(result.out) == {
+        "added": ["mine"],
+        "removed": ["kiely-guide"],
+        "changed": [{"id": "vllm", "fields": {"seam": [old_seam, "my seam"]}}],
+        "tables": {"catalog": [], "layers": [], "glossary": ["TTFT"]},
+    }
+    plain = cli("diff", "shipped", str(overlay)).out.splitlines()
+    assert plain[:3] == ["added\tmine\t\t\t", "removed\tkiely-guide\t\t\t", f"changed\tvllm\tseam\t{old_seam}\tmy seam"]
+
+
+def test_diff_matches_a_renamed_source_by_its_identifiers(cli, mine, tmp_path):
+    other = tmp_path / "other.toml"
+    other.write_text(mine.read_text().replace('id = "mooncake"', 'id = "moon"'), encoding="utf-8")
+    difference = json.loads(cli("diff", str(mine), str(other), "--json").out)
+    assert difference["changed"] == [{"id": "moon", "fields": {"id": ["mooncake", "moon"]}}]
+    assert difference["added"] == difference["removed"] == []
+
+
+def test_diff_reads_markdown_and_stdin(cli, tmp_path):
+    md = tmp_path / "map.md"
+    cli("export", "--format", "markdown", "--links", "-o", str(md))
+    assert cli("diff", str(md), str(md)).code == 0
+    toml = cli("export", "--format", "toml").out
+    assert cli("diff", "shipped", "-", input=toml).code == 0
+    assert cli("diff", "-", "-").code == 2

@@ -597,6 +597,20 @@ COMMANDS: tuple[Command, ...] = (
         (Arg("file", "FILE", "A Markdown file with the seed's table ('-' reads stdin)."),),
         ("invmap import research-map.md -o my-map.toml", "invmap export | invmap import -"),
     ),
+    Command(
+        "diff",
+        "Authoring",
+        "authoring",
+        "Show what changed between two catalogs or Markdown maps.",
+        "diff",
+        ("output_no_fields",),
+        (),
+        (
+            Arg("old", "A", "A catalog (.toml), a Markdown map (.md), 'shipped' or '-' (stdin)."),
+            Arg("new", "B", "A catalog (.toml), a Markdown map (.md), 'shipped' or '-' (stdin)."),
+        ),
+        ("invmap diff shipped my-map.toml", "invmap diff old.md new.md --json"),
+    ),
     # --- records
     Command(
         "record",

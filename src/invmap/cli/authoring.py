@@ -9,7 +9,7 @@ import typer
 
 from invmap import catalog as catalogs
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import filters, index, say, state, write
+from invmap.cli.shared import emit, filters, index, say, state, write
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import FIELDS, SOURCE_FIELDS
 from invmap.safe import escape
@@ -330,3 +330,42 @@ def import_(ctx: typer.Context, args: Args) -> None:
     if _to_output(args.output_path, lambda: catalogs.dumps(cat), args.force):
         count = len(cat.sources)
         write(f"Wrote {escape(str(args.output_path))}: {count} source{'s' if count != 1 else ''}\n")
+
+
+def _catalog_at(name: str) -> Any:
+    """`diff`'s side: a catalog file (an overlay merged), a Markdown map, `shipped` or `-`."""
+    from invmap import interchange
+    from invmap.location import shipped_path
+
+    if name == "shipped":
+        return catalogs.load(str(shipped_path()))
+    if name != "-" and name.lower().endswith((".md", ".markdown")):
+        data = catalogs.read_bytes(name)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise CatalogError(name, ["not UTF-8 text"]) from None
+        return catalogs.validate(interchange.read_markdown(text, name), name)
+    if name == "-":
+        data = catalogs.read_bytes(name)
+        if data.lstrip().startswith((b"#", b"|")) and b"|---" in data:  # a Markdown map on stdin
+            return catalogs.validate(interchange.read_markdown(data.decode("utf-8-sig"), name), name)
+        return catalogs.validate_bytes(data, name)
+    return catalogs.load(name)
+
+
+@implements("diff")
+def diff(ctx: typer.Context, args: Args) -> None:
+    """What changed from A to B; exit 1 when anything did (like diff)."""
+    from invmap import diffing
+    from invmap.cli.shared import output
+    from invmap.render import Result
+
+    if args.old == args.new == "-":
+        raise UsageError("only one of A and B can be '-' (stdin)")
+    difference = diffing.compare(_catalog_at(args.old), _catalog_at(args.new))
+    out = output(ctx, args)
+    rows = diffing.rows(difference)
+    emit(out, Result(rows, ["change", "id", "field", "old", "new"], data=difference))
+    if not diffing.is_empty(difference):
+        raise typer.Exit(1)

@@ -1,0 +1,100 @@
+"""`invmap diff A B`: what changed between two catalogs (no I/O: the CLI loads both).
+
+Sources are matched by id, then (for those left) by arXiv id, DOI or link, so a source renamed in
+one file is a change of its id, not a removal and an addition. `[catalog]`, `[layers]` and
+`[glossary]` are compared key by key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from invmap.fields import BY_NAME, STORED_FIELDS
+
+
+def _value(source: Any, name: str) -> Any:
+    return BY_NAME[name].kind.json(getattr(source, name))
+
+
+def _identifiers(source: Any) -> list[tuple[str, str]]:
+    keys = [("arxiv", source.arxiv), ("doi", (source.doi or "").casefold() or None), ("link", source.link)]
+    return [(kind, value) for kind, value in keys if value]
+
+
+def compare(old: Any, new: Any) -> dict[str, Any]:
+    """`{added, removed, changed: [{id, fields: {name: [old, new]}}], tables: {catalog, layers, glossary}}`:
+    ids added and removed, each changed source with its changed fields, and the table keys that differ."""
+    old_by_id = {s.id: s for s in old.sources}
+    new_by_id = {s.id: s for s in new.sources}
+    pairs = [(old_by_id[i], new_by_id[i]) for i in old_by_id if i in new_by_id]
+    left = [s for s in old.sources if s.id not in new_by_id]
+    right = [s for s in new.sources if s.id not in old_by_id]
+    by_identifier: dict[tuple[str, str], Any] = {}
+    for s in right:
+        for key in _identifiers(s):
+            by_identifier.setdefault(key, s)
+    removed = []
+    for s in left:
+        match = next((by_identifier[k] for k in _identifiers(s) if k in by_identifier), None)
+        if match is not None and match in right:
+            right.remove(match)
+            pairs.append((s, match))
+        else:
+            removed.append(s.id)
+    changed = []
+    for a, b in pairs:
+        fields = {f: [_value(a, f), _value(b, f)] for f in STORED_FIELDS if getattr(a, f) != getattr(b, f)}
+        if fields:
+            changed.append({"id": b.id, "fields": fields})
+    order = {s.id: n for n, s in enumerate(new.sources)}
+    changed.sort(key=lambda c: order.get(c["id"], len(order)))
+    return {
+        "added": [s.id for s in right],
+        "removed": removed,
+        "changed": changed,
+        "tables": {
+            "catalog": _keys_differing(_dump(old.catalog), _dump(new.catalog)),
+            "layers": _keys_differing(
+                {k: v.model_dump() for k, v in old.layers.items()}, {k: v.model_dump() for k, v in new.layers.items()}
+            ),
+            "glossary": _keys_differing(
+                {k: v.model_dump() for k, v in old.glossary.items()},
+                {k: v.model_dump() for k, v in new.glossary.items()},
+            ),
+        },
+    }
+
+
+def _dump(info: Any) -> dict[str, Any]:
+    return info.model_dump() if info is not None else {}
+
+
+def _keys_differing(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+
+
+def is_empty(difference: dict[str, Any]) -> bool:
+    return not (
+        difference["added"] or difference["removed"] or difference["changed"] or any(difference["tables"].values())
+    )
+
+
+def rows(difference: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per change (`change`, `id`, `field`, `old`, `new`) for tables, csv, tsv and plain."""
+    out: list[dict[str, Any]] = []
+    out += [{"change": "added", "id": i, "field": None, "old": None, "new": None} for i in difference["added"]]
+    out += [{"change": "removed", "id": i, "field": None, "old": None, "new": None} for i in difference["removed"]]
+    for item in difference["changed"]:
+        for name, (a, b) in item["fields"].items():
+            out.append({"change": "changed", "id": item["id"], "field": name, "old": _shown(a), "new": _shown(b)})
+    for table, keys in difference["tables"].items():
+        out += [{"change": table, "id": key, "field": None, "old": None, "new": None} for key in keys]
+    return out
+
+
+def _shown(value: Any) -> str | None:
+    if value is None or value == []:
+        return None
+    if isinstance(value, list):
+        return "; ".join(map(str, value))
+    return str(value)
