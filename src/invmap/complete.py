@@ -27,6 +27,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "result_type": ("measured", "simulated", "estimated", "reported"),
     "optional_field": tuple(f.name for f in FIELDS if f.stored and not f.required and f.name != "id"),
     "shell": ("bash", "zsh", "fish"),
+    "catalog_file": ("shipped",),  # beside the files the shell offers when nothing else matches
 }
 
 

@@ -606,8 +606,18 @@ COMMANDS: tuple[Command, ...] = (
         ("output_no_fields",),
         (),
         (
-            Arg("old", "A", "A catalog (.toml), a Markdown map (.md), 'shipped' or '-' (stdin)."),
-            Arg("new", "B", "A catalog (.toml), a Markdown map (.md), 'shipped' or '-' (stdin)."),
+            Arg(
+                "old",
+                "A",
+                "A catalog (.toml), a Markdown map (.md), 'shipped' or '-' (stdin).",
+                complete="catalog_file",
+            ),
+            Arg(
+                "new",
+                "B",
+                "A catalog (.toml), a Markdown map (.md), 'shipped' or '-' (stdin).",
+                complete="catalog_file",
+            ),
         ),
         ("invmap diff shipped my-map.toml", "invmap diff old.md new.md --json"),
     ),
