@@ -99,6 +99,12 @@ def folder() -> str:
     return os.path.join(base, "invmap")
 
 
+def cache_folder() -> str | None:
+    """invmap's cache folder when it may be used (ours, not a symlink, caching not turned off):
+    the index lives there, and `check --links` keeps its results there."""
+    return _usable_folder(create=True) if enabled() else None
+
+
 def _ours(info: os.stat_result) -> bool:
     """Owned by this user and writable by nobody else."""
     return info.st_uid == os.geteuid() and not info.st_mode & 0o022

@@ -444,9 +444,54 @@ COMMANDS: tuple[Command, ...] = (
         "check",
         "Authoring",
         "authoring",
-        "Validate the catalog and list every problem.",
-        options=(JSON_ONLY,),
-        examples=("invmap check", "invmap --catalog my-map.toml check --json"),
+        "Validate the catalog and list every problem; --links checks its links.",
+        "",
+        (),
+        (
+            JSON_ONLY,
+            Opt(
+                "links",
+                ("--links",),
+                "Check that every url and code link (or those of ID...) answers.",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
+                "all_links", ("--all",), "With --links: list the links that are alive too.", kind="flag", default=False
+            ),
+            Opt(
+                "update_redirects",
+                ("--update-redirects",),
+                "With --links: rewrite permanently redirected url and code values in your catalog.",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
+                "max_age",
+                ("--max-age",),
+                "With --links: reuse results younger than this (30m, 24h, 7d; 0 checks again).",
+                "AGE",
+                default="24h",
+            ),
+            Opt(
+                "per_host", ("--per-host",), "With --links: requests at once to one host.", "N", kind="count", default=2
+            ),
+            Opt(
+                "timeout",
+                ("--timeout",),
+                "With --links: seconds to wait for one answer.",
+                "SECONDS",
+                kind="float",
+                default=10.0,
+            ),
+        ),
+        (Arg("ids", "ID...", "With --links: only these sources.", multiple=True, required=False, complete="source"),),
+        (
+            "invmap check",
+            "invmap --catalog my-map.toml check --json",
+            "invmap check --links",
+            "invmap check --links vllm --json",
+        ),
     ),
     Command(
         "init",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +65,10 @@ def check(ctx: typer.Context, args: Args) -> None:
     from invmap.render import to_json
 
     location = state(ctx).location
+    if args.links:
+        return check_links(ctx, args)
+    if args.ids or args.all_links or args.update_redirects:
+        raise UsageError("ID..., --all and --update-redirects go with --links")
     try:
         cat = catalogs.load(location)
     except CatalogError as exc:
@@ -369,3 +374,113 @@ def diff(ctx: typer.Context, args: Args) -> None:
     emit(out, Result(rows, ["change", "id", "field", "old", "new"], data=difference))
     if not diffing.is_empty(difference):
         raise typer.Exit(1)
+
+
+def check_links(ctx: typer.Context, args: Args) -> None:
+    """`check --links`: one line per link that is not plainly alive (every link with --all); exit 1
+    when any is dead, 4 when the network cannot be used at all."""
+    from invmap import links as linking
+    from invmap import query
+    from invmap.index import cache_folder
+    from invmap.render import to_json
+
+    location = state(ctx).location
+    try:
+        max_age = linking.parse_age(args.max_age)
+    except ValueError as exc:
+        raise UsageError(f"--max-age {exc}") from None
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be more than 0 seconds, not {args.timeout:g}")
+    if args.update_redirects:
+        catalogs.require_writable(location)
+    cat = catalogs.load(location)
+    chosen = cat.sources
+    if args.ids:
+        wanted = [r["id"] for r in query.resolve_all(index(ctx), args.ids)]
+        by_id = {s.id: s for s in cat.sources}
+        chosen = [by_id[i] for i in dict.fromkeys(wanted)]
+    found = linking.links_of(chosen)
+    with _link_progress(len({link.url for link in found})) as step:
+        results = linking.check(
+            found,
+            per_host=args.per_host,
+            timeout=args.timeout,
+            max_age=max_age,
+            cache_folder=cache_folder(),
+            progress=step,
+        )
+    if linking.network_unusable(results):
+        from invmap.errors import WriteError
+
+        first = next((o.error for _, o in results if o.error), "no answer")
+        raise WriteError(f"cannot check links: the network cannot be used ({first})")
+    shown = [(link, o) for link, o in results if args.all_links or o.status != "alive"]
+    if args.json_flag:
+        rows = [
+            {
+                "id": link.id,
+                "field": link.field,
+                "url": link.url,
+                "status": o.status,
+                "code": o.code,
+                "final_url": o.final_url,
+                "error": o.error,
+            }
+            for link, o in shown
+        ]
+        write(to_json(rows))
+    else:
+        write(
+            "".join(
+                f"{escape(link.id)}\t{link.field}\t{escape(link.url)}\t{escape(linking.describe(o))}\n"
+                for link, o in shown
+            )
+        )
+    if args.update_redirects:
+        _update_redirects(location, results)
+    dead = sum(o.status in linking.DEAD for _, o in results)
+    if not args.json_flag:
+        counts = f"{len(results)} link{'s' if len(results) != 1 else ''} checked, {dead} dead"
+        warned = sum(o.status not in ("alive", *linking.DEAD) for _, o in results)
+        say(f"{counts}, {warned} to look at" if warned else counts) if _stderr_is_terminal() else None
+    if dead:
+        raise typer.Exit(1)
+
+
+def _stderr_is_terminal() -> bool:
+    import sys
+
+    try:
+        return bool(sys.stderr and sys.stderr.isatty())
+    except (OSError, ValueError):
+        return False
+
+
+def _update_redirects(location: Any, results: Any) -> None:
+    """Stored url/code values whose first hop is a permanent redirect, rewritten to where it ends."""
+    from invmap import edits
+
+    changes: dict[str, dict[str, str]] = {}
+    for link, outcome in results:
+        if link.stored and outcome.permanent and outcome.final_url and outcome.status in ("redirected",):
+            changes.setdefault(link.id, {})[link.field] = outcome.final_url
+    for ident, fields in changes.items():
+        edits.edit_source(location, ident, fields, ())
+        for field, url in fields.items():
+            say(f"updated {ident} {field} to {escape(url)}")
+
+
+@contextlib.contextmanager
+def _link_progress(total: int) -> Any:
+    """A progress bar on a terminal's stderr while links are checked; nothing elsewhere."""
+    if not _stderr_is_terminal() or total < 2:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("checking links"), BarColumn(), MofNCompleteColumn(), console=Console(stderr=True), transient=True
+    ) as bar:
+        task = bar.add_task("links", total=total)
+        yield lambda advance, _total: bar.advance(task, advance)
