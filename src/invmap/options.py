@@ -523,6 +523,13 @@ COMMANDS: tuple[Command, ...] = (
         (),
         (
             *_field_options("add"),
+            Opt(
+                "from_id",
+                ("--from",),
+                "Fill title, authors, year, venue, arXiv id and DOI (and a name and Source text, unless given) "
+                "from arXiv or Crossref: an arXiv id or a DOI in any form.",
+                "ID",
+            ),
             NEW_TYPE,
             Opt(
                 "json_flag",
@@ -533,6 +540,8 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         examples=(
+            'invmap -c my-map.toml add --from 2407.00079 --type Current --layer "L3 and L5" \\',
+            '    --mechanism "..." --objective "..." --question "..." --availability "Primary paper."',
             'invmap -c my-map.toml add --name TestServe --source "TestServe, Doe et al." --type Current \\',
             '    --year 2025 --layer "L2 and L5" --mechanism "..." --objective "..." --question "..." \\',
             '    --availability "Primary paper." --arxiv 2501.00001 --keyword "chunked prefill"',
@@ -641,6 +650,26 @@ COMMANDS: tuple[Command, ...] = (
         (OUTPUT_PATH, FORCE),
         (Arg("file", "FILE", "A Markdown file with the seed's table ('-' reads stdin)."),),
         ("invmap import research-map.md -o my-map.toml", "invmap export | invmap import -"),
+    ),
+    Command(
+        "refresh",
+        "Authoring",
+        "authoring",
+        "Compare titles, authors, venues and DOIs with arXiv and Crossref.",
+        "diff",
+        ("output_no_fields",),
+        (Opt("write", ("--write",), "Apply the differences to your catalog.", kind="flag", default=False),),
+        (
+            Arg(
+                "ids",
+                "ID...",
+                "Only these sources (default: every source with an arXiv id or DOI).",
+                multiple=True,
+                required=False,
+                complete="source",
+            ),
+        ),
+        ("invmap refresh", "invmap refresh mooncake --json", "invmap -c my-map.toml refresh --write"),
     ),
     Command(
         "diff",

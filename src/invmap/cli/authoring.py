@@ -166,16 +166,23 @@ def add(ctx: typer.Context, args: Args) -> None:
     location = state(ctx).location
     catalogs.require_writable(location)
     values = dict(args.__dict__)
+    supplied = _FROM_FILLS if args.from_id else ()
     missing = [
         f.flag
         for f in FIELDS
-        if f.stored and (f.required or f.name == "year") and f.name not in _ADD_DEFAULTS and values.get(f.name) is None
+        if f.stored
+        and (f.required or f.name == "year")
+        and f.name not in _ADD_DEFAULTS
+        and f.name not in supplied
+        and values.get(f.name) is None
     ]
     if missing:
         raise UsageError(
             f"add needs {', '.join(missing)}",
             hint="--year n.d. for an undated source; see 'invmap add --help'",
         )
+    if args.from_id:
+        _fill_from(values, args.from_id)
     entry = entry_from_options(values, partial=False)
     entry.setdefault("id", slug(entry["name"]))
     entry.setdefault("accessed", dt.date.today())
@@ -258,6 +265,34 @@ def rm(ctx: typer.Context, args: Args) -> None:
         ids = list(dict.fromkeys(r["id"] for r in query.resolve_all(index(ctx), args.targets)))
         edits.remove_sources(location, ids)
     write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}\n")
+
+
+# What `add --from` can fill: the paper's own facts, and a name and Source text derived from them.
+_FROM_FILLS = ("name", "source", "title", "author_names", "year", "venue", "published_in", "entry_type", "arxiv", "doi")
+
+
+def _fill_from(values: dict[str, Any], identifier: str) -> None:
+    """`add --from`: the options not given, from arXiv or Crossref (an option given always wins)."""
+    from invmap import metadata
+
+    work = metadata.lookup(identifier)
+    found = {
+        "title": work.title,
+        "author_names": work.author_names or None,
+        "year": str(work.year) if work.year else None,
+        "venue": work.venue,
+        "published_in": work.published_in,
+        "entry_type": work.entry_type,
+        "arxiv": work.arxiv,
+        "doi": work.doi,
+    }
+    for key, value in found.items():
+        if value is not None and not values.get(key):
+            values[key] = value
+    if not values.get("name"):
+        values["name"] = metadata.name_from_title(work.title or identifier)
+    if not values.get("source"):
+        values["source"] = f"{values['name']}, " + (f"arXiv:{work.arxiv}" if work.arxiv else f"DOI:{work.doi}")
 
 
 def _ordered(entry: dict[str, Any]) -> dict[str, Any]:
@@ -484,3 +519,68 @@ def _link_progress(total: int) -> Any:
     ) as bar:
         task = bar.add_task("links", total=total)
         yield lambda advance, _total: bar.advance(task, advance)
+
+
+@implements("refresh")
+def refresh(ctx: typer.Context, args: Args) -> None:
+    """Compare the catalog's titles, author lists, venues and DOIs with arXiv and Crossref; --write
+    applies what differs. Exit 1 when something differs (and was not written), like diff."""
+    from invmap import edits, metadata, query
+    from invmap.cli.shared import output
+    from invmap.render import Result
+
+    location = state(ctx).location
+    if args.write:
+        catalogs.require_writable(location)
+    cat = catalogs.load(location)
+    chosen = cat.sources
+    if args.ids:
+        by_id = {s.id: s for s in cat.sources}
+        chosen = [by_id[r["id"]] for r in query.resolve_all(index(ctx), args.ids)]
+    chosen = [s for s in chosen if s.arxiv or s.doi]
+    preprints = metadata.arxiv_works([s.arxiv for s in chosen if s.arxiv and not s.doi])
+    changed: list[dict[str, Any]] = []
+    for s in chosen:
+        if s.doi:
+            work = metadata.crossref_work(s.doi)
+            asked = ("title", "author_names", "venue")
+        else:
+            work = preprints.get(s.arxiv or "")
+            asked = ("title", "author_names", "doi")
+        if work is None:
+            continue
+        fields = {}
+        for name in asked:
+            new = getattr(work, name)
+            old = getattr(s, name)
+            if not new or (name == "author_names" and not work.author_names):
+                continue
+            same = (
+                (" ".join(old.split()).casefold() == " ".join(new.split()).casefold())
+                if isinstance(old, str) and isinstance(new, str)
+                else old == new
+            )
+            if not same:
+                fields[name] = [old if old is not None else ([] if name == "author_names" else None), new]
+        if fields:
+            changed.append({"id": s.id, "fields": fields})
+    rows = [
+        {"change": "changed", "id": c["id"], "field": f, "old": _cell(old), "new": _cell(new)}
+        for c in changed
+        for f, (old, new) in c["fields"].items()
+    ]
+    out = output(ctx, args)
+    emit(out, Result(rows, ["change", "id", "field", "old", "new"], data=changed))
+    if args.write and changed:
+        for c in changed:
+            edits.edit_source(location, c["id"], {f: new for f, (_, new) in c["fields"].items()}, ())
+        say(f"updated {len(changed)} source{'s' if len(changed) != 1 else ''} in {location.path}")
+        return
+    if changed:
+        raise typer.Exit(1)
+
+
+def _cell(value: Any) -> str | None:
+    if value is None or value == []:
+        return None
+    return "; ".join(value) if isinstance(value, list) else str(value)
