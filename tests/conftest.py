@@ -5,13 +5,17 @@ Every test gets its own cache folder and no INVMAP_CATALOG, so results never dep
 
 from __future__ import annotations
 
+import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from typer.testing import CliRunner
@@ -43,6 +47,9 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("TERM", "xterm-256color")
     monkeypatch.setenv("INVMAP_PAGER", "cat")  # less would wait for a key on a pseudo-terminal
     monkeypatch.delenv("INVMAP_RECORDS", raising=False)
+    # No test reaches the internet: the services are a closed local port unless a test serves them.
+    monkeypatch.setenv("INVMAP_ARXIV_API", "http://127.0.0.1:9/api/query")
+    monkeypatch.setenv("INVMAP_CROSSREF_API", "http://127.0.0.1:9")
     return cache
 
 
@@ -204,3 +211,63 @@ def ids_of(result) -> list[str]:
 
     assert result.code == 0, result.err
     return [r["id"] for r in json.loads(result.out)]
+
+
+SERVICES = ASSETS / "services"
+
+
+class Services:
+    def __init__(self) -> None:
+        self.requests: list[tuple[float, str, str]] = []  # (time, path with query, user agent)
+        self.busy = False
+        services = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def send(self, code: int, body: str, kind: str) -> None:
+                data = body.encode()
+                self.send_response(code)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                services.requests.append((time.monotonic(), self.path, self.headers.get("User-Agent", "")))
+                url = urlsplit(self.path)
+                if url.path == "/api/query":
+                    if services.busy:
+                        return self.send(200, "Rate exceeded.", "text/plain")
+                    ids = parse_qs(url.query).get("id_list", [""])[0].split(",")
+                    recorded = SERVICES / f"arxiv-{ids[0]}.xml"
+                    body = (recorded if recorded.exists() else SERVICES / "arxiv-error.xml").read_text()
+                    return self.send(200, body, "application/atom+xml")
+                if url.path.startswith("/works/"):
+                    doi = url.path.removeprefix("/works/").replace("/", "-")
+                    recorded = SERVICES / f"crossref-{doi}.json"
+                    if recorded.exists():
+                        return self.send(200, recorded.read_text(), "application/json")
+                    return self.send(404, "Resource not found.", "text/plain")
+                return self.send(500, "no", "text/plain")
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"INVMAP_ARXIV_API": f"{self.base}/api/query", "INVMAP_CROSSREF_API": self.base}
+
+
+@pytest.fixture
+def services(monkeypatch):
+    """Recorded arXiv and Crossref answers from a server on 127.0.0.1, named by INVMAP_*_API."""
+    s = Services()
+    for key, value in s.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr("invmap.metadata.ARXIV_GAP", 0.2)  # the rule is tested once, below, at its real value
+    yield s
+    s.httpd.shutdown()
+    s.httpd.server_close()

@@ -82,9 +82,11 @@ def argv_of(command: decl.Command) -> list[str]:
 
 @pytest.mark.parametrize("command", PRINTING, ids=lambda c: c.path)
 @pytest.mark.parametrize("fmt", formats.NAMES)
-def test_every_command_prints_every_format_it_serves_and_refuses_the_rest(cli, command, fmt):
+def test_every_command_prints_every_format_it_serves_and_refuses_the_rest(cli, command, fmt, request):
     """A format added to the registry, or a command added to the declarations, is covered here: each
     format a command's view serves renders (JSON parses), every other one is a usage error naming them."""
+    if command.network:
+        request.getfixturevalue("services")  # recorded answers on 127.0.0.1
     allowed = formats.names_for(command.view)
     result = cli(*argv_of(command), "--format", fmt)
     assert "Traceback" not in result.err

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
-import time
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import ASSETS
-
-SERVICES = ASSETS / "services"
 ONE = """[[sources]]
 id = "orca"
 name = "ORCA"
@@ -29,62 +22,6 @@ accessed = 2026-08-07
 """
 CELLS = ["--type", "Current", "--layer", "L3 and L5", "--mechanism", "m", "--objective", "o", "--question", "q"]
 CELLS += ["--availability", "Primary paper."]
-
-
-class Services:
-    def __init__(self) -> None:
-        self.requests: list[tuple[float, str, str]] = []  # (time, path with query, user agent)
-        self.busy = False
-        services = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def send(self, code: int, body: str, kind: str) -> None:
-                data = body.encode()
-                self.send_response(code)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                services.requests.append((time.monotonic(), self.path, self.headers.get("User-Agent", "")))
-                url = urlsplit(self.path)
-                if url.path == "/api/query":
-                    if services.busy:
-                        return self.send(200, "Rate exceeded.", "text/plain")
-                    ids = parse_qs(url.query).get("id_list", [""])[0].split(",")
-                    recorded = SERVICES / f"arxiv-{ids[0]}.xml"
-                    body = (recorded if recorded.exists() else SERVICES / "arxiv-error.xml").read_text()
-                    return self.send(200, body, "application/atom+xml")
-                if url.path.startswith("/works/"):
-                    doi = url.path.removeprefix("/works/").replace("/", "-")
-                    recorded = SERVICES / f"crossref-{doi}.json"
-                    if recorded.exists():
-                        return self.send(200, recorded.read_text(), "application/json")
-                    return self.send(404, "Resource not found.", "text/plain")
-                return self.send(500, "no", "text/plain")
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {"INVMAP_ARXIV_API": f"{self.base}/api/query", "INVMAP_CROSSREF_API": self.base}
-
-
-@pytest.fixture
-def services(monkeypatch):
-    s = Services()
-    for key, value in s.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setattr("invmap.metadata.ARXIV_GAP", 0.2)  # the rule is tested once, below, at its real value
-    yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
 
 
 @pytest.fixture

@@ -46,13 +46,14 @@ class Arg(
 class Command(
     namedtuple(
         "Command",
-        ("name", "group", "module", "summary", "view", "bundles", "options", "arguments", "examples", "parent"),
-        defaults=("", (), (), (), (), None),
+        ("name", "group", "module", "summary", "view", "bundles", "options", "arguments", "examples", "parent", "network"),
+        defaults=("", (), (), (), (), None, False),
     )
 ):
     """A command: its `name`, help `group` and `summary`, the CLI `module` that implements it, the
     `view` it prints (`formats.py`; "" for none), the option `bundles` it takes, its own `options` and
-    `arguments`, help `examples`, and the `parent` group of a subcommand (`record new`)."""
+    `arguments`, help `examples`, the `parent` group of a subcommand (`record new`), and whether it
+    asks a network service (`network`: tests give it a local stand-in)."""
 
     __slots__ = ()
 
@@ -670,6 +671,7 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         ("invmap refresh", "invmap refresh mooncake --json", "invmap -c my-map.toml refresh --write"),
+        network=True,
     ),
     Command(
         "diff",

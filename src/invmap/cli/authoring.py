@@ -530,6 +530,7 @@ def refresh(ctx: typer.Context, args: Args) -> None:
     from invmap.render import Result
 
     location = state(ctx).location
+    out = output(ctx, args)  # a wrong --format is refused before any request
     if args.write:
         catalogs.require_writable(location)
     cat = catalogs.load(location)
@@ -569,7 +570,6 @@ def refresh(ctx: typer.Context, args: Args) -> None:
         for c in changed
         for f, (old, new) in c["fields"].items()
     ]
-    out = output(ctx, args)
     emit(out, Result(rows, ["change", "id", "field", "old", "new"], data=changed))
     if args.write and changed:
         for c in changed:
