@@ -36,9 +36,31 @@ def installed_invmap() -> str:
     return found
 
 
+@pytest.fixture(scope="session")
+def shipped_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped catalog's index, built once per test process: each test's own cache folder starts
+    with a copy (a test that is about building it removes it, or uses a catalog of its own)."""
+    folder = tmp_path_factory.mktemp("shipped-cache")
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    try:
+        assert CliRunner().invoke(app, ["list", "--json"]).exit_code == 0
+    finally:
+        if saved is None:
+            del os.environ["XDG_CACHE_HOME"]
+        else:
+            os.environ["XDG_CACHE_HOME"] = saved
+    return folder / "invmap"
+
+
 @pytest.fixture(autouse=True)
-def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, shipped_index: Path
+) -> Path:
     cache = tmp_path_factory.mktemp("cache")
+    if shipped_index.is_dir():
+        shutil.copytree(shipped_index, cache / "invmap")
+        (cache / "invmap").chmod(0o700)
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     monkeypatch.delenv("INVMAP_CATALOG", raising=False)
     monkeypatch.delenv("INVMAP_NO_CACHE", raising=False)

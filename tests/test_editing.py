@@ -106,7 +106,7 @@ def test_edit_by_name_resolves_as_show_does(cli, mine):
 
 
 def test_edit_is_quick_on_a_large_catalog(tmp_path, sh):
-    big = generated_catalog(tmp_path / "big.toml", 20000)
+    big = generated_catalog(tmp_path / "big.toml", 10000)
     assert sh("--catalog", str(big), "list", "--limit", "1", "--json").code == 0
     started = time.monotonic()
     assert sh("--catalog", str(big), "add", *add_args("Zed")).code == 0

@@ -233,5 +233,7 @@ def suggest_command(exc: Any, args: list[str], names: list[str]) -> None:
     if args and args[0] == "version":
         matches = ["--version"]
     message = getattr(exc, "message", None)
+    if isinstance(message, str) and args and args[0] == "version":
+        message = message.split(" Did you mean", 1)[0]  # Typer's own guess ('questions') is worse
     if matches and isinstance(message, str) and "Did you mean" not in message:
         exc.message = f"{message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
