@@ -54,9 +54,7 @@ def shipped_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def isolated(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, shipped_index: Path
-) -> Path:
+def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, shipped_index: Path) -> Path:
     cache = tmp_path_factory.mktemp("cache")
     if shipped_index.is_dir():
         shutil.copytree(shipped_index, cache / "invmap")

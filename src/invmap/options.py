@@ -46,7 +46,19 @@ class Arg(
 class Command(
     namedtuple(
         "Command",
-        ("name", "group", "module", "summary", "view", "bundles", "options", "arguments", "examples", "parent", "network"),
+        (
+            "name",
+            "group",
+            "module",
+            "summary",
+            "view",
+            "bundles",
+            "options",
+            "arguments",
+            "examples",
+            "parent",
+            "network",
+        ),
         defaults=("", (), (), (), (), None, False),
     )
 ):
