@@ -370,12 +370,8 @@ def search(
     columns = list(DEFAULT_COLUMNS) if fields is None else [*fields, *(["level_words"] if "layer" in fields else [])]
     query = engine.build_query(index, args, TEXT_FIELDS, exact=exact)
     weights = [WEIGHTS[c] if c in columns else 0.0 for c in SEARCH_COLUMNS]
-    hits = [
-        h
-        for h in engine.rank(index, query, "fts", columns, weights, filters.where, filters.params)
-        if h.score >= min_score
-    ]
-    hits = hits[:limit]
+    ranked = engine.rank(index, query, "fts", columns, weights, filters.where, filters.params, limit=limit)
+    hits = [h for h in ranked if h.score >= min_score]  # scores only fall down the ranking
     records = index.at([h.rowid for h in hits])
     every = " OR ".join(e for g in query.groups if (e := engine.group_expression(g, columns)))
     out = []

@@ -280,8 +280,10 @@ def rank(
     weights: Sequence[float],
     where: str = "",
     params: Sequence[Any] = (),
+    limit: int | None = None,
 ) -> list[Hit]:
-    """Every row matching at least one of the query's words (and every quoted phrase), best first."""
+    """Every row matching at least one of the query's words (and every quoted phrase), best first;
+    with `limit`, only that many of the best (scores are worked out for those alone)."""
     expressions = [group_expression(g, columns) for g in query.groups]
     sets = [set(index.match(table, e, where, params)) if e else set() for e in expressions]
     matched: dict[int, int] = {}
@@ -307,30 +309,40 @@ def rank(
         in_phrase = set(index.match(table, expression(query.phrases(), columns), where, params))
     every = " OR ".join(e for e in expressions if e)
     relevance = index.bm25(table, every, weights, where, params)
-    return _scored(query, matched, in_phrase, relevance)
+    return _scored(query, matched, in_phrase, relevance, limit)
 
 
 def _scored(
-    query: Query, matched: dict[int, int], in_phrase: set[int] | None, relevance: dict[int, float]
+    query: Query,
+    matched: dict[int, int],
+    in_phrase: set[int] | None,
+    relevance: dict[int, float],
+    limit: int | None = None,
 ) -> list[Hit]:
     """score = 100 * (m - 1 + s) / n: n words in the query, m of them matched, s in (0, 1] how well
     the source matches them against the best source matching as many (half of it for holding the words
-    as a phrase, the rest by BM25 relative to that best)."""
+    as a phrase, the rest by BM25 relative to that best). The score never rises down the ranking, so
+    the first `limit` rows are the best scores too."""
+    import heapq
+
     n = query.total or 1
+    phrased = in_phrase if in_phrase is not None else set()
     best: dict[tuple[int, bool], float] = {}
     for r, m in matched.items():
-        k = (m, in_phrase is not None and r in in_phrase)
-        best[k] = max(best.get(k, 0.0), relevance.get(r, 0.0))
+        k = (m, r in phrased)
+        v = relevance.get(r, 0.0)
+        if v > best.get(k, 0.0):
+            best[k] = v
+    keys = ((-m, r not in phrased, -relevance.get(r, 0.0), r) for r, m in matched.items())
+    ranked = heapq.nsmallest(limit, keys) if limit is not None and limit < len(matched) else sorted(keys)
     hits = []
-    for r, m in matched.items():
-        held = in_phrase is not None and r in in_phrase
-        top = best[(m, held)] or 1.0
-        share = max(relevance.get(r, 0.0), 0.0) / top if top > 0 else 1.0
+    for negative_m, not_held, negative_relevance, r in ranked:
+        m, held, value = -negative_m, not not_held, -negative_relevance
+        top = best.get((m, held), 0.0) or 1.0
+        share = max(value, 0.0) / top if top > 0 else 1.0
         strength = share if in_phrase is None else (0.5 + 0.5 * share if held else 0.5 * share)
         strength = min(max(strength, 0.001), 1.0)
-        score = 100.0 * (min(m, n) - 1 + strength) / n
-        hits.append(Hit(r, round(score, 1), m, held, relevance.get(r, 0.0)))
-    hits.sort(key=lambda h: (-h.matched, not h.phrase, -h.relevance, h.rowid))
+        hits.append(Hit(r, round(100.0 * (min(m, n) - 1 + strength) / n, 1), m, held, value))
     return hits
 
 
