@@ -84,3 +84,73 @@ def test_selections_are_read_a_batch_at_a_time_and_sort_as_whole_records_do(tmp_
     text = render.text(render.Result(query.lazy_selection(idx, every), list(query.SOURCE_FIELDS)), "json", "records")
     assert len(json.loads(text)) == 4500
     assert sum(reads) == 4500 + 1 and max(reads) <= render.BATCH and len(reads) >= 3  # +1: the first record's keys
+
+
+def _streamed_and_whole(monkeypatch, path):
+    """The catalog at `path` loaded a chunk of tables at a time (7 a chunk) and as one table."""
+    from invmap import catalog as catalog_io
+
+    monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", 7)
+    monkeypatch.setattr(catalog_io, "STREAM_FROM", 20)
+    out = []
+    for streamed in (True, False):
+        if not streamed:
+            monkeypatch.setattr(catalog_io, "STREAM_FROM", 10**9)
+        try:
+            validation, _ = catalog_io.stream_with_bases(str(path))
+            assert isinstance(validation, catalog_io.StreamedValidation) is streamed
+            for _ in validation.chunks():
+                pass
+            out.append(validation.catalog())
+        except catalog_io.CatalogError as exc:
+            out.append(exc.problems)
+    return out
+
+
+def test_a_catalog_parsed_a_chunk_at_a_time_is_the_same_catalog(monkeypatch, tmp_path):
+    path = generated_catalog(tmp_path / "g.toml", 60)
+    streamed, whole = _streamed_and_whole(monkeypatch, path)
+    assert streamed == whole and len(streamed.sources) == 60
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda t: t.replace("year = ", 'year = "', 1).replace("\nlayer", '"\nlayer', 1),  # a wrong type, first chunk
+        lambda t: t[: t.rindex("mechanism =")] + t[t.rindex("objective =") :],  # a field missing, last chunk
+        lambda t: t + t[t.index("[[sources]]") : t.index("[[sources]]", 20)],  # a duplicate id, across chunks
+        lambda t: t + '\n[[sources]]\nname = """unfinished\n',  # a string left open
+    ],
+)
+def test_any_problem_is_reported_exactly_as_one_pass_reports_it(monkeypatch, tmp_path, damage):
+    path = generated_catalog(tmp_path / "g.toml", 60)
+    path.write_text(damage(path.read_text(encoding="utf-8")), encoding="utf-8")
+    streamed, whole = _streamed_and_whole(monkeypatch, path)
+    assert isinstance(whole, list) and streamed == whole
+
+
+def test_a_header_only_looking_like_one_never_cuts_a_source(monkeypatch, tmp_path):
+    path = generated_catalog(tmp_path / "g.toml", 60)
+    text = path.read_text(encoding="utf-8")
+    at = [i for i in range(len(text)) if text.startswith("[[sources]]", i)][15]
+    tricky = text[:at] + text[at:].replace('mechanism = "', 'mechanism = """\n[[sources]]\n', 1).replace(
+        '."\nobjective', '."""\nobjective', 1
+    )
+    path.write_text(tricky, encoding="utf-8")
+    from invmap import catalog as catalog_io
+
+    monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", 7)
+    monkeypatch.setattr(catalog_io, "STREAM_FROM", 20)
+    with pytest.raises(catalog_io.CatalogError) as caught:  # a newline is not allowed in a cell anyway
+        catalog_io.load(str(path))
+    assert "control character U+000A" in " ".join(caught.value.problems)
+
+
+def test_a_table_after_the_sources_is_read_whole(monkeypatch, tmp_path):
+    path = generated_catalog(tmp_path / "g.toml", 60)
+    path.write_text(path.read_text(encoding="utf-8") + '\n[layers.L3]\ntitle = "Cache"\n', encoding="utf-8")
+    from invmap import catalog as catalog_io
+
+    monkeypatch.setattr(catalog_io, "STREAM_FROM", 20)
+    validation, _ = catalog_io.stream_with_bases(str(path))
+    assert not isinstance(validation, catalog_io.StreamedValidation)
