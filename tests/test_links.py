@@ -54,6 +54,9 @@ class Server:
                 self.answer("GET")
 
             def reply(self, code, headers=()):
+                with server.lock:  # no longer in flight once the answer starts (the client may go on)
+                    server.in_flight -= 1
+                    self.counted = False
                 self.send_response(code)
                 for k, v in headers:
                     self.send_header(k, v)
@@ -62,6 +65,7 @@ class Server:
 
             def answer(self, method):
                 path = self.path
+                self.counted = True
                 with server.lock:
                     server.hits[path] += 1
                     server.methods.append((method, path))
@@ -102,7 +106,8 @@ class Server:
                         self.reply(500)
                 finally:
                     with server.lock:
-                        server.in_flight -= 1
+                        if getattr(self, "counted", True):
+                            server.in_flight -= 1
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
