@@ -5,10 +5,12 @@ measured beside the floors it is judged against (`python -c pass`, a one-command
 same run, so machine load affects both alike. Catalogs of 1k/10k/100k sources are generated once
 into benchmarks/data/ (git-ignored). Options: --runs N (default 11), --sizes 1000,10000,100000
 (add 1000000 for the million-source figures: ~0.9 GB of TOML), --quick (runs 5, sizes 1000,10000).
-Targets (issue "One SQLite index"): 30-source `list` <= 1.0x the Typer hello app; TAB <= 4.5x
-`python -c pass`; 100k sources: first run <= 5 s and 600 MiB, `show` <= 1.5x the 30-source `show`,
-`list` <= 0.6 s, 3-word `search` <= 1 s (one query found by name, one only in sentences), each at
-most 150 MiB. Run it with the Python invmap is installed in: the hello app needs its Typer.
+Targets (this round's issues, beside the floors): 30 sources: `list` <= 1.0x the Typer hello app,
+`search` <= 1.1x `list --layer L3 --json`, TAB <= 4.5x `python -c pass`; 100k sources: first run
+(the full-text index built too) <= 6 s and 600 MiB; warm, any 1-4 word `search`, typos included,
+<= 4x the 30-source `search` and <= 150 MiB; `show` <= 1.5x the 30-source `show`; `list` <= 0.6 s;
+`edit` <= 2x `add`. 1,000,000 sources are measured, not judged.
+Run it with the Python invmap is installed in: the hello app needs its Typer.
 """
 
 from __future__ import annotations
@@ -130,11 +132,20 @@ def main() -> None:
         ("--help", [program, "--help"], None),
         ("show PagedAttention --json", [program, "show", "PagedAttention", "--json"], None),
         ("search 'virtual memory' --json", [program, "search", "virtual memory", "--json"], None),
+        ("triage 'kv cache full' --json", [program, "triage", "kv", "cache", "full", "--json"], None),
     ]:
         value, _ = median_ms(argv, env, runs)
         small[label] = value
         verdict = ratio(value, hello_ms, "hello", most) if most else f"{value / hello_ms:.2f}x hello"
         add(label, value, "Typer hello app", hello_ms, verdict)
+    listing = small["list --layer L3 --json"]
+    add(
+        "search 'virtual memory' against list --layer L3",
+        small["search 'virtual memory' --json"],
+        "list --layer L3",
+        listing,
+        ratio(small["search 'virtual memory' --json"], listing, "list", 1.1),
+    )
 
     # TAB: the completion fast path against the interpreter floor.
     for label, words, cword in [
@@ -163,7 +174,7 @@ def main() -> None:
 
         value, peak = median_ms([program, *cat, "list", "--layer", "L3", "--json"], env, first_runs, before=clear)
         wait_for_cache(cache_home)
-        verdict = ("ok" if value <= 5000 and peak <= 600 * 1024 else "OVER") + " (<= 5 s, <= 600 MiB)" if big else ""
+        verdict = ("ok" if value <= 6000 and peak <= 600 * 1024 else "OVER") + " (<= 6 s, <= 600 MiB)" if big else ""
         add(f"{size:>9,}: first run (no index), peak {peak / 1024:.0f} MiB", value, "", 0, verdict)
         some_id = subprocess.run(
             [program, *cat, "list", "--limit", "1", "--fields", "id", "--format", "plain"],
@@ -172,16 +183,20 @@ def main() -> None:
             text=True,
         ).stdout.strip()
         show_floor = small["show PagedAttention --json"]
+        search_floor = ("30-source search", small["search 'virtual memory' --json"], 4.0)
         for label, argv, limit in [
             (f"show {some_id} --json", ["show", some_id, "--json"], ("30-source show", show_floor, 1.5)),
             ("list --layer L3 --json", ["list", "--layer", "L3", "--json"], ("", 600, 1.0)),
-            ("search 'virtual memory kv' (3 words)", ["search", "virtual memory kv", "--json"], ("", 1000, 1.0)),
+            ("search 'kv' (1 word)", ["search", "kv", "--json"], search_floor),
+            ("search 'kv cache' (2 words)", ["search", "kv cache", "--json"], search_floor),
+            ("search 'virtual memory kv' (3 words)", ["search", "virtual memory kv", "--json"], search_floor),
             (
-                "search 'tiered resources prefill' (3 words, no name match)",
-                ["search", "tiered resources prefill", "--json"],
-                ("", 1000, 1.0),
+                "search 'tiered resources prefill decode' (4)",
+                ["search", "tiered resources prefill decode", "--json"],
+                search_floor,
             ),
-            ("search 'handoff compute' (2 words)", ["search", "handoff compute", "--json"], None),
+            ("search 'specualtive decodng' (typos)", ["search", "specualtive decodng", "--json"], search_floor),
+            ("search 'zzqqxx' (nothing)", ["search", "zzqqxx", "--json"], search_floor),
             ("list --json (every record)", ["list", "--json"], None),
             ("list --format table (first 200 rows)", ["list", "--format", "table"], None),
         ]:
@@ -196,8 +211,29 @@ def main() -> None:
                 )
                 verdict += "" if peak <= 150 * 1024 else "; memory OVER 150 MiB"
             add(f"{size:>9,}: {label}, peak {peak / 1024:.0f} MiB", value, "", 0, verdict)
+        if big and size < 1_000_000:
+            adding, editing = edit_against_add(program, path, env, work, min(runs, 5))
+            add(f"{size:>9,}: edit (add {adding:.0f} ms)", editing, "add", adding, ratio(editing, adding, "add", 2.0))
 
     shutil.rmtree(work, ignore_errors=True)
+
+
+def edit_against_add(program: str, path: Path, env: dict[str, str], work: Path, runs: int) -> tuple[float, float]:
+    """Median ms of `add` and of `edit` on a copy of the catalog, each run on a fresh copy with a current
+    index (so both pay the same: reading, validating and writing the whole file)."""
+    copy = work / "editing.toml"
+    adds, edits = [], []
+    for n in range(runs):
+        shutil.copy(path, copy)
+        subprocess.run([program, "--catalog", str(copy), "list", "--limit", "1"], env=env, capture_output=True)
+        cells = ["--source", "s", "--type", "Survey", "--year", "2024", "--layer", "L3", "--mechanism", "m"]
+        cells += ["--objective", "o", "--question", "q", "--availability", "a"]
+        elapsed, _ = run_once([program, "--catalog", str(copy), "add", "--name", f"Bench {n}", *cells], env, ok=(0,))
+        adds.append(elapsed * 1000)
+        subprocess.run([program, "--catalog", str(copy), "list", "--limit", "1"], env=env, capture_output=True)
+        elapsed, _ = run_once([program, "--catalog", str(copy), "edit", f"bench-{n}", "--seam", "here"], env, ok=(0,))
+        edits.append(elapsed * 1000)
+    return statistics.median(adds), statistics.median(edits)
 
 
 if __name__ == "__main__":

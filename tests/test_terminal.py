@@ -177,3 +177,46 @@ def test_list_keeps_year_and_layer_at_80_and_labels_whole_at_120():
     start = lines[0].index("Layer")
     labels = {line[start:].split("  ")[0] for line in lines[2:] if line[:1].strip()}
     assert {"L1 and machine model", "L2 and runtime lever", "Model and KV memory"} <= labels
+
+
+def test_a_table_without_colour_is_rich_s_text_drawn_faster():
+    """`plain_table` (no colour: pipes, files, NO_COLOR) is the very text rich draws, at every width,
+    for the shipped records and for random texts (long words, wide characters, many spaces)."""
+    import random
+    import string
+
+    from invmap import render
+    from invmap.fields import SOURCE_FIELDS
+    from invmap.index import open_catalog
+    from invmap.location import locate
+
+    rows = list(open_catalog(locate(None)).records(columns=SOURCE_FIELDS))
+    rng = random.Random(7)
+
+    def word() -> str:
+        return "".join(rng.choice(string.ascii_letters + "-/.,()éü中文") for _ in range(rng.choice([1, 3, 8, 30, 45])))
+
+    synthetic = [
+        {
+            **rows[n % len(rows)],
+            "mechanism": " ".join(word() for _ in range(rng.randint(1, 25))),
+            "question": "  ".join(word() for _ in range(rng.randint(1, 12))),
+            "keywords": [word() for _ in range(4)],
+        }
+        for n in range(30)
+    ]
+    views = [
+        ["id", "name", "year", "layer", "mechanism"],
+        ["id", "layer", "question"],
+        ["id", "keywords", "author_names", "title"],
+        ["score", "id", "layer", "question"],
+    ]
+    for data in (rows, synthetic):
+        for fields in views:
+            for width in range(60, 201, 11):
+                fitted = render.layout(data, fields, width)
+                if fitted:
+                    drawn = render.to_terminal_text(
+                        render.records_table(data, fields, width, False, fitted=fitted), width, False
+                    )
+                    assert render.plain_table(data, *fitted) == drawn, (fields, width)

@@ -31,10 +31,11 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
 
 
-class Format(namedtuple("Format", ("name", "machine", "help", "views", "drawn"), defaults=(False,))):
-    """`views`: view -> renderer (`module:function`) for each view the format serves; `drawn`: the
-    renderer draws with rich, which escapes control characters itself. Every other format's text
-    has them escaped on the way out (`safe.data_text`): a record's field or a file name may hold any."""
+class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes"), defaults=(False,))):
+    """`views`: view -> renderer (`module:function`) for each view the format serves; `escapes`: the
+    renderer writes control characters escaped itself (rich's tables, JSON's `\\u` escapes). Every
+    other format's text has them escaped on the way out (`safe.data_text`): a record's field or a file
+    name may hold any."""
 
     __slots__ = ()
 
@@ -56,8 +57,9 @@ FORMATS: tuple[Format, ...] = (
         True,
         "JSON: an array of objects (one object for `show` and the overviews)",
         _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG), "invmap.render:json_text"),
+        True,
     ),
-    Format("jsonl", True, "one JSON object per line", _each((*_LISTS, CATALOG), "invmap.render:jsonl_text")),
+    Format("jsonl", True, "one JSON object per line", _each((*_LISTS, CATALOG), "invmap.render:jsonl_text"), True),
     Format(
         "csv",
         True,
@@ -107,7 +109,7 @@ def renderer(name: str, view: str):
     chosen = BY_NAME[name]
     module, _, function = chosen.views[view].partition(":")
     render = getattr(importlib.import_module(module), function)
-    if chosen.drawn:
+    if chosen.escapes:
         return render
     from invmap.safe import data_text
 

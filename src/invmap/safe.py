@@ -9,6 +9,7 @@ import re
 # spaces, the word joiner and a byte-order mark: what `model.FORBIDDEN` keeps out of catalogs.
 _CONTROLS = "\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
 _CONTROL = re.compile(f"[{_CONTROLS}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable bytes of an argument or file name
 _JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
@@ -21,8 +22,8 @@ def escape(text: str) -> str:
     r"""`'\x1b]0;pwned\x07'` -> `'\\x1b]0;pwned\\x07'`: shown, never interpreted. Surrogates from
     undecodable bytes in arguments or file names are shown as `\udcff`."""
     text = _CONTROL.sub(_escaped, text)
-    if any("\ud800" <= c <= "\udfff" for c in text):
-        text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
 
 
@@ -31,10 +32,14 @@ _DATA_CONTROL = re.compile(
 )
 
 
+_ASCII_DATA_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def data_text(text: str) -> str:
-    """Output text (csv, tsv, plain, Markdown, JSON, ...) with every control character escaped as
-    `escape` does, but the tabs and newlines that structure it."""
-    return _DATA_CONTROL.sub(_escaped, text) if _DATA_CONTROL.search(text) else text
+    """Output text (csv, tsv, plain, Markdown, ...) with every control character escaped as `escape`
+    does, but the tabs and newlines that structure it."""
+    pattern = _ASCII_DATA_CONTROL if text.isascii() else _DATA_CONTROL
+    return pattern.sub(_escaped, text) if pattern.search(text) else text
 
 
 def json_safe(encoded: str) -> str:
