@@ -26,9 +26,9 @@ class NoSuchId(NotFoundError):
     """No source has this id (the CLI then resolves the text as a name, as `show` would)."""
 
 
-_HEADER = re.compile(r"^[ \t]*\[", re.M)  # a line that may open a table
+_HEADER = re.compile(r"[ \t]*\[")  # a line that may open a table (at the text's start)
+_LINE_HEADER = re.compile(r"\n[ \t]*\[")  # after a line break: ~6x faster than `^` with re.M
 _SOURCES = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?\n?")
-_TRAILING = re.compile(r"(?:\n[ \t]*(?:#[^\n]*)?\r?)+\n?\Z")  # blank and comment lines at a table's end
 
 
 def ordered_entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -46,8 +46,9 @@ def table_text(entry: dict[str, Any], newline: str) -> str:
 
 
 def source_spans(text: str, raw_sources: Sequence[Any]) -> list[tuple[int, int]] | None:
-    """(start, end) of each `[[sources]]` table in `text`, headers to last value line, or None when the
-    file does not write its sources as `[[sources]]` tables."""
+    """(start, end) of each `[[sources]]` table in `text` (its header to the next header), or None
+    when the file does not write its sources as that many `[[sources]]` tables. `_trimmed` then
+    gives a table's own end."""
     spans = _spans_by_lines(text)
     if len(spans) != len(raw_sources):
         spans = _spans_by_tokens(text)
@@ -55,21 +56,27 @@ def source_spans(text: str, raw_sources: Sequence[Any]) -> list[tuple[int, int]]
 
 
 def _spans_by_lines(text: str) -> list[tuple[int, int]]:
-    starts = [m.start() for m in _HEADER.finditer(text)]
+    starts = ([0] if _HEADER.match(text) else []) + [m.start() + 1 for m in _LINE_HEADER.finditer(text)]
+    return _sources_among(text, starts)
+
+
+def _sources_among(text: str, headers: list[int]) -> list[tuple[int, int]]:
+    """The `[[sources]]` ones among these header positions, each to the next header (or the end)."""
     spans = []
-    for n, start in enumerate(starts):
-        if _SOURCES.match(text, start):
-            end = starts[n + 1] if n + 1 < len(starts) else len(text)
-            spans.append((start, _trimmed(text, start, end)))
+    for n, start in enumerate(headers):
+        if text.startswith("[[sources]]\n", start) or _SOURCES.match(text, start):
+            spans.append((start, headers[n + 1] if n + 1 < len(headers) else len(text)))
     return spans
 
 
 def _trimmed(text: str, start: int, end: int) -> int:
     """`end` moved back to the end of the table's last value line (before its line break), over the
     blank and comment lines that close the table (they introduce the next)."""
-    found = _TRAILING.search(text, start, end)
-    end = found.start() if found else end
-    return end - 1 if text[end - 1 : end] == "\r" else end
+    lines = text[start:end].split("\n")
+    while len(lines) > 1 and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines.pop()
+    kept = start + len("\n".join(lines))
+    return kept - 1 if text[kept - 1 : kept] == "\r" else kept
 
 
 _TOKEN = re.compile(
@@ -103,12 +110,7 @@ def _spans_by_tokens(text: str) -> list[tuple[int, int]]:
             depth += 1
         elif token in ("]", "}"):
             depth = max(depth - 1, 0)
-    spans = []
-    for n, start in enumerate(headers):
-        if _SOURCES.match(text, start):
-            end = headers[n + 1] if n + 1 < len(headers) else len(text)
-            spans.append((start, _trimmed(text, start, end)))
-    return spans
+    return _sources_among(text, headers)
 
 
 def _span_of(text: str, raw_sources: Sequence[Any], n: int, path: str) -> tuple[int, int]:
@@ -118,6 +120,7 @@ def _span_of(text: str, raw_sources: Sequence[Any], n: int, path: str) -> tuple[
     spans = source_spans(text, raw_sources)
     if spans is not None:
         start, end = spans[n]
+        end = _trimmed(text, start, end)
         try:
             if tomli.loads(text[start:end]) == {"sources": [raw_sources[n]]}:
                 return start, end
@@ -126,6 +129,7 @@ def _span_of(text: str, raw_sources: Sequence[Any], n: int, path: str) -> tuple[
         spans = _spans_by_tokens(text)
         if len(spans) == len(raw_sources):
             start, end = spans[n]
+            end = _trimmed(text, start, end)
             try:
                 if tomli.loads(text[start:end]) == {"sources": [raw_sources[n]]}:
                     return start, end
@@ -171,11 +175,14 @@ def _own_index(raw: dict[str, Any], ident: str) -> int | None:
     return None
 
 
-def _write(path: Any, text: str, verb: str) -> Any:
-    """Validate the new text as `check` would, then replace the file with it."""
+def _write(path: Any, text: str, verb: str, before: bytes | None = None) -> Any:
+    """Validate the new text as `check` would, then replace the file with it. With `before` (the file
+    as it was, not validated yet): a file that was already invalid is reported as such (exit 3)."""
     try:
         updated = catalogs.validate_bytes(text.encode("utf-8"), str(path))
     except CatalogError as exc:
+        if before is not None:
+            catalogs.validate_bytes(before, str(path))  # raises the file's own problems
         raise UsageError(
             f"cannot {verb} {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
         ) from None
@@ -196,14 +203,20 @@ def edit_source(
     path = catalogs.require_writable(location)
     with catalogs.locked(path):
         data = catalogs.read_bytes(str(path))
-        current = catalogs.validate_bytes(data, str(path))  # an invalid catalog is refused first
-        if ident not in {s.id for s in current.sources}:
+        raw = catalogs.parse(data, str(path))
+        if overlay.extends_of(raw) is None:  # the file's own tables say what exists: no second parse
+            own = [s for s in raw.get("sources") or () if isinstance(s, dict)]
+            ids, types = {s.get("id") for s in own}, [s.get("type") for s in own]
+        else:  # an overlay: what the merged map holds
+            current = catalogs.validate_bytes(data, str(path))
+            ids, types = {s.id for s in current.sources}, [s.type for s in current.sources]
+        if ident not in ids:
+            catalogs.validate_bytes(data, str(path))  # an invalid catalog is reported as such (exit 3)
             raise NoSuchId(f"no source with id '{ident}' in {path}")
         if check_types is not None:
-            check_types(list(dict.fromkeys(sorted((s.type for s in current.sources), key=str.casefold))))
+            check_types(list(dict.fromkeys(sorted((t for t in types if isinstance(t, str)), key=str.casefold))))
         text = data.decode("utf-8")
         newline = catalogs._newline_of(text)
-        raw = catalogs.parse(data, str(path))
         n = _own_index(raw, ident)
         in_base = ident in _base_ids(raw, str(path))
         if "id" in changes and changes["id"] != ident and in_base:
@@ -226,7 +239,7 @@ def edit_source(
                     entry["unset"] = list(dict.fromkeys(cleared))
             span = _span_of(text, raw["sources"], n, str(path))
             new_text = _replaced(text, span, table_text(entry, newline))
-        return _write(path, new_text, f"change '{ident}' in")
+        return _write(path, new_text, f"change '{ident}' in", before=data)
 
 
 def remove_sources(location: Location, idents: Sequence[str]) -> Any:
