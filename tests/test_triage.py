@@ -172,3 +172,31 @@ def test_triage_is_first_under_query_in_help(cli):
     lines = cli("--help").out.splitlines()
     at = lines.index("Query commands:")
     assert lines[at + 1].split()[0] == "triage"
+
+
+def test_readme_from_symptom_to_source_runs_as_written(tmp_path):
+    """The README's "From symptom to source" block, line by line, as a new user types it."""
+    import os
+    import re
+    import subprocess
+    from pathlib import Path
+
+    from conftest import REPO, installed_invmap
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## From symptom to source\n.*?```sh\n(.*?)```", readme, re.S).group(1)
+    lines = [line for line in block.splitlines() if line.strip()]
+    assert [line.split()[1] for line in lines] == ["triage", "show", "open", "record"]
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    env["PATH"] = f"{Path(installed_invmap()).parent}:{env['PATH']}"
+    outs = []
+    for line in lines:
+        done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert done.returncode == 0, (line, done.stderr)
+        outs.append(done.stdout)
+    assert outs[0].splitlines()[0].split("\t")[:2] == ["L2", "Phase scheduling"]
+    assert "time to first token climbs when long prompts arrive" in outs[0].splitlines()[0]
+    assert "seam:\tThe Sarathi scheduler" in outs[1]
+    assert outs[2] == "https://github.com/microsoft/sarathi-serve\n"
+    record = json.loads((tmp_path / "experiments" / "chunk-tail.json").read_text())
+    assert record["artifacts"]["source_id"] == "sarathi-serve"
