@@ -24,23 +24,7 @@ def _identifiers(source: Any) -> list[tuple[str, str]]:
 def compare(old: Any, new: Any) -> dict[str, Any]:
     """`{added, removed, changed: [{id, fields: {name: [old, new]}}], tables: {catalog, layers, glossary}}`:
     ids added and removed, each changed source with its changed fields, and the table keys that differ."""
-    old_by_id = {s.id: s for s in old.sources}
-    new_by_id = {s.id: s for s in new.sources}
-    pairs = [(old_by_id[i], new_by_id[i]) for i in old_by_id if i in new_by_id]
-    left = [s for s in old.sources if s.id not in new_by_id]
-    right = [s for s in new.sources if s.id not in old_by_id]
-    by_identifier: dict[tuple[str, str], Any] = {}
-    for s in right:
-        for key in _identifiers(s):
-            by_identifier.setdefault(key, s)
-    removed = []
-    for s in left:
-        match = next((by_identifier[k] for k in _identifiers(s) if k in by_identifier), None)
-        if match is not None and match in right:
-            right.remove(match)
-            pairs.append((s, match))
-        else:
-            removed.append(s.id)
+    pairs, removed, added = _matched(old.sources, new.sources)
     changed = []
     for a, b in pairs:
         fields = {f: [_value(a, f), _value(b, f)] for f in STORED_FIELDS if getattr(a, f) != getattr(b, f)}
@@ -48,21 +32,42 @@ def compare(old: Any, new: Any) -> dict[str, Any]:
             changed.append({"id": b.id, "fields": fields})
     order = {s.id: n for n, s in enumerate(new.sources)}
     changed.sort(key=lambda c: order.get(c["id"], len(order)))
+
+    def dumped(tables: dict[str, Any]) -> dict[str, Any]:
+        return {k: v.model_dump() for k, v in tables.items()}
+
     return {
-        "added": [s.id for s in right],
-        "removed": removed,
+        "added": [s.id for s in added],
+        "removed": [s.id for s in removed],
         "changed": changed,
         "tables": {
             "catalog": _keys_differing(_dump(old.catalog), _dump(new.catalog)),
-            "layers": _keys_differing(
-                {k: v.model_dump() for k, v in old.layers.items()}, {k: v.model_dump() for k, v in new.layers.items()}
-            ),
-            "glossary": _keys_differing(
-                {k: v.model_dump() for k, v in old.glossary.items()},
-                {k: v.model_dump() for k, v in new.glossary.items()},
-            ),
+            "layers": _keys_differing(dumped(old.layers), dumped(new.layers)),
+            "glossary": _keys_differing(dumped(old.glossary), dumped(new.glossary)),
         },
     }
+
+
+def _matched(old: list[Any], new: list[Any]) -> tuple[list[tuple[Any, Any]], list[Any], list[Any]]:
+    """(pairs of the same source, sources only in `old`, sources only in `new`): matched by id, then
+    the rest by arXiv id, DOI or link."""
+    old_by_id = {s.id: s for s in old}
+    new_by_id = {s.id: s for s in new}
+    pairs = [(old_by_id[i], new_by_id[i]) for i in old_by_id if i in new_by_id]
+    right = [s for s in new if s.id not in old_by_id]
+    by_identifier: dict[tuple[str, str], Any] = {}
+    for s in right:
+        for key in _identifiers(s):
+            by_identifier.setdefault(key, s)
+    removed = []
+    for s in (s for s in old if s.id not in new_by_id):
+        match = next((by_identifier[k] for k in _identifiers(s) if k in by_identifier), None)
+        if match is not None and match in right:
+            right.remove(match)
+            pairs.append((s, match))
+        else:
+            removed.append(s)
+    return pairs, removed, right
 
 
 def _dump(info: Any) -> dict[str, Any]:

@@ -222,24 +222,26 @@ def edit_source(
         if "id" in changes and changes["id"] != ident and in_base:
             raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
         if n is None:  # a base source: a change entry of its own
-            patch: dict[str, Any] = {"id": ident, **changes}
-            if unset:
-                patch["unset"] = list(dict.fromkeys(unset))
-            new_text = _appended(text, table_text(patch, newline), newline)
+            entry = _changed({"id": ident}, changes, unset, in_base=True)
+            new_text = _appended(text, table_text(entry, newline), newline)
         else:
-            entry = dict(raw["sources"][n])
-            change = in_base
-            entry.update(changes)
-            for name in unset:
-                entry.pop(name, None)
-            if change:  # a base's value stays unless the change entry says to clear it
-                cleared = [u for u in [*entry.get("unset", []), *unset] if u not in changes]
-                entry.pop("unset", None)
-                if cleared:
-                    entry["unset"] = list(dict.fromkeys(cleared))
+            entry = _changed(dict(raw["sources"][n]), changes, unset, in_base)
             span = _span_of(text, raw["sources"], n, str(path))
             new_text = _replaced(text, span, table_text(entry, newline))
         return _write(path, new_text, f"change '{ident}' in", before=data)
+
+
+def _changed(entry: dict[str, Any], changes: dict[str, Any], unset: Sequence[str], in_base: bool) -> dict[str, Any]:
+    """An entry with `changes` made and `unset` fields cleared. An entry over a base source (an
+    overlay's change) clears a field by naming it in `unset`: the base's value would show through."""
+    entry = {**entry, **changes}
+    for name in unset:
+        entry.pop(name, None)
+    if in_base:
+        cleared = [u for u in [*entry.pop("unset", []), *unset] if u not in changes]
+        if cleared:
+            entry["unset"] = list(dict.fromkeys(cleared))
+    return entry
 
 
 def remove_sources(location: Location, idents: Sequence[str]) -> Any:

@@ -79,6 +79,23 @@ def _words(shell: str) -> tuple[list[str], str] | None:
 
 def _request(args: list[str], incomplete: str) -> tuple[str, decl.Command | None, str | None] | None:
     """(what to complete, the command, the --catalog value) for the requests handled here, else None."""
+    read = _global_options(args, incomplete)
+    if read is None or isinstance(read, tuple):
+        return read
+    i, catalog_path = read[0], read[1]
+    if i == len(args) or incomplete.startswith("-"):
+        return None  # a command name or an option name: Typer lists those
+    found = _command(args[i], args[i + 1 :])
+    if found is None:
+        return None
+    command, rest = found
+    kind = _word_kind(command, rest)
+    return (kind, command, catalog_path) if kind else None
+
+
+def _global_options(args: list[str], incomplete: str) -> list | tuple | None:
+    """Past the global options: `[where the command is, the --catalog value]`; a tuple when the word
+    being completed is a global option's value; None for what Typer answers."""
     catalog_path = None
     i = 0
     while i < len(args) and args[i].startswith("-"):
@@ -89,24 +106,28 @@ def _request(args: list[str], incomplete: str) -> tuple[str, decl.Command | None
             i += 1
             continue
         if i + 1 == len(args):  # completing a global option's value
-            return (
-                (option.complete, None, catalog_path)
-                if option.complete == "color" and not incomplete.startswith("-")
-                else None
-            )
+            wanted = option.complete == "color" and not incomplete.startswith("-")
+            return (option.complete, None, catalog_path) if wanted else None
         if option.dest == "catalog":
             catalog_path = args[i + 1]
         i += 2
-    if i == len(args) or incomplete.startswith("-"):
-        return None  # a command name or an option name: Typer lists those
-    command = decl.TOP.get(args[i])
-    rest = args[i + 1 :]
+    return [i, catalog_path]
+
+
+def _command(name: str, rest: list[str]) -> tuple[decl.Command, list[str]] | None:
+    """The command (a group's subcommand) and the words after it."""
+    command = decl.TOP.get(name)
     if command is None:
         return None
     if command.name in decl.SUB:  # a group: its subcommand comes first
         if not rest or rest[0] not in decl.SUB[command.name]:
             return None
-        command, rest = decl.SUB[command.name][rest[0]], rest[1:]
+        return decl.SUB[command.name][rest[0]], rest[1:]
+    return command, rest
+
+
+def _word_kind(command: decl.Command, rest: list[str]) -> str | None:
+    """What the last word of `rest` is (an option's value, or which argument), as a completion kind."""
     options = {flag: o for o in decl.options_of(command) for flag in o.flags}
     positional = 0
     k = 0
@@ -118,12 +139,9 @@ def _request(args: list[str], incomplete: str) -> tuple[str, decl.Command | None
             option = options.get(word.split("=", 1)[0])
             if option is None or "=" in word:
                 return None
-            if option.takes_value:
-                if k + 1 == len(rest):  # completing this option's value
-                    return (option.complete, command, catalog_path) if option.complete else None
-                k += 2
-                continue
-            k += 1
+            if option.takes_value and k + 1 == len(rest):  # completing this option's value
+                return option.complete or None
+            k += 2 if option.takes_value else 1
             continue
         positional += 1
         k += 1
@@ -135,8 +153,8 @@ def _request(args: list[str], incomplete: str) -> tuple[str, decl.Command | None
         return None
     kind = arguments[at].complete
     if kind == "source_or_code":
-        kind = "code_source" if any(w == "--code" for w in rest) else "source"
-    return kind, command, catalog_path
+        return "code_source" if any(w == "--code" for w in rest) else "source"
+    return kind
 
 
 def _candidates(

@@ -175,40 +175,55 @@ def crossref_work(doi: str) -> Work | None:
 
 
 def parse_crossref(message: dict[str, Any]) -> Work:
-    def first(key: str) -> str | None:
-        value = message.get(key)
-        return _one_line(value[0]) if isinstance(value, list) and value and isinstance(value[0], str) else None
-
-    names = []
-    for author in message.get("author") or []:
-        if isinstance(author, dict):
-            name = " ".join(p for p in (author.get("given"), author.get("family")) if isinstance(p, str) and p)
-            name = name or (author.get("name") if isinstance(author.get("name"), str) else "")
-            if name.strip():
-                names.append(_one_line(name) or "")
-    year = None
-    for key in ("issued", "published", "published-print", "published-online"):
-        parts = (message.get(key) or {}).get("date-parts") if isinstance(message.get(key), dict) else None
-        if parts and isinstance(parts[0], list) and parts[0] and isinstance(parts[0][0], int):
-            year = parts[0][0]
-            break
-    container = first("container-title")
-    event = message.get("event") if isinstance(message.get("event"), dict) else {}
-    acronym = event.get("acronym") if isinstance(event.get("acronym"), str) else None
-    venue = None
-    if acronym and year:  # `SOSP '23` -> `SOSP 2023`
-        venue = re.sub(r"\s*'\d{2}$", "", acronym.strip()) + f" {year}"
-    elif (short := first("short-container-title") or container) and year:
-        venue = f"{short} {year}"
+    """A Crossref work record (`message` of `/works/DOI`) as a Work."""
+    year = _crossref_year(message)
+    container = _first(message, "container-title")
     return Work(
-        title=first("title"),
-        author_names=names,
+        title=_first(message, "title"),
+        author_names=_crossref_names(message),
         year=year,
-        venue=venue,
+        venue=_crossref_venue(message, container, year),
         published_in=container,
         entry_type=ENTRY_TYPES.get(str(message.get("type")), "misc"),
         doi=message.get("DOI") if isinstance(message.get("DOI"), str) else None,
     )
+
+
+def _first(message: dict[str, Any], key: str) -> str | None:
+    value = message.get(key)
+    return _one_line(value[0]) if isinstance(value, list) and value and isinstance(value[0], str) else None
+
+
+def _crossref_names(message: dict[str, Any]) -> list[str]:
+    """`given family` of each author (an organisation's `name`), in the record's order."""
+    names = []
+    for author in message.get("author") or []:
+        if not isinstance(author, dict):
+            continue
+        name = " ".join(p for p in (author.get("given"), author.get("family")) if isinstance(p, str) and p)
+        name = name or (author.get("name") if isinstance(author.get("name"), str) else "")
+        if name.strip():
+            names.append(_one_line(name) or "")
+    return names
+
+
+def _crossref_year(message: dict[str, Any]) -> int | None:
+    for key in ("issued", "published", "published-print", "published-online"):
+        dates = message.get(key)
+        parts = dates.get("date-parts") if isinstance(dates, dict) else None
+        if parts and isinstance(parts[0], list) and parts[0] and isinstance(parts[0][0], int):
+            return parts[0][0]
+    return None
+
+
+def _crossref_venue(message: dict[str, Any], container: str | None, year: int | None) -> str | None:
+    """`SOSP '23` (the event's acronym) -> `SOSP 2023`; else the short container title and the year."""
+    event = message.get("event") if isinstance(message.get("event"), dict) else {}
+    acronym = event.get("acronym") if isinstance(event.get("acronym"), str) else None
+    if acronym and year:
+        return re.sub(r"\s*'\d{2}$", "", acronym.strip()) + f" {year}"
+    short = _first(message, "short-container-title") or container
+    return f"{short} {year}" if short and year else None
 
 
 # --- what `add --from` and `refresh` ask ------------------------------------------------------------

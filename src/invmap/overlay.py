@@ -74,47 +74,59 @@ def merge(base: dict[str, Any], overlay: dict[str, Any], required: tuple[str, ..
     if glossary is not None:
         merged["glossary"] = glossary
 
-    sources = [dict(s) if isinstance(s, dict) else s for s in _list(base.get("sources"))]
-    at = {s["id"]: n for n, s in enumerate(sources) if isinstance(s, dict) and isinstance(s.get("id"), str)}
-    removed: set[int] = set()
-    changed: set[str] = set()
-    for number, entry in enumerate(_list(overlay.get("sources")), start=1):
-        ident = entry.get("id") if isinstance(entry, dict) else None
-        if not isinstance(ident, str) or ident not in at:
-            if is_change(entry, required) and isinstance(ident, str):
-                problems.append(
-                    f"overlay source {number} ({ident}): changes a source the base catalog does not have "
-                    "(its id may have been renamed or removed there)"
-                )
-                continue
-            sources.append(entry)  # an addition (validated with the rest)
-            continue
-        if ident in changed:
-            problems.append(f"overlay source {number} ({ident}): this source is changed twice in the overlay")
-            continue
-        changed.add(ident)
-        n = at[ident]
-        if entry.get("remove") is True:
-            removed.add(n)
-            continue
-        if "remove" in entry and entry["remove"] is not False:
-            problems.append(f"overlay source {number} ({ident}): remove must be true or false")
-            continue
-        patched = {**sources[n], **{k: v for k, v in entry.items() if k not in PATCH_KEYS}}
-        unset = entry.get("unset", [])
-        if not isinstance(unset, list) or not all(isinstance(u, str) for u in unset):
-            problems.append(f"overlay source {number} ({ident}): unset must be a list of field names")
-            continue
-        for name in unset:
-            if name in required:
-                problems.append(f"overlay source {number} ({ident}): cannot unset the required field '{name}'")
-            patched.pop(name, None)
-        sources[n] = patched
-    merged["sources"] = [s for n, s in enumerate(sources) if n not in removed]
+    merged["sources"] = _sources_merged(_list(base.get("sources")), _list(overlay.get("sources")), required, problems)
     for key, value in overlay.items():  # anything else the overlay holds is validated as usual
         if key not in ("catalog", "layers", "glossary", "sources"):
             merged[key] = value
     return merged, problems
+
+
+def _sources_merged(base: list[Any], overlay: list[Any], required: tuple[str, ...], problems: list[str]) -> list[Any]:
+    """The base's sources with the overlay's changes applied in place, its removals left out and its
+    additions after them; `problems` gains what cannot apply."""
+    sources = [dict(s) if isinstance(s, dict) else s for s in base]
+    at = {s["id"]: n for n, s in enumerate(sources) if isinstance(s, dict) and isinstance(s.get("id"), str)}
+    removed: set[int] = set()
+    changed: set[str] = set()
+    for number, entry in enumerate(overlay, start=1):
+        ident = entry.get("id") if isinstance(entry, dict) else None
+        where = f"overlay source {number} ({ident})"
+        if not isinstance(ident, str) or ident not in at:
+            if is_change(entry, required) and isinstance(ident, str):
+                problems.append(
+                    f"{where}: changes a source the base catalog does not have "
+                    "(its id may have been renamed or removed there)"
+                )
+            else:
+                sources.append(entry)  # an addition (validated with the rest)
+            continue
+        if ident in changed:
+            problems.append(f"{where}: this source is changed twice in the overlay")
+            continue
+        changed.add(ident)
+        if entry.get("remove") is True:
+            removed.add(at[ident])
+        elif "remove" in entry and entry["remove"] is not False:
+            problems.append(f"{where}: remove must be true or false")
+        else:
+            sources[at[ident]] = _patched(sources[at[ident]], entry, required, where, problems)
+    return [s for n, s in enumerate(sources) if n not in removed]
+
+
+def _patched(
+    source: dict[str, Any], entry: dict[str, Any], required: tuple[str, ...], where: str, problems: list[str]
+) -> dict[str, Any]:
+    """A base source with an overlay's change: its fields given, those in `unset` cleared."""
+    patched = {**source, **{k: v for k, v in entry.items() if k not in PATCH_KEYS}}
+    unset = entry.get("unset", [])
+    if not isinstance(unset, list) or not all(isinstance(u, str) for u in unset):
+        problems.append(f"{where}: unset must be a list of field names")
+        return source
+    for name in unset:
+        if name in required:
+            problems.append(f"{where}: cannot unset the required field '{name}'")
+        patched.pop(name, None)
+    return patched
 
 
 def _table(value: Any) -> dict[str, Any]:

@@ -139,15 +139,20 @@ def layer_clause(index: Index, value: str) -> tuple[str, list[Any], list[str]]:
                 by_code[1] + labels,
                 codes + [c for lab in labels for c in layer_codes(lab)],
             )
+    raise _unknown_layer(index, value, text)
+
+
+def _unknown_layer(index: Index, value: str, text: str) -> UsageError:
+    """The usage error for a layer value that names nothing, with the nearest code or words."""
     if _LOOKS_LIKE_CODE.match(text):
         close = did_you_mean(text, LAYER_CODES) or _nearest_code(text)
         hint = f"; did you mean '{close}'?" if close else ""
-        raise UsageError(f"unknown layer code '{value}'{hint} (valid codes: {LAYER_CODES_TEXT})")
+        return UsageError(f"unknown layer code '{value}'{hint} (valid codes: {LAYER_CODES_TEXT})")
     words = [t for t, _ in index.levels().values()] + [lab for lab in index.distinct("layer") if not layer_codes(lab)]
     close = did_you_mean(text, [*LAYER_CODES, *words])
     hint = f"; did you mean '{close}'?" if close else ""
     free = ", ".join(lab for lab in index.distinct("layer") if not layer_codes(lab))
-    raise UsageError(
+    return UsageError(
         f"unknown layer '{value}'{hint} (use a code, {LAYER_CODES_TEXT}; words of a level's title or "
         f"scope, see 'invmap layers'; or part of a layer label" + (f" such as {free})" if free else ")")
     )
@@ -456,30 +461,12 @@ def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[s
     """Sources nearest to `target`: 75 points for how well their text answers a search made of the
     target's keywords and mechanism, glossary names included (BM25 relative to the best), 25 for the
     level codes they share (Jaccard overlap); never the source itself."""
-    from invmap import search as engine
-
-    relevance: dict[int, float] = {}
-    keywords = [tuple(w) for k in target.get("keywords", ()) if len(w := engine.words_of(k)) > 1]
-    if engine.words_of(target["mechanism"]) or keywords:
-        about = [target["mechanism"], *(k for k in target.get("keywords", ()) if len(engine.words_of(k)) == 1)]
-        parsed = engine.build_query(index, [t.replace('"', " ") for t in about], list(DEFAULT_COLUMNS))
-        # A glossary name of several words brings the entry's other names (`iteration-level scheduling`
-        # -> `continuous batching`); a one-word one (`KV` -> `key value`) would only add noise here.
-        named = [forms for start, end, forms in parsed.spans if end - start > 1]
-        alternatives = [
-            *keywords,
-            *((w,) for g in parsed.groups for w in g.words),
-            *(tuple(f) for fs in named for f in fs),
-        ]
-        expression = engine.expression(list(dict.fromkeys(alternatives)), list(DEFAULT_COLUMNS))
-        relevance = index.bm25("fts", expression, [WEIGHTS.get(c, 1.0) for c in SEARCH_COLUMNS])
+    relevance = _about(index, target)
     mine = set(target["layers"])
-    rows = index.records(columns=("pos", "id", "layer", "layers"))
-    best = max((v for r in rows if r["id"] != target["id"] for v in [relevance.get(r["pos"], 0.0)]), default=0.0) or 1.0
+    rows = [r for r in index.records(columns=("pos", "id", "layer", "layers")) if r["id"] != target["id"]]
+    best = max((relevance.get(r["pos"], 0.0) for r in rows), default=0.0) or 1.0
     hits = []
     for r in rows:
-        if r["id"] == target["id"]:
-            continue
         theirs = set(r["layers"])
         union = mine | theirs
         overlap = len(mine & theirs) / len(union) if union else (1.0 if r["layer"] == target["layer"] else 0.0)
@@ -487,3 +474,20 @@ def related(index: Index, target: dict[str, Any], limit: int = 5) -> list[dict[s
     hits.sort(key=lambda h: (-h[0], h[1]))
     top = hits[:limit]
     return [{**record, "score": score} for record, (score, _) in zip(index.at([p for _, p in top]), top)]
+
+
+def _about(index: Index, target: dict[str, Any]) -> dict[int, float]:
+    """rowid -> BM25 of a search made of the target's keywords (each a phrase) and mechanism words. A
+    glossary name of several words brings the entry's other names (`iteration-level scheduling` ->
+    `continuous batching`); a one-word one (`KV` -> `key value`) would only add noise here."""
+    from invmap import search as engine
+
+    keywords = [tuple(w) for k in target.get("keywords", ()) if len(w := engine.words_of(k)) > 1]
+    if not (engine.words_of(target["mechanism"]) or keywords):
+        return {}
+    about = [target["mechanism"], *(k for k in target.get("keywords", ()) if len(engine.words_of(k)) == 1)]
+    parsed = engine.build_query(index, [t.replace('"', " ") for t in about], list(DEFAULT_COLUMNS))
+    named = [forms for start, end, forms in parsed.spans if end - start > 1]
+    alternatives = [*keywords, *((w,) for g in parsed.groups for w in g.words), *(tuple(f) for fs in named for f in fs)]
+    expression = engine.expression(list(dict.fromkeys(alternatives)), list(DEFAULT_COLUMNS))
+    return index.bm25("fts", expression, [WEIGHTS.get(c, 1.0) for c in SEARCH_COLUMNS])

@@ -9,8 +9,8 @@ formats never load it. Cells take their form from their field's kind (`fields.Ki
 from __future__ import annotations
 
 import io
-import re
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -389,33 +389,47 @@ def layout(
     """
     if width < NARROW:
         return None
-    natural = {f: len(header(f)) for f in fields}
-    word = dict.fromkeys(fields, 1)  # the longest word of a wrapping column (a list's: its longest item)
-    item = dict.fromkeys(fields, 0)
-    wrapping = [f for f in fields if wraps(f)]
-    for r in rows:  # one pass, however many rows (a large result is read from the index in batches)
-        for f in fields:
-            value = r.get(f)
-            text = human_cell(f, value)
-            longest = max(map(len, text.split("\n"))) if "\n" in text else len(text)
-            if longest > natural[f]:
-                natural[f] = longest
-        for f in wrapping:
-            value = r.get(f)
-            if isinstance(value, list):
-                item[f] = max(item[f], *(len(str(v)) for v in value)) if value else item[f]
-            else:
-                text = human_cell(f, value)
-                if len(text) > word[f]:
-                    word[f] = max(word[f], max((len(w) for w in text.split()), default=1))
+    natural, unit = _measured(rows, fields)
 
     def minimum(f: str) -> int:
         if not wraps(f):
             return natural[f]
-        unit = item[f] or word[f]
         floor = MIN_SENTENCE if f in SENTENCES else 12  # a sentence reads badly narrower; a label wraps well
-        return max(min(natural[f], floor), unit, len(header(f)) if len(header(f)) <= 12 else 1)
+        return max(min(natural[f], floor), unit[f], len(header(f)) if len(header(f)) <= 12 else 1)
 
+    shown = _columns_that_fit(fields, minimum, width)
+    if shown is None:
+        return None
+    widths = {f: minimum(f) for f in shown}
+    _widened(widths, natural, width - sum(widths.values()) - GAP * (len(shown) - 1))
+    return shown, widths
+
+
+def _measured(rows: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Each column's natural width (its widest line, header included) and the narrowest it can be
+    without splitting a word (a list's: its widest item), in one pass over the rows however many."""
+    natural = {f: len(header(f)) for f in fields}
+    word = dict.fromkeys(fields, 1)
+    item = dict.fromkeys(fields, 0)
+    wrapping = [f for f in fields if wraps(f)]
+    for r in rows:
+        for f in fields:
+            text = human_cell(f, r.get(f))
+            longest = max(map(len, text.split("\n"))) if "\n" in text else len(text)
+            natural[f] = max(natural[f], longest)
+        for f in wrapping:
+            value = r.get(f)
+            if isinstance(value, list):
+                item[f] = max(item[f], *(len(str(v)) for v in value)) if value else item[f]
+                continue
+            text = human_cell(f, value)
+            if len(text) > word[f]:
+                word[f] = max(word[f], max((len(w) for w in text.split()), default=1))
+    return natural, {f: item[f] or word[f] for f in fields}
+
+
+def _columns_that_fit(fields: Sequence[str], minimum: Callable[[str], int], width: int) -> list[str] | None:
+    """`fields` less the columns DROP_ORDER gives up until the rest fit at their minimum widths."""
     shown = list(fields)
     while sum(minimum(f) for f in shown) + GAP * (len(shown) - 1) > width:
         droppable = [f for f in DROP_ORDER if f in shown and not (f == "name" and "id" not in shown)]
@@ -424,12 +438,16 @@ def layout(
         if not droppable or len(shown) == 1:
             return None
         shown.remove(droppable[0])
-    widths = {f: minimum(f) for f in shown}
-    spare = width - sum(widths.values()) - GAP * (len(shown) - 1)
-    growing = [f for f in shown if wraps(f)]
-    sentences = [f for f in growing if f != "layer"]
+    return shown
 
-    def share(limit: dict[str, int]) -> None:  # the spare columns, evenly, to sentences below `limit`
+
+def _widened(widths: dict[str, int], natural: dict[str, int], spare: int) -> None:
+    """The spare columns given out: sentences first reach a comfortable width, then a layer label its
+    whole width (up to 20, so `L1 and machine model` stays on one line), then the sentences share
+    what is left, evenly."""
+    sentences = [f for f in widths if wraps(f) and f != "layer"]
+
+    def share(limit: dict[str, int]) -> None:
         nonlocal spare
         while spare > 0:
             hungry = [f for f in sentences if widths[f] < limit[f]]
@@ -441,15 +459,12 @@ def layout(
                 widths[f] += extra
                 spare -= extra
 
-    # Sentences first reach a comfortable width, then a layer label its whole width (up to 20, so
-    # `L1 and machine model` stays on one line), then the sentences share what is left.
     share({f: min(natural[f], COMFORTABLE_SENTENCE) for f in sentences})
-    if "layer" in growing:
+    if "layer" in widths and wraps("layer"):
         extra = max(min(min(natural["layer"], 20) - widths["layer"], spare), 0)
         widths["layer"] += extra
         spare -= extra
     share(natural)
-    return shown, widths
 
 
 def _cell(f: str, value: Any, width: int, link: str | None) -> Any:
@@ -800,9 +815,7 @@ def document_plain(result: Result, context: Context) -> Iterator[str]:
 def levels_table(rows: Sequence[dict[str, Any]], width: int, color: bool) -> Any:
     """`layers`: code, title, scope (wrapped at spaces) and count; below 60 columns a block per level."""
     from rich import box
-    from rich.console import Group
     from rich.table import Table
-    from rich.text import Text
 
     count_width = max(len("Sources"), *(len(str(r["count"])) for r in rows))
     code_width = max(len("Code"), *(len(r["code"] or "") for r in rows))
@@ -810,21 +823,7 @@ def levels_table(rows: Sequence[dict[str, Any]], width: int, color: bool) -> Any
     title_width = min(max(len(r["title"] or "") for r in rows), max(22, longest_title_word))
     scope_width = width - code_width - title_width - count_width - 3 * GAP
     if width < NARROW or scope_width < 16:
-        blocks: list[Any] = []
-        for n, r in enumerate(rows):
-            if n:
-                blocks.append(Text(""))
-            blocks.append(
-                Text(f"{r['code'] or '-'}  {escape(r['title'] or '')}  ({r['count']})", style="bold" if color else "")
-            )
-            if r["scope"]:
-                import textwrap
-
-                for line in textwrap.wrap(
-                    escape(r["scope"]), max(width - 4, 20), break_long_words=False, break_on_hyphens=False
-                ):
-                    blocks.append(Text("    " + line))
-        return Group(*blocks)
+        return _level_blocks(rows, width, color)
     out = Table(
         box=box.SIMPLE_HEAD,
         show_edge=False,
@@ -840,6 +839,26 @@ def levels_table(rows: Sequence[dict[str, Any]], width: int, color: bool) -> Any
     for r in rows:
         out.add_row(escape(r["code"] or ""), escape(r["title"] or ""), escape(r["scope"] or ""), str(r["count"]))
     return out
+
+
+def _level_blocks(rows: Sequence[dict[str, Any]], width: int, color: bool) -> Any:
+    """`layers` in a narrow terminal: each level's code, title and count, then its scope wrapped."""
+    import textwrap
+
+    from rich.console import Group
+    from rich.text import Text
+
+    blocks: list[Any] = []
+    for n, r in enumerate(rows):
+        if n:
+            blocks.append(Text(""))
+        head = f"{r['code'] or '-'}  {escape(r['title'] or '')}  ({r['count']})"
+        blocks.append(Text(head, style="bold" if color else ""))
+        lines = textwrap.wrap(
+            escape(r["scope"] or ""), max(width - 4, 20), break_long_words=False, break_on_hyphens=False
+        )
+        blocks += [Text("    " + line) for line in lines]
+    return Group(*blocks)
 
 
 def level_view(level: dict[str, Any], width: int, color: bool) -> Any:

@@ -152,32 +152,44 @@ def build_query(
 
 
 def _expand(index: Index, query: Query, tables: Sequence[str]) -> None:
+    """Each plain word's alternatives: itself, a correction, the glossary's other names, a compound."""
     plain = [g for g in query.groups if not g.required]
-    glossary = index.glossary()
-    names = _glossary_names(glossary)
-    stems = index.stems([g.words[0] for g in plain])
-    # A word the stemmer turns into a stop word (`one` -> `on`) would match that stop word everywhere.
-    hollow = [g for g, stem in zip(plain, stems) if stem and all(s in STOP_WORDS for s in stem)]
-    if hollow and len(hollow) < len(query.groups):
-        query.groups = [g for g in query.groups if g not in hollow]
-        kept = [(g, stem) for g, stem in zip(plain, stems) if g not in hollow]
-        plain, stems = [g for g, _ in kept], [stem for _, stem in kept]
+    names = _glossary_names(index.glossary())
+    plain, stems = _without_hollow_words(index, query, plain)
     for g, stem in zip(plain, stems):
         g.alternatives = [[g.words[0]]] if stem else []
+    _corrected(index, plain, stems, {w for forms in names for form in forms for w in form}, tables)
+    _glossary(query, plain, names)
+    _compounds(index, plain)
+
+
+def _without_hollow_words(index: Index, query: Query, plain: list[Group]) -> tuple[list[Group], list[list[str]]]:
+    """The plain groups and their stems, less the words the stemmer turns into stop words (`one` ->
+    `on`), which would match that stop word everywhere (kept when nothing else is left)."""
+    stems = index.stems([g.words[0] for g in plain])
+    hollow = [g for g, stem in zip(plain, stems) if stem and all(s in STOP_WORDS for s in stem)]
+    if not hollow or len(hollow) >= len(query.groups):
+        return plain, stems
+    query.groups = [g for g in query.groups if g not in hollow]
+    kept = [(g, stem) for g, stem in zip(plain, stems) if g not in hollow]
+    return [g for g, _ in kept], [stem for _, stem in kept]
+
+
+def _corrected(
+    index: Index, plain: list[Group], stems: list[list[str]], glossary_words: set[str], tables: Sequence[str]
+) -> None:
+    """A word the catalog (and the glossary) does not hold, read as the nearest one it does."""
     known = index.known([s for stem in stems for s in stem], tables)
-    glossary_words = {w for forms in names for form in forms for w in form}
     for g, stem in zip(plain, stems):
         word = g.words[0]
-        if not stem or all(s in known for s in stem) or word in glossary_words or len(word) < SHORTEST_CORRECTED:
+        if not stem or all(s in known for s in stem) or word in glossary_words:
             continue
-        if word.isdigit():
+        if len(word) < SHORTEST_CORRECTED or word.isdigit():
             continue
         fixed = _correct(index, word, stem, glossary_words)
         if fixed is not None and fixed != word:
             g.read_as = fixed
             g.alternatives = [[fixed]]
-    _glossary(query, plain, names)
-    _compounds(index, plain)
 
 
 def _glossary_names(glossary: list[dict[str, Any]]) -> list[list[list[str]]]:
@@ -285,6 +297,29 @@ def rank(
     """Every row matching at least one of the query's words (and every quoted phrase), best first;
     with `limit`, only that many of the best (scores are worked out for those alone)."""
     expressions = [group_expression(g, columns) for g in query.groups]
+    matched = _coverage(index, query, expressions, table, columns, where, params)
+    if not matched:
+        return []
+    content = [w for w in query.words if w not in STOP_WORDS]
+    in_phrase: set[int] | None = None
+    if len(content) > 1:
+        in_phrase = set(index.match(table, expression(query.phrases(), columns), where, params))
+    every = " OR ".join(e for e in expressions if e)
+    relevance = index.bm25(table, every, weights, where, params)
+    return _scored(query, matched, in_phrase, relevance, limit)
+
+
+def _coverage(
+    index: Index,
+    query: Query,
+    expressions: Sequence[str | None],
+    table: str,
+    columns: Sequence[str],
+    where: str,
+    params: Sequence[Any],
+) -> dict[int, int]:
+    """rowid -> how many of the query's words the row matches: rows holding every quoted phrase and
+    no excluded word (with `--exact`, counted in the raw text)."""
     sets = [set(index.match(table, e, where, params)) if e else set() for e in expressions]
     matched: dict[int, int] = {}
     for g, rows in zip(query.groups, sets):
@@ -301,15 +336,7 @@ def rank(
         matched = {r: m for r, m in matched.items() if r not in out}
     if query.exact and matched:
         matched = exact_filter(query, index.texts(table, list(matched), columns))
-    if not matched:
-        return []
-    content = [w for w in query.words if w not in STOP_WORDS]
-    in_phrase: set[int] | None = None
-    if len(content) > 1:
-        in_phrase = set(index.match(table, expression(query.phrases(), columns), where, params))
-    every = " OR ".join(e for e in expressions if e)
-    relevance = index.bm25(table, every, weights, where, params)
-    return _scored(query, matched, in_phrase, relevance, limit)
+    return matched
 
 
 def _scored(

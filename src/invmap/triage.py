@@ -22,20 +22,29 @@ SHOWN = 3  # the items (symptoms, metrics, ...) `matched` lists per level
 
 def triage(index: Any, words: Sequence[str], filters: Any, limit: int = 3) -> list[dict[str, Any]]:
     """The levels that match the symptom best (at most `limit`, none below half the best score), each
-    with what matched, its question, and its sources (those that also match the symptom first).
+    with what matched, its question, and its sources (those that also match the symptom first)."""
+    parsed = engine.build_query(index, words, (), tables=("fts", "levels_fts"))
+    items = engine.rank(index, parsed, index.level_items(), ("text",), (0.0, 1.0))
+    scored = _ranked(index, parsed, items)
+    if not scored:
+        return []
+    best = scored[0][0]
+    every = " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, ("text",))))
+    details = {d["pos"]: d for d in index.level_details()}
+    kept = [(score, pos) for score, pos in scored if score >= best / 2][:limit]
+    return [_level(index, details[pos], score, items, every, words, filters) for score, pos in kept]
 
-    A level ranks by the query words its best single item holds (one symptom, metric, or its scope,
-    question or title), then by the words the whole level holds, then by BM25 over the level: a
-    symptom that says most of what was typed is better evidence than the same words scattered."""
-    from invmap import query
+
+def _ranked(index: Any, parsed: Any, items: list[Any]) -> list[tuple[float, int]]:
+    """(score, level position), best first. A level ranks by the query words its best single item
+    holds (one symptom, metric, or its scope, question or title), then by the words the whole level
+    holds, then by BM25 over the level: a symptom that says most of what was typed is better
+    evidence than the same words scattered over a level."""
     from invmap.index import ITEM_STRIDE
 
-    parsed = engine.build_query(index, words, (), tables=("fts", "levels_fts"))
     levels = engine.rank(index, parsed, "levels_fts", COLUMNS, WEIGHTS)
     if not levels:
         return []
-    table = index.level_items()
-    items = engine.rank(index, parsed, table, ("text",), (0.0, 1.0))
     best_item: dict[int, int] = {}
     for item in items:
         level = item.rowid // ITEM_STRIDE
@@ -47,39 +56,37 @@ def triage(index: Any, words: Sequence[str], filters: Any, limit: int = 3) -> li
         m_item = best_item.get(h.rowid, 1)
         share = max(h.relevance, 0.0) / top if top > 0 else 1.0
         strength = (min(h.matched, n) - m_item + min(max(share, 0.001), 1.0)) / (n - m_item + 1)
-        scored.append((round(100.0 * (m_item - 1 + strength) / n, 1), m_item, h))
+        scored.append((min(round(100.0 * (m_item - 1 + strength) / n, 1), 100.0), m_item, h))
     scored.sort(key=lambda s: (-s[1], -s[2].matched, -s[2].relevance, s[2].rowid))
-    best = scored[0][0]
-    chosen_levels = [s for s in scored if s[0] >= best / 2][:limit]
-    every = " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, ("text",))))
-    details = {d["pos"]: d for d in index.level_details()}
-    out = []
-    for score, _, hit in chosen_levels:
-        level = details[hit.rowid]
-        mine = [i for i in items if i.rowid // ITEM_STRIDE == hit.rowid]
-        texts = index.items([i.rowid for i in mine], every, engine.MARK)
-        ranked = [texts[i.rowid] for i in mine if i.rowid in texts]
-        # The symptoms and metrics that matched; a level's scope, title or question only when none did.
-        seen = [t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY]
-        matched = seen[:SHOWN]
-        members = query.build_filters(index, {"layer": [level["code"]]})
-        chosen = _both(filters, members)
-        sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
-        matching, _ = query.search(index, chosen, list(words), None, limit=None) if sources else ([], None)
-        first = [r["id"] for r in matching]
-        ordered = sorted(sources, key=lambda r: (first.index(r["id"]) if r["id"] in first else len(first), r["pos"]))
-        out.append(
-            {
-                "code": level["code"],
-                "title": level["title"],
-                "score": min(score, 100.0),
-                "matched": [unmarked(m) for m in matched],
-                "question": level["question"],
-                "sources": [{"id": r["id"], "name": r["name"], "question": r["question"]} for r in ordered],
-                "_marked": matched,
-            }
-        )
-    return out
+    return [(score, h.rowid) for score, _, h in scored]
+
+
+def _level(
+    index: Any, level: dict[str, Any], score: float, items: list[Any], every: str, words: Sequence[str], filters: Any
+) -> dict[str, Any]:
+    """One level of the answer: what matched (its symptoms and metrics, else its scope, title or
+    question), its question, and its sources, those a search of the symptom finds among them first."""
+    from invmap import query
+    from invmap.index import ITEM_STRIDE
+
+    mine = [i for i in items if i.rowid // ITEM_STRIDE == level["pos"]]
+    texts = index.items([i.rowid for i in mine], every, engine.MARK)
+    ranked = [texts[i.rowid] for i in mine if i.rowid in texts]
+    matched = ([t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY])[:SHOWN]
+    chosen = _both(filters, query.build_filters(index, {"layer": [level["code"]]}))
+    sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
+    matching, _ = query.search(index, chosen, list(words), None, limit=None) if sources else ([], None)
+    first = [r["id"] for r in matching]
+    ordered = sorted(sources, key=lambda r: (first.index(r["id"]) if r["id"] in first else len(first), r["pos"]))
+    return {
+        "code": level["code"],
+        "title": level["title"],
+        "score": score,
+        "matched": [unmarked(m) for m in matched],
+        "question": level["question"],
+        "sources": [{"id": r["id"], "name": r["name"], "question": r["question"]} for r in ordered],
+        "_marked": matched,
+    }
 
 
 def _both(a: Any, b: Any) -> Any:

@@ -202,23 +202,11 @@ def add(ctx: typer.Context, args: Args) -> None:
 def edit(ctx: typer.Context, args: Args) -> None:
     """Change fields of one source; only its `[[sources]]` table is rewritten."""
     from invmap import edits, query
-    from invmap.query import did_you_mean
 
     location = state(ctx).location
     catalogs.require_writable(location)
     changes = entry_from_options(dict(args.__dict__), partial=True)
-    optional = [f.name for f in FIELDS if f.stored and not f.required]
-    unset = [u.strip() for item in args.unset or () for u in item.split(",") if u.strip()]
-    for name in unset:
-        if name not in optional:
-            close = did_you_mean(name, optional)
-            required = any(f.name == name and f.required for f in FIELDS)
-            raise UsageError(
-                f"--unset {name}: " + ("a required field cannot be removed" if required else "no such optional field"),
-                hint=f"did you mean '{close}'?"
-                if close and not required
-                else f"optional fields: {', '.join(optional)}",
-            )
+    unset = _unset_fields(args.unset)
     if "year" in changes and changes["year"] is None:  # --year n.d.
         del changes["year"]
         unset.append("year")
@@ -248,6 +236,22 @@ def edit(ctx: typer.Context, args: Args) -> None:
         write(to_json(edited.to_dict()))
     else:
         write(f"Changed {escape(ident)} in {escape(location.path)}\n")
+
+
+def _unset_fields(values: Any) -> list[str]:
+    """`--unset` values (repeated or comma lists): optional stored fields, else a usage error."""
+    from invmap.query import did_you_mean
+
+    optional = [f.name for f in FIELDS if f.stored and not f.required]
+    unset = [u.strip() for item in values or () for u in item.split(",") if u.strip()]
+    for name in unset:
+        if name not in optional:
+            close = did_you_mean(name, optional)
+            required = any(f.name == name and f.required for f in FIELDS)
+            why = "a required field cannot be removed" if required else "no such optional field"
+            hint = f"did you mean '{close}'?" if close and not required else f"optional fields: {', '.join(optional)}"
+            raise UsageError(f"--unset {name}: {why}", hint=hint)
+    return unset
 
 
 @implements("rm")
@@ -417,7 +421,6 @@ def check_links(ctx: typer.Context, args: Args) -> None:
     from invmap import links as linking
     from invmap import query
     from invmap.index import cache_folder
-    from invmap.render import to_json
 
     location = state(ctx).location
     try:
@@ -449,37 +452,34 @@ def check_links(ctx: typer.Context, args: Args) -> None:
 
         first = next((o.error for _, o in results if o.error), "no answer")
         raise WriteError(f"cannot check links: the network cannot be used ({first})")
-    shown = [(link, o) for link, o in results if args.all_links or o.status != "alive"]
-    if args.json_flag:
-        rows = [
-            {
-                "id": link.id,
-                "field": link.field,
-                "url": link.url,
-                "status": o.status,
-                "code": o.code,
-                "final_url": o.final_url,
-                "error": o.error,
-            }
-            for link, o in shown
-        ]
-        write(to_json(rows))
-    else:
-        write(
-            "".join(
-                f"{escape(link.id)}\t{link.field}\t{escape(link.url)}\t{escape(linking.describe(o))}\n"
-                for link, o in shown
-            )
-        )
+    _report_links(results, args.all_links, args.json_flag)
     if args.update_redirects:
         _update_redirects(location, results)
-    dead = sum(o.status in linking.DEAD for _, o in results)
-    if not args.json_flag:
-        counts = f"{len(results)} link{'s' if len(results) != 1 else ''} checked, {dead} dead"
-        warned = sum(o.status not in ("alive", *linking.DEAD) for _, o in results)
-        say(f"{counts}, {warned} to look at" if warned else counts) if _stderr_is_terminal() else None
-    if dead:
+    if any(o.status in linking.DEAD for _, o in results):
         raise typer.Exit(1)
+
+
+def _report_links(results: Any, every: bool, as_json: bool) -> None:
+    """One line (or JSON object) per link that is not plainly alive (every link with `every`), then a
+    count on a terminal's stderr."""
+    from invmap import links as linking
+    from invmap.render import to_json
+
+    shown = [(link, o) for link, o in results if every or o.status != "alive"]
+    if as_json:
+        fields = ("status", "code", "final_url", "error")
+        write(
+            to_json(
+                [{"id": k.id, "field": k.field, "url": k.url, **{f: getattr(o, f) for f in fields}} for k, o in shown]
+            )
+        )
+        return
+    write("".join(f"{escape(k.id)}\t{k.field}\t{escape(k.url)}\t{escape(linking.describe(o))}\n" for k, o in shown))
+    if _stderr_is_terminal():
+        dead = sum(o.status in linking.DEAD for _, o in results)
+        warned = sum(o.status not in ("alive", *linking.DEAD) for _, o in results)
+        counts = f"{len(results)} link{'s' if len(results) != 1 else ''} checked, {dead} dead"
+        say(f"{counts}, {warned} to look at" if warned else counts)
 
 
 def _stderr_is_terminal() -> bool:
@@ -525,7 +525,7 @@ def _link_progress(total: int) -> Any:
 def refresh(ctx: typer.Context, args: Args) -> None:
     """Compare the catalog's titles, author lists, venues and DOIs with arXiv and Crossref; --write
     applies what differs. Exit 1 when something differs (and was not written), like diff."""
-    from invmap import edits, metadata, query
+    from invmap import edits, query
     from invmap.cli.shared import output
     from invmap.render import Result
 
@@ -538,33 +538,7 @@ def refresh(ctx: typer.Context, args: Args) -> None:
     if args.ids:
         by_id = {s.id: s for s in cat.sources}
         chosen = [by_id[r["id"]] for r in query.resolve_all(index(ctx), args.ids)]
-    chosen = [s for s in chosen if s.arxiv or s.doi]
-    preprints = metadata.arxiv_works([s.arxiv for s in chosen if s.arxiv and not s.doi])
-    changed: list[dict[str, Any]] = []
-    for s in chosen:
-        if s.doi:
-            work = metadata.crossref_work(s.doi)
-            asked = ("title", "author_names", "venue")
-        else:
-            work = preprints.get(s.arxiv or "")
-            asked = ("title", "author_names", "doi")
-        if work is None:
-            continue
-        fields = {}
-        for name in asked:
-            new = getattr(work, name)
-            old = getattr(s, name)
-            if not new or (name == "author_names" and not work.author_names):
-                continue
-            same = (
-                (" ".join(old.split()).casefold() == " ".join(new.split()).casefold())
-                if isinstance(old, str) and isinstance(new, str)
-                else old == new
-            )
-            if not same:
-                fields[name] = [old if old is not None else ([] if name == "author_names" else None), new]
-        if fields:
-            changed.append({"id": s.id, "fields": fields})
+    changed = _differences([s for s in chosen if s.arxiv or s.doi])
     rows = [
         {"change": "changed", "id": c["id"], "field": f, "old": _cell(old), "new": _cell(new)}
         for c in changed
@@ -578,6 +552,37 @@ def refresh(ctx: typer.Context, args: Args) -> None:
         return
     if changed:
         raise typer.Exit(1)
+
+
+def _differences(sources: list[Any]) -> list[dict[str, Any]]:
+    """`[{id, fields: {name: [old, new]}}]`: what arXiv (for a preprint: title, authors, a DOI it has
+    gained) or Crossref (for a DOI: title, authors, venue) says differently about each source."""
+    from invmap import metadata
+
+    preprints = metadata.arxiv_works([s.arxiv for s in sources if s.arxiv and not s.doi])
+    changed: list[dict[str, Any]] = []
+    for s in sources:
+        if s.doi:
+            work, asked = metadata.crossref_work(s.doi), ("title", "author_names", "venue")
+        else:
+            work, asked = preprints.get(s.arxiv or ""), ("title", "author_names", "doi")
+        if work is None:
+            continue
+        fields = {}
+        for name in asked:
+            old, new = getattr(s, name), getattr(work, name)
+            if new and not _same(old, new):
+                fields[name] = [old if old is not None else ([] if name == "author_names" else None), new]
+        if fields:
+            changed.append({"id": s.id, "fields": fields})
+    return changed
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Titles and venues alike whatever their spacing and case; lists exactly."""
+    if isinstance(old, str) and isinstance(new, str):
+        return " ".join(old.split()).casefold() == " ".join(new.split()).casefold()
+    return old == new
 
 
 def _cell(value: Any) -> str | None:
