@@ -214,12 +214,15 @@ def screen(args: list[str], cols: int, env: dict | None = None, rows: int = 300)
     command = f"stty cols {cols} rows {rows}; '{program}' " + " ".join(
         "'" + a.replace("'", "'\\''") + "'" for a in args
     )
+    # The width is the terminal's: $COLUMNS (200 for CliRunner tests) would win over it, and only some
+    # shells (bash, not dash) reset it after `stty`, so it is left out and the shell is always sh.
+    outside = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     out = subprocess.run(
         ["script", "-qec", command, "/dev/null"],
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "INVMAP_PAGER": "cat", "TERM": "xterm-256color", **(env or {})},
+        env={**outside, "SHELL": "/bin/sh", "INVMAP_PAGER": "cat", "TERM": "xterm-256color", **(env or {})},
     ).stdout
     out = re.sub(r"\x1b\][^\x07\x1b]*(\x07|\x1b\\)", "", out)
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "").splitlines()

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from conftest import ASSETS, add_args, bash, installed_invmap
 
 MINI_SOURCES = "\n".join(
@@ -233,11 +235,15 @@ def test_help_and_version_on_broken_streams():
         assert gone.stdout == "0\n" and gone.stderr == "", args
 
 
-def test_usage_error_keeps_exit_2_with_stderr_unusable():
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize(("args", "status"), [("list --bogus", 2), ("show no-such-source", 1), ("list -n 1", 0)])
+def test_an_unusable_stderr_changes_no_exit_status(args, status, buffered):
+    """Python buffers stderr unless PYTHONUNBUFFERED is set: its final flush failing must not exit 120."""
     program = installed_invmap()
-    assert bash(f"'{program}' list --bogus 2>/dev/full").returncode == 2
-    closed = bash(f"'{program}' list --bogus 2>&-")
-    assert (closed.returncode, closed.stdout) == (2, "")
+    unset = "unset PYTHONUNBUFFERED; " if buffered else "export PYTHONUNBUFFERED=1; "
+    full = bash(f"{unset}'{program}' {args} 2>/dev/full >/dev/null")
+    closed = bash(f"{unset}'{program}' {args} 2>&- >/dev/null")
+    assert (full.returncode, closed.returncode, full.stdout, closed.stdout) == (status, status, "", "")
 
 
 def test_a_pager_that_fails_is_an_error_and_one_that_cannot_start_prints(tmp_path):

@@ -100,4 +100,16 @@ def _finish(code: int) -> int:
         quiet_stdout()
         _say(f"Error: cannot write to stdout: {getattr(exc, 'strerror', None) or exc}")
         return 4
+    finally:
+        _flush_stderr()
     return code
+
+
+def _flush_stderr() -> None:
+    """Messages already said; a stderr that cannot take them (`2>/dev/full`, closed) changes no
+    exit status, and the interpreter's final flush must not find them again (it would exit 120)."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        quiet_stdout(2)

@@ -51,12 +51,12 @@ def json_safe(encoded: str) -> str:
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
 
 
-def quiet_stdout() -> None:
-    """Point stdout at /dev/null once writing to it has failed (a reader that went away, a full
-    disk), so that the interpreter's own final flush cannot fail again and print a traceback."""
+def quiet_stdout(fd: int = 1) -> None:
+    """Point stdout (or `fd`) at /dev/null once writing to it has failed (a reader that went away, a
+    full disk), so that the interpreter's own final flush cannot fail again and print a traceback."""
     import os
 
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
+        os.dup2(devnull, fd)
         os.close(devnull)
