@@ -489,17 +489,7 @@ def _describe_value(value: Any) -> str:
 
 def describe_error(err: Any, raw: dict[str, Any]) -> str:
     """One pydantic error -> `source 3 (flashattention): field 'year': expected an integer, got text '2022'`."""
-    from invmap.fields import LIST_SEPARATOR
-    from invmap.model import (
-        CLEAN_ITEM,
-        CLEAN_PROSE,
-        CLEAN_TEXT,
-        FIRST_YEAR,
-        FORBIDDEN,
-        LAST_YEAR,
-        PATTERNS,
-        PROSE_FORBIDDEN,
-    )
+    from invmap.model import FIRST_YEAR, LAST_YEAR
     from invmap.safe import escape
 
     loc = [part for part in err["loc"] if not (isinstance(part, str) and "[" in part)]  # drop validator names
@@ -507,39 +497,46 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
     where = _where(loc, raw)
     field = escape(str(loc[-1])) if loc else ""
     value = err.get("input")
+    if kind in ("missing", "too_short") and loc == ["sources"]:
+        return "no sources: add at least one [[sources]] table"
     if kind == "missing":
-        if loc == ["sources"]:
-            return "no sources: add at least one [[sources]] table"
         return f"{where}missing required field '{field}'"
     if kind == "extra_forbidden":
         return f"{where}unknown field '{field}'"
-    if kind == "too_short" and loc == ["sources"]:
-        return "no sources: add at least one [[sources]] table"
     if kind == "too_short":
         return f"{where}field '{field}': must not be an empty array (leave the field out instead)"
     if kind in _EXPECTED:
         return f"{where}field '{field}': expected {_EXPECTED[kind]}, got {_describe_value(value)}"
-    pattern = (err.get("ctx") or {}).get("pattern")
     if isinstance(loc[-1] if loc else None, int) and len(loc) >= 2:  # an item of a list: name the list
         field = f"{escape(str(loc[-2]))}[{loc[-1]}]"
-    if kind == "string_pattern_mismatch" and isinstance(value, str):
-        bad = re.search(f"[{PROSE_FORBIDDEN if pattern == CLEAN_PROSE else FORBIDDEN}]", value)
-        if bad:
-            return f"{where}field '{field}': contains the control character U+{ord(bad.group()):04X}"
-        if pattern == CLEAN_ITEM and LIST_SEPARATOR in value:
-            return f"{where}field '{field}': must not contain '{LIST_SEPARATOR}' (it separates list items in csv)"
-        if pattern in (CLEAN_TEXT, CLEAN_ITEM):
-            return f"{where}field '{field}': must not be empty"
+    if kind == "string_pattern_mismatch":
+        return f"{where}field '{field}': {_pattern_mismatch(field, value, (err.get('ctx') or {}).get('pattern'))}"
     if kind in ("greater_than_equal", "less_than_equal") and field == "year":
         return (
             f"{where}field 'year': implausible year {value} "
             f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)"
         )
-    if kind == "string_pattern_mismatch":
-        expected = PATTERNS[field][1] if field in PATTERNS else "a different form"
-        return f"{where}field '{field}': {escape(repr(value))} is not {expected}"
     message = escape(str(err["msg"]).removeprefix("Value error, "))
     return f"{where}field '{field}': {message}"
+
+
+def _pattern_mismatch(field: str, value: Any, pattern: str | None) -> str:
+    """What is wrong with a text that does not have its field's form: a control character, csv's list
+    separator in a list item, nothing but spaces, or not the form a field like `arxiv` needs."""
+    from invmap.fields import LIST_SEPARATOR
+    from invmap.model import CLEAN_ITEM, CLEAN_PROSE, CLEAN_TEXT, FORBIDDEN, PATTERNS, PROSE_FORBIDDEN
+    from invmap.safe import escape
+
+    if isinstance(value, str):
+        bad = re.search(f"[{PROSE_FORBIDDEN if pattern == CLEAN_PROSE else FORBIDDEN}]", value)
+        if bad:
+            return f"contains the control character U+{ord(bad.group()):04X}"
+        if pattern == CLEAN_ITEM and LIST_SEPARATOR in value:
+            return f"must not contain '{LIST_SEPARATOR}' (it separates list items in csv)"
+        if pattern in (CLEAN_TEXT, CLEAN_ITEM):
+            return "must not be empty"
+    expected = PATTERNS[field][1] if field in PATTERNS else "a different form"
+    return f"{escape(repr(value))} is not {expected}"
 
 
 def _where(loc: list[Any], raw: dict[str, Any]) -> str:

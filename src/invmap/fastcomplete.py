@@ -128,6 +128,24 @@ def _command(name: str, rest: list[str]) -> tuple[decl.Command, list[str]] | Non
 
 def _word_kind(command: decl.Command, rest: list[str]) -> str | None:
     """What the last word of `rest` is (an option's value, or which argument), as a completion kind."""
+    positional = _arguments_before(command, rest)
+    if isinstance(positional, str) or positional is None:
+        return positional
+    arguments = command.arguments
+    if not arguments:
+        return None
+    at = positional if positional < len(arguments) else (len(arguments) - 1 if arguments[-1].multiple else None)
+    if at is None or arguments[at].complete is None:
+        return None
+    kind = arguments[at].complete
+    if kind == "source_or_code":
+        return "code_source" if any(w == "--code" for w in rest) else "source"
+    return kind
+
+
+def _arguments_before(command: decl.Command, rest: list[str]) -> int | str | None:
+    """How many arguments come before the last word; or, if the last word is an option's value,
+    that option's completion kind; None where Typer must answer (`--`, an unknown option, `-x=v`)."""
     options = {flag: o for o in decl.options_of(command) for flag in o.flags}
     positional = 0
     k = 0
@@ -145,16 +163,7 @@ def _word_kind(command: decl.Command, rest: list[str]) -> str | None:
             continue
         positional += 1
         k += 1
-    arguments = command.arguments
-    if not arguments:
-        return None
-    at = positional if positional < len(arguments) else (len(arguments) - 1 if arguments[-1].multiple else None)
-    if at is None or arguments[at].complete is None:
-        return None
-    kind = arguments[at].complete
-    if kind == "source_or_code":
-        return "code_source" if any(w == "--code" for w in rest) else "source"
-    return kind
+    return positional
 
 
 def _candidates(

@@ -403,36 +403,14 @@ def _fill(
     """Write the index of `catalog` (a Catalog, or a `catalog.Validation` not yet read: its chunks
     are indexed as they are validated). Returns the catalog; a catalog that turns out to be invalid
     raises its CatalogError once every chunk is checked."""
-    from invmap.catalog import Validation
-    from invmap.identifiers import canonical_link  # building only: a warm run never needs it
+    import json  # building only: a warm run and a TAB never need it
 
     tables = [sql for sql in TABLES if not sql.startswith("CREATE INDEX")]
     for sql in tables:
         con.execute(sql)
     con.execute(f"PRAGMA user_version = {FORMAT}")
     con.execute("BEGIN")
-    streamed = isinstance(catalog, Validation)
-    chunks = catalog.chunks() if streamed else [catalog.sources]
-    titles = catalog.level_titles() if streamed else {code: info.title for code, info in catalog.layers.items()}
-    tokenizer = _Tokenizer(con)
-    start = 0
-    try:
-        for chunk in chunks:  # validated while the chunk before is tokenized
-            for at in range(0, len(chunk), 10_000):  # the rows of a chunk are never all in memory at once
-                part = chunk[at : at + 10_000]
-                rows = [_record_row(s, start + i, titles) for i, s in enumerate(part)]
-                keys = [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)]
-                tokenizer.wait()
-                con.executemany(_INSERT_SOURCES, rows)
-                con.executemany("INSERT INTO keys VALUES (?, ?, ?)", keys)
-                tokenizer.start(start, start + len(rows))
-                start += len(part)
-                del rows, keys
-                if progress:
-                    progress(len(part))
-        whole = catalog.catalog() if streamed else catalog  # every problem, at once, if there are any
-    finally:
-        tokenizer.wait()
+    whole = _fill_sources(con, catalog, progress)
     count = len(whole.sources)
     # The correction vocabulary: the stems two sources or more hold (a word only one source holds is
     # mostly its own name or id, typed whole by whoever means it: `show` forgives typos in names); in
@@ -455,8 +433,6 @@ def _fill(
         "INSERT INTO glossary VALUES (?, ?, ?, ?)",
         [(term, t.expansion, _joined(t.aliases), t.definition) for term, t in whole.glossary.items()],
     )
-    import json  # building only: a warm run and a TAB never need it
-
     info = whole.catalog.model_dump() if whole.catalog is not None else None
     meta = {
         "key": key_text(key) if key is not None else "",
@@ -470,6 +446,35 @@ def _fill(
             con.execute(sql)
     con.execute("COMMIT")
     return whole
+
+
+def _fill_sources(con: sqlite3.Connection, catalog: Any, progress: Callable[[int], None] | None) -> Catalog:
+    """The sources' rows, keys and words, 10,000 rows at a time; the whole catalog, validated."""
+    from invmap.catalog import Validation
+    from invmap.identifiers import canonical_link  # building only: a warm run never needs it
+
+    streamed = isinstance(catalog, Validation)
+    chunks = catalog.chunks() if streamed else [catalog.sources]
+    titles = catalog.level_titles() if streamed else {code: info.title for code, info in catalog.layers.items()}
+    tokenizer = _Tokenizer(con)
+    start = 0
+    try:
+        for chunk in chunks:  # validated while the chunk before is tokenized
+            for at in range(0, len(chunk), 10_000):  # the rows of a chunk are never all in memory at once
+                part = chunk[at : at + 10_000]
+                rows = [_record_row(s, start + i, titles) for i, s in enumerate(part)]
+                keys = [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)]
+                tokenizer.wait()
+                con.executemany(_INSERT_SOURCES, rows)
+                con.executemany("INSERT INTO keys VALUES (?, ?, ?)", keys)
+                tokenizer.start(start, start + len(rows))
+                start += len(part)
+                del rows, keys
+                if progress:
+                    progress(len(part))
+        return catalog.catalog() if streamed else catalog  # every problem, at once, if there are any
+    finally:
+        tokenizer.wait()
 
 
 def _joined(items: Sequence[str]) -> str | None:

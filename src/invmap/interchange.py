@@ -49,13 +49,30 @@ def read_markdown(text: str, path: str) -> dict[str, Any]:
     the study procedure, other lines after it the afterword.
     """
     lines = text.splitlines()
-    headers = [h for h, _ in SEED_COLUMNS]
     start = next(
         (i for i, line in enumerate(lines[:-1]) if line.lstrip().startswith("|") and _is_delimiter(lines[i + 1])),
         None,
     )
     if start is None:
         raise CatalogError(path, ["no Markdown table found (expected a header row and a |---| row)"])
+    sources, end = _table_sources(lines, start, path)
+    title, preface = _preface(lines[:start])
+    procedure = [_BULLET.sub("", line).strip() for line in lines[end:] if _BULLET.match(line)]
+    afterword = [line.strip() for line in lines[end:] if line.strip() and not _BULLET.match(line)]
+    return {
+        "catalog": {
+            "title": title,
+            "preface": "\n".join(preface),
+            "procedure": procedure,
+            "afterword": "\n".join(afterword),
+        },
+        "sources": sources,
+    }
+
+
+def _table_sources(lines: list[str], start: int, path: str) -> tuple[list[dict[str, Any]], int]:
+    """The sources of the table whose header row is `lines[start]`, and the index of the first line after it."""
+    headers = [h for h, _ in SEED_COLUMNS]
     found = split_row(lines[start])
     missing = [h for h in headers if h not in found]
     if missing:
@@ -63,22 +80,13 @@ def read_markdown(text: str, path: str) -> dict[str, Any]:
             path, [f"table has no column {', '.join(repr(m) for m in missing)} (expected: {', '.join(headers)})"]
         )
     column = {key: found.index(header) for header, key in SEED_COLUMNS}
-
-    title = DEFAULT_TITLE
-    preface_lines = []
-    for line in lines[:start]:
-        if line.startswith("# ") and title == DEFAULT_TITLE and not preface_lines:
-            title = line[2:].strip()
-        elif line.strip():
-            preface_lines.append(line.strip())
-
     sources: list[dict[str, Any]] = []
     problems: list[str] = []
     end = start + 2
     while end < len(lines) and lines[end].lstrip().startswith("|"):
         cells = split_row(lines[end])
-        row_number = end - start - 1
         if len(cells) != len(found):
+            row_number = end - start - 1
             problems.append(f"table row {row_number} (line {end + 1}): {len(cells)} cells, expected {len(found)}")
         else:
             sources.append(_source_from_cells({key: cells[i] for key, i in column.items()}))
@@ -86,22 +94,19 @@ def read_markdown(text: str, path: str) -> dict[str, Any]:
     if problems:
         raise CatalogError(path, problems)
     _make_ids_unique(sources)
+    return sources, end
 
-    procedure, afterword = [], []
-    for line in lines[end:]:
-        if _BULLET.match(line):
-            procedure.append(_BULLET.sub("", line).strip())
+
+def _preface(lines: list[str]) -> tuple[str, list[str]]:
+    """The title (a leading `# heading`, else the default) and the other lines before the table."""
+    title = DEFAULT_TITLE
+    preface: list[str] = []
+    for line in lines:
+        if line.startswith("# ") and title == DEFAULT_TITLE and not preface:
+            title = line[2:].strip()
         elif line.strip():
-            afterword.append(line.strip())
-    return {
-        "catalog": {
-            "title": title,
-            "preface": "\n".join(preface_lines),
-            "procedure": procedure,
-            "afterword": "\n".join(afterword),
-        },
-        "sources": sources,
-    }
+            preface.append(line.strip())
+    return title, preface
 
 
 def _is_delimiter(line: str) -> bool:

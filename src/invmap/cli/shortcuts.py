@@ -215,12 +215,18 @@ class PlainValue:
         if kind in (str, bool, float) and type(value) is kind:
             return value
         if kind is int and info.min is None and info.max is None:
-            if type(value) is int:
-                return value
-            digits = value[1:] if type(value) is str and value.startswith("-") else value
-            if type(digits) is str and digits.isascii() and digits.isdigit() and len(digits) < 19:
-                return int(value)
+            return _plain_int(value)
         return NotImplemented
+
+
+def _plain_int(value: Any) -> Any:
+    """An int, or ASCII digits (a sign allowed) that int() reads as Typer would; else NotImplemented."""
+    if type(value) is int:
+        return value
+    digits = value[1:] if type(value) is str and value.startswith("-") else value
+    if type(digits) is str and digits.isascii() and digits.isdigit() and len(digits) < 19:
+        return int(value)
+    return NotImplemented
 
 
 def suggest_command(exc: Any, args: list[str], names: list[str]) -> None:
