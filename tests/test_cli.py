@@ -53,6 +53,7 @@ def test_list_json_contract(cli):
             "beam search",
             "parallel sampling",
             "swapping and recomputation",
+            "preemption",
             "vLLM",
         ],
         "authors": "Kwon et al.",

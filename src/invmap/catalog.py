@@ -2,7 +2,7 @@
 
 Every problem a user can cause (a missing file, bad TOML, a wrong field, a duplicate id) becomes a
 `CatalogError` that names the file, the source and the field; a file that cannot be written is a
-`WriteError` (exit 4). Writers lock, re-read, write atomically, and write through symlinks.
+`FileAccessError` (exit 4). Writers lock, re-read, write atomically, and write through symlinks.
 Nothing here prints.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from invmap.errors import CatalogError, UsageError, WriteError
+from invmap.errors import CatalogError, FileAccessError, UsageError
 from invmap.fields import FIELDS, MAX_ID, MAX_NAME, STORED_FIELDS
 
 REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
@@ -37,17 +37,19 @@ def read_bytes(path: str) -> bytes:
     """The file's bytes, or stdin's for `-`; at most `max_size()` bytes, read only from what can be read.
 
     A missing file, a folder, an unreadable or oversize file is a CatalogError (exit 3); a closed
-    stdin is a WriteError (exit 4: a standard stream cannot be used).
+    stdin is a FileAccessError (exit 4: a standard stream cannot be used).
     """
     limit = max_size()
     too_big = f"larger than {limit:,} bytes (${MAX_VAR} sets the limit)"
     if path == STDIN:
         if sys.stdin is None or sys.stdin.closed:
-            raise WriteError("cannot read the catalog from stdin: it is closed")
+            raise FileAccessError("cannot read the catalog from stdin: it is closed")
         try:
             data = read_capped(sys.stdin.buffer, limit)
         except (OSError, ValueError) as exc:
-            raise WriteError(f"cannot read the catalog from stdin: {getattr(exc, 'strerror', None) or exc}") from None
+            raise FileAccessError(
+                f"cannot read the catalog from stdin: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
         if len(data) > limit:
             raise CatalogError(path, [too_big])
         return data
@@ -692,7 +694,7 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
 
     A symlink is followed; a device or FIFO is written in place; a new file gets the umask's mode,
     a replaced one keeps its mode. Whatever happens before the rename (an error, Ctrl-C, SIGTERM,
-    SIGHUP), the old file stays as it was and the temporary file is removed. OSError -> WriteError.
+    SIGHUP), the old file stays as it was and the temporary file is removed. OSError -> FileAccessError.
     """
     target = resolve_target(path)
     try:
@@ -700,9 +702,9 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
     except FileNotFoundError:
         existing = None
     except OSError as exc:
-        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
     if existing is not None and stat.S_ISREG(existing.st_mode) and not _writable(target, existing):
-        raise WriteError(f"cannot write {path}: it is read-only (mode {existing.st_mode & 0o777:04o})")
+        raise FileAccessError(f"cannot write {path}: it is read-only (mode {existing.st_mode & 0o777:04o})")
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         if stat.S_ISDIR(existing.st_mode):
             raise UsageError(f"{path} is a directory: give a file path such as {Path(path) / 'catalog.toml'}")
@@ -710,7 +712,7 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
             with open(target, "w", encoding="utf-8", newline=newline) as handle:
                 handle.write(text)
         except OSError as exc:
-            raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
         return
     import tempfile
 
@@ -736,7 +738,7 @@ def write_atomic(path: str | Path, text: str, *, newline: str = "\n") -> None:
                     with contextlib.suppress(OSError):
                         os.unlink(tmp)
     except OSError as exc:
-        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
     except _Stopped as stopped:
         raise SystemExit(128 + stopped.signum) from None
 
@@ -760,7 +762,7 @@ def locked(path: str | Path) -> Iterator[None]:
             yield
             return
         except OSError as exc:
-            raise WriteError(f"cannot lock {path} for writing: {exc.strerror or exc}") from None
+            raise FileAccessError(f"cannot lock {path} for writing: {exc.strerror or exc}") from None
         if not stat.S_ISREG(info.st_mode):
             yield
             return
@@ -786,8 +788,8 @@ def _open_for_lock(target: Path, shown: str | Path) -> int:
         except PermissionError:
             continue
         except OSError as exc:
-            raise WriteError(f"cannot lock {shown} for writing: {exc.strerror or exc}") from None
-    raise WriteError(f"cannot lock {shown} for writing: permission denied")
+            raise FileAccessError(f"cannot lock {shown} for writing: {exc.strerror or exc}") from None
+    raise FileAccessError(f"cannot lock {shown} for writing: permission denied")
 
 
 def require_writable(location: Location) -> Path:
@@ -960,6 +962,6 @@ def create_new(path: Path, text: str) -> None:
                     with contextlib.suppress(OSError):
                         os.unlink(tmp)
     except OSError as exc:
-        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
     except _Stopped as stopped:
         raise SystemExit(128 + stopped.signum) from None

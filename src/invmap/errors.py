@@ -48,7 +48,7 @@ class CatalogError(InvmapError):
         super().__init__("\n".join(lines))
 
 
-class WriteError(InvmapError):
-    """A file could not be written, or a standard stream could not be used (exit 4)."""
+class FileAccessError(InvmapError):
+    """A file could not be read or written, or a standard stream (stdin, stdout) could not be used (exit 4)."""
 
     exit_code = 4

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invmap.errors import NotFoundError, WriteError
+from invmap.errors import FileAccessError, NotFoundError
 
 ARXIV_VAR, ARXIV_DEFAULT = "INVMAP_ARXIV_API", "https://export.arxiv.org/api/query"
 CROSSREF_VAR, CROSSREF_DEFAULT = "INVMAP_CROSSREF_API", "https://api.crossref.org"
@@ -37,7 +37,7 @@ ENTRY_TYPES = {
 }
 
 
-class ServiceError(WriteError):
+class ServiceError(FileAccessError):
     """The service could not be asked (offline, a timeout, an error answer): exit 4, nothing written."""
 
 

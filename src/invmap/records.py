@@ -31,7 +31,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from invmap.errors import CatalogError, UsageError, WriteError
+from invmap.errors import CatalogError, FileAccessError, UsageError
 
 if TYPE_CHECKING:
     from invmap.index import Index
@@ -256,11 +256,11 @@ def read(path: str) -> bytes:
     if path == "-":
         stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
         if stream is None or sys.stdin.closed:
-            raise WriteError("cannot read a record from stdin: it is closed")
+            raise FileAccessError("cannot read a record from stdin: it is closed")
         try:
             data = read_capped(stream, limit)
         except (OSError, ValueError) as exc:
-            raise WriteError(f"cannot read a record from stdin: {getattr(exc, 'strerror', None) or exc}") from None
+            raise FileAccessError(f"cannot read a record from stdin: {getattr(exc, 'strerror', None) or exc}") from None
     else:
         try:
             with open(path, "rb") as handle:
@@ -296,7 +296,7 @@ def records_folder(named: str | None, default: str | None = None) -> Path | None
             try:
                 is_dir = folder.is_dir()
             except OSError as exc:
-                raise WriteError(f"cannot read {value} ({source}): {exc.strerror or exc}") from None
+                raise FileAccessError(f"cannot read {value} ({source}): {exc.strerror or exc}") from None
             if not is_dir:
                 raise UsageError(f"no such folder: {value} ({source})")
             return folder

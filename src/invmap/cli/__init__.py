@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from invmap import __version__
-from invmap import location as catalog_io
+from invmap import location as catalog_location
 from invmap import options as decl
 from invmap.cli import shortcuts
 from invmap.cli.shared import State, color_mode, complete_color
@@ -129,7 +129,7 @@ def _version(value: bool) -> None:
         from invmap.index import open_catalog
 
         try:
-            shipped = open_catalog(catalog_io.locate(None)._replace(path=str(catalog_io.shipped_path())))
+            shipped = open_catalog(catalog_location.locate(None)._replace(path=str(catalog_location.shipped_path())))
             latest = max(shipped.values("accessed"), default="n.d.")
             text = f"invmap {__version__} — {shipped.count()} sources, accessed {latest}\n"
         except InvmapError:
@@ -163,7 +163,7 @@ def main(
     ] = False,
 ) -> None:
     """Query a curated map of LLM-inference-engineering research."""
-    ctx.obj = State(catalog_io.locate(catalog), color_mode(color), pager=not no_pager)
+    ctx.obj = State(catalog_location.locate(catalog), color_mode(color), pager=not no_pager)
 
 
 if not shortcuts.ENABLED:  # every command registered the usual way (the lazy group is a shortcut)

@@ -448,10 +448,10 @@ def check_links(ctx: typer.Context, args: Args) -> None:
             progress=step,
         )
     if linking.network_unusable(results):
-        from invmap.errors import WriteError
+        from invmap.errors import FileAccessError
 
         first = next((o.error for _, o in results if o.error), "no answer")
-        raise WriteError(f"cannot check links: the network cannot be used ({first})")
+        raise FileAccessError(f"cannot check links: the network cannot be used ({first})")
     _report_links(results, args.all_links, args.json_flag)
     if args.update_redirects:
         _update_redirects(location, results)

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from invmap import complete, formats
-from invmap import location as catalog_io
+from invmap import location as catalog_location
 from invmap import options as decl
 
 
@@ -23,9 +23,9 @@ def _index(ctx: typer.Context, kind: str, incomplete: str) -> dict[str, Any] | N
 
     root = ctx.find_root()
     try:
-        location = catalog_io.locate(root.params.get("catalog"))
+        location = catalog_location.locate(root.params.get("catalog"))
         # A TAB never waits on stdin, a FIFO or a device (`-c /dev/zero`): regular files only.
-        if not os.path.isfile(location.path) or os.path.getsize(location.path) > catalog_io.max_size():
+        if not os.path.isfile(location.path) or os.path.getsize(location.path) > catalog_location.max_size():
             return None
         return complete.from_index(open_catalog(location), kind, incomplete)
     except Exception:  # noqa: BLE001 - a broken catalog completes nothing rather than printing errors into the prompt

@@ -10,7 +10,7 @@ from invmap import query
 from invmap import records as experiment
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, index, notice, output, say, write
-from invmap.errors import UsageError, WriteError
+from invmap.errors import FileAccessError, UsageError
 from invmap.render import Result
 from invmap.safe import escape
 
@@ -47,7 +47,7 @@ def record_new(ctx: typer.Context, args: Args) -> None:
         try:
             parent.mkdir(parents=True)
         except OSError as exc:
-            raise WriteError(f"cannot create {parent}: {exc.strerror or exc}") from None
+            raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
     catalogs.write_output(target, text, force=args.force)
     shown = escape(target)
     write(f"Wrote {shown}: a draft for {source['id']}; fill it in, then 'invmap record check {shown}'\n")

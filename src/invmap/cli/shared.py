@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from invmap import complete, formats
-from invmap import location as catalog_io
-from invmap.errors import UsageError, WriteError
+from invmap import location as catalog_location
+from invmap.errors import FileAccessError, UsageError
 from invmap.render import Result
 from invmap.safe import escape
 
@@ -34,7 +34,7 @@ PAGER_VAR = "INVMAP_PAGER"
 
 @dataclass
 class State:
-    location: catalog_io.Location
+    location: catalog_location.Location
     color: str
     pager: bool = True
     _index: Index | None = None
@@ -51,7 +51,7 @@ def state(ctx: typer.Context) -> State:
     obj = ctx.find_root().obj
     if isinstance(obj, State):
         return obj
-    return State(catalog_io.locate(None), "auto")  # completion runs without the root callback
+    return State(catalog_location.locate(None), "auto")  # completion runs without the root callback
 
 
 def complete_color(incomplete: str) -> list[tuple[str, str]]:
@@ -304,7 +304,7 @@ def page(text: str, allowed: bool, height: int) -> None:
         signal.signal(signal.SIGINT, previous)
     if status != 0:  # it started but failed (or was killed): the output may not have been seen
         how = f"was killed by signal {-status}" if status < 0 else f"failed with exit status {status}"
-        raise WriteError(f"the pager ({command}) {how}; pass --no-pager or set {PAGER_VAR}=cat")
+        raise FileAccessError(f"the pager ({command}) {how}; pass --no-pager or set {PAGER_VAR}=cat")
 
 
 def write(text: str) -> None:
@@ -313,7 +313,7 @@ def write(text: str) -> None:
 
     stream = sys.stdout
     if stream is None:
-        raise WriteError("cannot write to stdout: it is closed")
+        raise FileAccessError("cannot write to stdout: it is closed")
 
     try:
         try:
@@ -327,7 +327,7 @@ def write(text: str) -> None:
         raise SystemExit(0) from None
     except (OSError, ValueError) as exc:
         quiet_stdout()
-        raise WriteError(f"cannot write to stdout: {getattr(exc, 'strerror', None) or exc}") from None
+        raise FileAccessError(f"cannot write to stdout: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def index(ctx: typer.Context) -> Index:

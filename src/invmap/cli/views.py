@@ -11,7 +11,7 @@ import typer
 from invmap import query
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, filters, index, output, write
-from invmap.errors import NotFoundError, WriteError
+from invmap.errors import FileAccessError, NotFoundError
 from invmap.fields import SCORED_FIELDS
 from invmap.render import Result
 
@@ -133,17 +133,17 @@ def _open_in_browser(link: str) -> bool:
             try:
                 shlex.split(command)
             except ValueError as exc:
-                raise WriteError(f"cannot use $BROWSER ({command!r}): {exc}") from None
+                raise FileAccessError(f"cannot use $BROWSER ({command!r}): {exc}") from None
     try:
         browser = webbrowser.get()
     except webbrowser.Error:
         return False
     except ValueError as exc:  # a malformed $BROWSER that webbrowser tripped over
-        raise WriteError(f"cannot use $BROWSER: {exc}") from None
+        raise FileAccessError(f"cannot use $BROWSER: {exc}") from None
     blocking = isinstance(browser, webbrowser.GenericBrowser) and not isinstance(browser, webbrowser.BackgroundBrowser)
     if blocking and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return False
     try:
         return bool(browser.open(link))
     except (OSError, ValueError) as exc:
-        raise WriteError(f"cannot start the browser: {exc}") from None
+        raise FileAccessError(f"cannot start the browser: {exc}") from None
