@@ -68,8 +68,10 @@ def generate(count: int, seed: int = 7) -> str:
             accessed=dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 300)),
         )
         sources.append(entry)
-    table = {"sources": sources}  # a plain [[sources]] file, as most people's catalogs are
-    return tomli_w.dumps(table)
+    # A [[sources]] file with the shipped level descriptions (which `triage` ranks), as a catalog
+    # copied from the shipped one and grown keeps them.
+    layers = catalog_io.to_toml_dict(shipped)["layers"]
+    return tomli_w.dumps({"layers": layers, "sources": sources})
 
 
 def main() -> None:

@@ -168,7 +168,7 @@ def main() -> None:
         value, _ = median_ms([program], tab_env, runs)
         add(label, value, "python -c pass", floor_pass, ratio(value, floor_pass, "pass", 4.5))
 
-    # Scale: generated catalogs (plain [[sources]] files).
+    # Scale: generated catalogs ([[sources]] files with the shipped [layers]).
     data = HERE / "data"
     data.mkdir(exist_ok=True)
     for size in sizes:
@@ -209,6 +209,7 @@ def main() -> None:
             ),
             ("search 'specualtive decodng' (typos)", ["search", "specualtive decodng", "--json"], search_floor),
             ("search 'zzqqxx' (nothing)", ["search", "zzqqxx", "--json"], search_floor),
+            ("triage 'kv cache full'", ["triage", "kv", "cache", "full", "--json"], search_floor),
             ("list --json (every record)", ["list", "--json"], None),
             ("list --format table (first 200 rows)", ["list", "--format", "table"], None),
         ]:

@@ -220,3 +220,6 @@ def test_a_table_without_colour_is_rich_s_text_drawn_faster():
                         render.records_table(data, fields, width, False, fitted=fitted), width, False
                     )
                     assert render.plain_table(data, *fitted) == drawn, (fields, width)
+                for lead in (False, True):  # one block a source, where the table does not fit
+                    drawn = render.to_terminal_text(render.stacked(data, fields, width, False, lead=lead), width, False)
+                    assert render.plain_stacked(data, fields, width, lead=lead) == drawn, (fields, width, lead)

@@ -270,6 +270,10 @@ def table(result: Result, context: Context) -> Iterator[str]:
         for start in range(0, max(len(rows), 1), BATCH):  # no colour: the same text, not drawn with rich
             yield plain_table(rows[start : start + BATCH], *fitted, first=start == 0)
         return
+    if not fitted and not context.color:  # one block a source, as text
+        for start in range(0, max(len(rows), 1), BATCH):
+            yield plain_stacked(rows[start : start + BATCH], fields, context.width, lead=start > 0)
+        return
     if len(rows) <= TABLE_CHUNK:
         drawing = records_table(rows, fields, context.width, context.color, context.links, fitted=fitted or False)
         yield to_terminal_text(drawing, context.width, context.color)
@@ -645,6 +649,16 @@ def stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, c
     return Group(*blocks)
 
 
+def plain_stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, lead: bool = False) -> str:
+    """`stacked` without colour: the text rich would draw, built as strings (a test compares them)."""
+    lines: list[str] = []
+    for n, r in enumerate(rows):
+        if n or lead:
+            lines.append("")
+        lines.extend((label + part).rstrip() for label, part in _labelled_parts(r, fields, width))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 SHORT_HEADERS = {
     "mechanism": "Mechanism",
     "objective": "Objective",
@@ -664,10 +678,24 @@ def field_lines(
     """`Label  value` lines, values wrapped at spaces to the width; links whole on their own line."""
     from rich.text import Text
 
+    lines = []
+    for label, part in _labelled_parts(record, fields, width, skip_empty):
+        line = Text(no_wrap=True, overflow="ignore")
+        line.append(label, style="bold" if color else "")
+        line.append(part)
+        lines.append(line)
+    return lines
+
+
+def _labelled_parts(
+    record: dict[str, Any], fields: Sequence[str], width: int, skip_empty: bool = False
+) -> Iterator[tuple[str, str]]:
+    """(`Label  ` padded, or as many spaces on a continuation line; a piece of the value) pairs."""
+    import textwrap
+
     shown = [f for f in fields if not (skip_empty and record.get(f) in (None, "", []))]
     label_width = max((len(short_header(f)) for f in shown), default=0)
     room = max(width - label_width - 2, 20)
-    lines = []
     for f in shown:
         value = record.get(f)
         content = escape(human_cell(f, value))
@@ -676,16 +704,9 @@ def field_lines(
         elif isinstance(value, list):
             parts = pack([escape(str(v)) for v in value], room)
         else:
-            import textwrap
-
             parts = textwrap.wrap(content, room, break_long_words=False, break_on_hyphens=False) or [""]
         for i, part in enumerate(parts):
-            label = short_header(f) if i == 0 else ""
-            line = Text(no_wrap=True, overflow="ignore")
-            line.append(label.ljust(label_width) + "  ", style="bold" if color else "")
-            line.append(part)
-            lines.append(line)
-    return lines
+            yield (short_header(f) if i == 0 else "").ljust(label_width) + "  ", part
 
 
 def record_view(record: dict[str, Any], fields: Sequence[str], width: int, color: bool) -> Any:

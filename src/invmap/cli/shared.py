@@ -263,8 +263,11 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     if hasattr(rows, "index") and not isinstance(rows, list):
         rows = list(rows)  # a lazy selection, read once
     shown = render.Result(rows, result.fields, result.data, result.draw, result.single, result.catalog)
-    text = "".join(renderer(shown, context))
-    page(text, out.pager and terminal, size.lines)
+    if terminal and out.pager:  # the pager decides on the whole text's height
+        page("".join(renderer(shown, context)), True, size.lines)
+    else:  # a pipe or a file: written piece by piece, never whole in memory
+        for piece in renderer(shown, context):
+            write(piece)
     if capped:
         notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
 
