@@ -38,7 +38,7 @@ def sentence(rng: random.Random, words: list[str], low: int, high: int) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def generate(count: int, seed: int = 7) -> str:
+def generate(count: int, seed: int = 7, layers: bool = True) -> str:
     shipped = catalog_io.load(str(catalog_io.shipped_path()))
     words = sorted(
         {
@@ -70,8 +70,9 @@ def generate(count: int, seed: int = 7) -> str:
         sources.append(entry)
     # A [[sources]] file with the shipped level descriptions (which `triage` ranks), as a catalog
     # copied from the shipped one and grown keeps them.
-    layers = catalog_io.to_toml_dict(shipped)["layers"]
-    return tomli_w.dumps({"layers": layers, "sources": sources})
+    # (`layers=False`: a plain [[sources]] file.)
+    head = {"layers": catalog_io.to_toml_dict(shipped)["layers"]} if layers else {}
+    return tomli_w.dumps({**head, "sources": sources})
 
 
 def main() -> None:

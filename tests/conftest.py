@@ -171,14 +171,15 @@ def add_args(name: str = "Z", **fields: str) -> list[str]:
     return [part for key, value in values.items() for part in (f"--{key}", value)]
 
 
-def generated_catalog(path: Path, count: int) -> Path:
-    """A catalog of `count` sources written by benchmarks/generate.py (plain [[sources]] tables)."""
+def generated_catalog(path: Path, count: int, layers: bool = False) -> Path:
+    """A catalog of `count` sources written by benchmarks/generate.py (plain [[sources]] tables, or
+    with the shipped [layers] table first)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("generate", REPO / "benchmarks" / "generate.py")
     generate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generate)
-    path.write_text(generate.generate(count), encoding="utf-8")
+    path.write_text(generate.generate(count, layers=layers), encoding="utf-8")
     return path
 
 

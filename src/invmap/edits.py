@@ -113,28 +113,30 @@ def _spans_by_tokens(text: str) -> list[tuple[int, int]]:
     return _sources_among(text, headers)
 
 
-def _span_of(text: str, raw_sources: Sequence[Any], n: int, path: str) -> tuple[int, int]:
-    """The span of the `n`th source's table, checked to parse back to exactly that source."""
+def _holds(text: str, span: tuple[int, int], raw: Any) -> tuple[int, int] | None:
+    """The span trimmed of what follows the table, if it parses back to exactly the source `raw`."""
     import tomli
 
-    spans = source_spans(text, raw_sources)
-    if spans is not None:
-        start, end = spans[n]
-        end = _trimmed(text, start, end)
-        try:
-            if tomli.loads(text[start:end]) == {"sources": [raw_sources[n]]}:
-                return start, end
-        except tomli.TOMLDecodeError:
-            pass
+    start, end = span
+    end = _trimmed(text, start, end)
+    try:
+        return (start, end) if tomli.loads(text[start:end]) == {"sources": [raw]} else None
+    except tomli.TOMLDecodeError:
+        return None
+
+
+def _span_of(text: str, raw_sources: Sequence[Any], n: int, path: str) -> tuple[int, int]:
+    """The span of the `n`th source's table, checked to parse back to exactly that source."""
+    first = source_spans(text, raw_sources)
+    if first is not None:
+        # The line scan first; a multi-line string holding a `[[sources]]` line fools it, not the tokens.
+        held = _holds(text, first[n], raw_sources[n])
+        if held is not None:
+            return held
         spans = _spans_by_tokens(text)
-        if len(spans) == len(raw_sources):
-            start, end = spans[n]
-            end = _trimmed(text, start, end)
-            try:
-                if tomli.loads(text[start:end]) == {"sources": [raw_sources[n]]}:
-                    return start, end
-            except tomli.TOMLDecodeError:
-                pass
+        held = _holds(text, spans[n], raw_sources[n]) if len(spans) == len(raw_sources) else None
+        if held is not None:
+            return held
     raise UsageError(
         f"cannot edit {path} in place: its sources are not plain [[sources]] tables",
         hint="'invmap fmt' rewrites it in the canonical form, which can be",

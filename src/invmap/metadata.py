@@ -95,6 +95,16 @@ def _wait_for_arxiv() -> None:
     wait = last + ARXIV_GAP - time.time()
     if 0 < wait <= ARXIV_GAP:
         time.sleep(wait)
+    _arxiv_stamp()
+
+
+def _arxiv_stamp() -> None:
+    """Note now as the last arXiv request: before one is sent, and again once its answer is in (so a
+    request that took long to send or answer still leaves the full gap before the next)."""
+    from invmap.index import cache_folder
+
+    folder = cache_folder()
+    stamp = os.path.join(folder, _STAMP) if folder else None
     _LAST_ARXIV[0] = time.time()
     if stamp:
         with contextlib.suppress(OSError):
@@ -113,7 +123,10 @@ def arxiv_works(ids: Sequence[str]) -> dict[str, Work]:
     for start in range(0, len(wanted), ARXIV_BATCH):
         part = wanted[start : start + ARXIV_BATCH]
         _wait_for_arxiv()
-        response = _get(base, {"id_list": ",".join(part), "max_results": str(len(part))}, "arXiv")
+        try:
+            response = _get(base, {"id_list": ",".join(part), "max_results": str(len(part))}, "arXiv")
+        finally:
+            _arxiv_stamp()
         if response.status_code != 200:
             raise ServiceError(f"arXiv answered HTTP {response.status_code} ({base})")
         out.update(parse_atom(response.text, base))

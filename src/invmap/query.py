@@ -374,8 +374,7 @@ def search(
 
     columns = list(DEFAULT_COLUMNS) if fields is None else [*fields, *(["level_words"] if "layer" in fields else [])]
     query = engine.build_query(index, args, TEXT_FIELDS, exact=exact)
-    weights = [WEIGHTS[c] if c in columns else 0.0 for c in SEARCH_COLUMNS]
-    ranked = engine.rank(index, query, "fts", columns, weights, filters.where, filters.params, limit=limit)
+    ranked = _ranking(index, query, filters, columns, limit)
     hits = [h for h in ranked if h.score >= min_score]  # scores only fall down the ranking
     records = index.at([h.rowid for h in hits])
     every = " OR ".join(e for g in query.groups if (e := engine.group_expression(g, columns)))
@@ -384,6 +383,22 @@ def search(
         matched, why = _why(index, every, hit.rowid, columns, record)
         out.append({**record, "score": hit.score, "matched": matched, "why": why})
     return out, query
+
+
+def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
+    """The hits of `search` over every text field (rowid and score, best first), without the records
+    or why each matched: what triage needs to order a level's sources, at any size."""
+    from invmap import search as engine
+
+    query = engine.build_query(index, args, TEXT_FIELDS)
+    return _ranking(index, query, filters, list(DEFAULT_COLUMNS), None)
+
+
+def _ranking(index: Index, query: Any, filters: Filters, columns: Sequence[str], limit: int | None) -> list[Any]:
+    from invmap import search as engine
+
+    weights = [WEIGHTS[c] if c in columns else 0.0 for c in SEARCH_COLUMNS]
+    return engine.rank(index, query, "fts", columns, weights, filters.where, filters.params, limit=limit)
 
 
 WHY_WIDTH = 70  # characters of context kept around the matched words in `why`

@@ -588,6 +588,23 @@ def plain_table(
     return "\n".join(out) + "\n"
 
 
+def styled_table(**extra: Any) -> Any:
+    """A rich Table with every table's look: a rule under the header, no edges, GAP spaces between
+    columns (`plain_table` draws the same text without rich)."""
+    from rich import box
+    from rich.table import Table
+
+    return Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, GAP - 1, 0, 0),
+        header_style="bold",
+        collapse_padding=True,
+        **extra,
+    )
+
+
 def records_table(
     rows: Sequence[dict[str, Any]],
     fields: Sequence[str],
@@ -601,23 +618,13 @@ def records_table(
     With `links`, each source's name (or its id, when the name is not shown) links to its url.
     `fitted`: the layout already worked out (False: stacked); `first`: this piece carries the header
     (a later piece of a long table does not, and a stacked piece starts with a blank line)."""
-    from rich import box
-    from rich.table import Table
 
     if fitted is None:
         fitted = layout(rows, fields, width)
     if not fitted:
         return stacked(rows, fields, width, color, lead=not first)
     shown, widths = fitted
-    table = Table(
-        show_header=first,
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, GAP - 1, 0, 0),
-        header_style="bold",
-        collapse_padding=True,
-    )
+    table = styled_table(show_header=first)
     for f in shown:
         style = {"id": "cyan", "score": "green", "year": "magenta", "code": "cyan"}.get(f) if color else None
         table.add_column(
@@ -835,8 +842,6 @@ def document_plain(result: Result, context: Context) -> Iterator[str]:
 
 def levels_table(rows: Sequence[dict[str, Any]], width: int, color: bool) -> Any:
     """`layers`: code, title, scope (wrapped at spaces) and count; below 60 columns a block per level."""
-    from rich import box
-    from rich.table import Table
 
     count_width = max(len("Sources"), *(len(str(r["count"])) for r in rows))
     code_width = max(len("Code"), *(len(r["code"] or "") for r in rows))
@@ -845,14 +850,7 @@ def levels_table(rows: Sequence[dict[str, Any]], width: int, color: bool) -> Any
     scope_width = width - code_width - title_width - count_width - 3 * GAP
     if width < NARROW or scope_width < 16:
         return _level_blocks(rows, width, color)
-    out = Table(
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, GAP - 1, 0, 0),
-        header_style="bold",
-        collapse_padding=True,
-    )
+    out = styled_table()
     out.add_column("Code", width=code_width, no_wrap=True, style="cyan" if color else None)
     out.add_column("Title", width=title_width, overflow="fold")
     out.add_column("Scope", width=scope_width, overflow="fold")

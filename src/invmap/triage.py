@@ -75,9 +75,9 @@ def _level(
     matched = ([t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY])[:SHOWN]
     chosen = _both(filters, query.build_filters(index, {"layer": [level["code"]]}))
     sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
-    matching, _ = query.search(index, chosen, list(words), None, limit=None) if sources else ([], None)
-    first = [r["id"] for r in matching]
-    ordered = sorted(sources, key=lambda r: (first.index(r["id"]) if r["id"] in first else len(first), r["pos"]))
+    hits = query.ranked(index, chosen, list(words)) if sources else []
+    first = {hit.rowid: n for n, hit in enumerate(hits)}  # a source's place in that search
+    ordered = sorted(sources, key=lambda r: (first.get(r["pos"], len(first)), r["pos"]))
     return {
         "code": level["code"],
         "title": level["title"],
