@@ -241,12 +241,19 @@ def test_committed_scripts_are_current(shell):
     )
 
 
-def test_real_bash_runs_the_committed_script():
+@pytest.mark.parametrize(
+    ("word", "reply"),
+    [
+        ("Pag", "PagedAttention\n"),
+        ("att", "Attention\\ Is\\ All\\ You\\ Need\n"),  # one candidate in its real case, escaped for the line
+    ],
+)
+def test_real_bash_runs_the_committed_script(word, reply):
     warm()
     bin_dir = str(Path(installed_invmap()).parent)
     script = REPO / "completions" / "invmap.bash"
     program = (
-        f"source '{script}'; COMP_WORDS=(invmap show Pag); COMP_CWORD=2; _invmap_completion invmap; "
+        f"source '{script}'; COMP_WORDS=(invmap show {word}); COMP_CWORD=2; _invmap_completion invmap; "
         "printf '%s\\n' \"${COMPREPLY[@]}\""
     )
     done = subprocess.run(
@@ -255,24 +262,7 @@ def test_real_bash_runs_the_committed_script():
         text=True,
         env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
     )
-    assert done.stdout == "PagedAttention\n"
-
-
-def test_real_bash_replaces_the_word_with_a_single_candidate_in_its_real_case():
-    warm()
-    bin_dir = str(Path(installed_invmap()).parent)
-    script = REPO / "completions" / "invmap.bash"
-    program = (
-        f"source '{script}'; COMP_WORDS=(invmap show att); COMP_CWORD=2; _invmap_completion invmap; "
-        "printf '%s\\n' \"${COMPREPLY[@]}\""
-    )
-    done = subprocess.run(
-        ["bash", "--norc", "-c", program],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
-    )
-    assert done.stdout == "Attention\\ Is\\ All\\ You\\ Need\n"  # one candidate, escaped for the line
+    assert done.stdout == reply
 
 
 ZPTY = r"""

@@ -232,15 +232,14 @@ def open_current(key: dict[str, Any]) -> sqlite3.Connection | None:
         return None
     path = index_path(key)
     con = None
-    try:
+    # A file that is damaged or foreign (not UTF-8, not SQLite, another user's) is not used: None.
+    with contextlib.suppress(OSError, sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError):
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode) or not _ours(info):
             return None
         con = _connect(path)
         if _trusted(con, key):
             return con
-    except (OSError, sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError):
-        pass  # damaged or foreign: not used
     if con is not None:
         con.close()
     return None
