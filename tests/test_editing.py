@@ -8,6 +8,8 @@ import time
 import pytest
 
 from conftest import REPO, add_args, generated_catalog, ids_of, installed_invmap
+from invmap.fields import FIELDS
+from invmap.model import effective_link
 
 
 def show(cli, catalog, ident):
@@ -28,6 +30,32 @@ def test_edit_changes_only_that_table_and_keeps_every_other_byte(cli, mine):
     assert after[moon:] == text[text.index('# the next one\n[[sources]]\nid = "mooncake"') :]
     record = show(cli, mine, "pagedattention")
     assert (record["seam"], record["keywords"]) == ("the block manager", ["paging"])
+
+
+SETTABLE = [f for f in FIELDS if f.stored and f.name not in ("id", "name")]
+
+
+@pytest.mark.parametrize("field", SETTABLE, ids=lambda f: f.name)
+def test_every_field_is_set_by_add_and_changed_by_edit(cli, mine, field):
+    """Each field's own option (from fields.py), with its declared example: `add` stores it, `edit`
+    changes it and nothing else, and `show --json` gives the value back in the JSON contract's form."""
+    text = field.example or f"A new {field.name}."
+    expected = field.kind.json(field.kind.parse([text] if field.kind.many else text))
+    base = add_args("Trial")
+    given = dict(zip(base[::2], base[1::2])) | {field.flag: text}
+    added = cli("--catalog", str(mine), "add", *(part for pair in given.items() for part in pair))
+    assert added.code == 0, added.err
+    trial = show(cli, mine, "trial")
+    assert trial[field.name] == expected
+    before = show(cli, mine, "mooncake")
+    edited = cli("--catalog", str(mine), "edit", "mooncake", field.flag, text)
+    assert edited.code == 0, edited.err
+    after = {**before, field.name: expected}
+    if field.name == "layer":  # the codes follow the label
+        after["layers"] = trial["layers"]
+    if field.name in ("arxiv", "doi") and before["url"] == effective_link(None, before["arxiv"], before["doi"]):
+        after["url"] = effective_link(None, after["arxiv"], after["doi"])  # a url of no own: the new page
+    assert show(cli, mine, "mooncake") == after
 
 
 def test_edit_lists_replace_and_unset_clears(cli, mine):
