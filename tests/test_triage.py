@@ -200,3 +200,16 @@ def test_readme_from_symptom_to_source_runs_as_written(tmp_path):
     assert outs[2] == "https://github.com/microsoft/sarathi-serve\n"
     record = json.loads((tmp_path / "experiments" / "chunk-tail.json").read_text())
     assert record["artifacts"]["source_id"] == "sarathi-serve"
+
+
+@pytest.mark.parametrize("filters", [["--type", "Current"], ["--type", "Current", "--year", "2025.."]])
+def test_filters_narrow_each_level_s_sources_and_not_the_levels(cli, filters):
+    """The level ranking is the symptom's alone; a filter keeps, of each level's sources, those it selects."""
+    symptom = ["requests", "are", "preempted", "because", "the", "kv", "cache", "is", "full"]
+    plain = json.loads(cli("triage", *symptom, "--json").out)
+    narrowed = json.loads(cli("triage", *symptom, *filters, "--json").out)
+    assert [level["code"] for level in narrowed] == [level["code"] for level in plain]
+    for whole, part in zip(plain, narrowed):
+        selected = set(ids_of(cli("list", "--layer", whole["code"], *filters, "--json")))
+        assert [s["id"] for s in part["sources"]] == [s["id"] for s in whole["sources"] if s["id"] in selected]
+        assert selected and len(part["sources"]) < len(whole["sources"])

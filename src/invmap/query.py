@@ -99,6 +99,10 @@ class Filters:
     def where(self) -> str:
         return " AND ".join(self.clauses)
 
+    def and_(self, other: Filters) -> Filters:
+        """The sources both select (`--type survey` within one level, for triage)."""
+        return Filters([*self.clauses, *other.clauses], [*self.params, *other.params])
+
     def add(self, parts: list[tuple[str, list[Any]]]) -> None:
         if parts:
             self.clauses.append(_any([sql for sql, _ in parts]))

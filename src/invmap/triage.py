@@ -73,7 +73,7 @@ def _level(
     texts = index.items([i.rowid for i in mine], every, engine.MARK)
     ranked = [texts[i.rowid] for i in mine if i.rowid in texts]
     matched = ([t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY])[:SHOWN]
-    chosen = _both(filters, query.build_filters(index, {"layer": [level["code"]]}))
+    chosen = filters.and_(query.build_filters(index, {"layer": [level["code"]]}))
     sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
     hits = query.ranked(index, chosen, list(words)) if sources else []
     first = {hit.rowid: n for n, hit in enumerate(hits)}  # a source's place in that search
@@ -87,15 +87,6 @@ def _level(
         "sources": [{"id": r["id"], "name": r["name"], "question": r["question"]} for r in ordered],
         "_marked": matched,
     }
-
-
-def _both(a: Any, b: Any) -> Any:
-    from invmap.query import Filters
-
-    both = Filters()
-    both.clauses = [*a.clauses, *b.clauses]
-    both.params = [*a.params, *b.params]
-    return both
 
 
 def unmarked(text: str) -> str:
