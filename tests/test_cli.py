@@ -473,3 +473,40 @@ def test_sort_by_access_date(cli, mine):
 
 def test_a_unique_title_prefix_finds_its_source(cli):
     assert json.loads(cli("show", "Orca: A Distributed Serving System", "--json").out)["id"] == "orca"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["diff", "-", "-"], "Error: only one of A and B can be '-' (stdin)"),
+        (["check", "--links", "--timeout", "0"], "Error: --timeout must be more than 0 seconds, not 0"),
+        (
+            ["check", "--links", "--max-age", "xyz"],
+            "Error: --max-age takes an age such as 30m, 24h or 7d (0 checks again), not 'xyz'",
+        ),
+        (["check", "pagedattention"], "Error: ID..., --all and --update-redirects go with --links"),
+        (["search", "kv", "--min-score", "200"], "Error: --min-score must be between 0 and 100, not 200"),
+        (["search", ""], "Error: search needs some text to look for"),
+        (["layers", "L9"], "Error: unknown level 'L9' (levels: L1, L2, L3, L4, L5, L6, P0)"),
+        (
+            ["list", "--sort", "bogus"],
+            "Error: unknown sort key 'bogus' (valid keys: id, name, type, year, layer, accessed)",
+        ),
+        (["list", "--fields", ""], "Error: --fields needs at least one field name (valid fields: id, name, source,"),
+        (["records", "/no-such-folder-here"], "Error: no such folder: /no-such-folder-here (records folder)"),
+    ],
+)
+def test_usage_errors_say_what_is_wrong_and_exit_2(cli, args, message):
+    result = cli(*args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith(message) and result.err.count("\n") == 1, result.err
+
+
+def test_rm_refuses_to_empty_a_catalog(cli, mine):
+    before = mine.read_bytes()
+    result = cli("--catalog", str(mine), "rm", "mooncake", "pagedattention")
+    assert (result.code, result.err) == (
+        2,
+        f"Error: cannot remove every source of {mine}: a catalog holds at least one\n",
+    )
+    assert mine.read_bytes() == before
