@@ -315,7 +315,7 @@ def test_search_nothing_found_is_empty_success(cli):
 
 
 def test_search_bad_field(cli):
-    from invmap.options import SEARCHABLE
+    from invmap.filters import SEARCHABLE
 
     result = cli("search", "kv", "--in", "colour")
     assert (result.code, result.out) == (2, "")

@@ -163,6 +163,6 @@ def test_lookup_keys_ignore_case_spacing_and_punctuation_for_any_text(text):
     """The ASCII fast path of `normalize` gives what the general rule gives."""
     import re
 
-    from invmap.index import normalize
+    from invmap.text import normalize
 
     assert normalize(text) == re.sub(r"[\W_]+", "", text.casefold())

@@ -189,7 +189,7 @@ def resolve_overlay(
     if len(here) > MAX_CHAIN:
         raise CatalogError(path, [f"[catalog] extends a chain of more than {MAX_CHAIN} catalogs"])
     base_raw = resolve_overlay(read_table(base), base, bases, problems, here)
-    from invmap.index import key_of
+    from invmap.cache import key_of
 
     if (key := key_of(base)) is not None:
         bases.append(key)

@@ -33,7 +33,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 def _fill_choices() -> None:
     from invmap.fields import SORT_KEYS
-    from invmap.options import SEARCHABLE
+    from invmap.filters import SEARCHABLE
 
     CHOICES["sort"] = SORT_KEYS
     for f in FIELDS:
@@ -55,7 +55,7 @@ def from_index(index: Any, kind: str, incomplete: str = "") -> dict[str, Any]:
         return {"types": index.types()}
     if kind == "term":
         return {"terms": [(t["term"], t["expansion"] or "") for t in index.glossary()]}
-    from invmap.index import normalize
+    from invmap.text import normalize
 
     last = incomplete.rpartition(",")[2] if kind == "layer" else incomplete
     typed = normalize(last.replace("\\ ", " "))

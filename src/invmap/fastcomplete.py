@@ -177,10 +177,11 @@ def _candidates(
         return complete.choices(complete.CHOICES[kind], incomplete)
     if kind not in complete.INDEX_KINDS:
         return None
+    from invmap import cache
     from invmap import index as index_db
 
     path = catalog_path or os.environ.get("INVMAP_CATALOG") or os.path.join(os.path.dirname(__file__), "catalog.toml")
-    key = index_db.key_of(path) if index_db.enabled() else None
+    key = cache.key_of(path) if cache.enabled() else None
     con = index_db.open_current(key) if key else None
     if con is None:
         return None  # never indexed, or changed since: Typer's path indexes it

@@ -369,7 +369,6 @@ EXTRA: tuple[Field, ...] = (
         kind=LIST,
     ),
 )
-EXTRA_BY_NAME: dict[str, Field] = {f.name: f for f in EXTRA}
 SCORED_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score")
 SEARCH_RESULT_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score", "matched", "why")
 

@@ -12,7 +12,7 @@ from invmap.errors import NotFoundError
 
 
 def _key(text: str) -> str:
-    from invmap.index import normalize
+    from invmap.text import normalize
 
     return normalize(text)
 

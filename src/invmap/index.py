@@ -27,8 +27,9 @@ import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from invmap import __version__
-from invmap.fields import DEFAULT_SEARCH, FIELDS, KINDS, SCHEMA, SOURCE_FIELDS, TEXT_FIELDS
+from invmap.cache import enabled, folder, key_of, ours, usable_folder
+from invmap.fields import DEFAULT_SEARCH, FIELDS, KINDS, SOURCE_FIELDS, TEXT_FIELDS
+from invmap.text import camel_parts, normalize
 from invmap.trace import trace
 
 TYPE_CHECKING = False  # a TAB press reads this module: no `typing`, `json`, `hashlib` or `urllib` here
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from invmap.location import Location
     from invmap.model import Catalog
 
-NO_CACHE_VAR = "INVMAP_NO_CACHE"
 FORMAT = 4  # PRAGMA user_version: bump when the tables below change
 _STRICT = " STRICT" if sqlite3.sqlite_version_info >= (3, 37) else ""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -85,83 +85,6 @@ ITEM_STRIDE = 1 << 16  # level items' rowids: a level's pos times this, plus the
 AT_ONCE = 999  # positions looked up by one `pos IN (...)` query: the most any SQLite allows
 PROGRESS_FROM = 8_000_000  # bytes of TOML: a first run this large reports progress (a bar on a terminal)
 WORDS_ALL = 10_000  # a catalog smaller than this corrects typos against every word it holds
-
-
-def enabled() -> bool:
-    return os.environ.get(NO_CACHE_VAR, "") in ("", "0")
-
-
-def folder() -> str:
-    """`$XDG_CACHE_HOME/invmap`; a relative XDG_CACHE_HOME is ignored, as the XDG rule says."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "invmap")
-
-
-def cache_folder() -> str | None:
-    """invmap's cache folder when it may be used (ours, not a symlink, caching not turned off):
-    the index lives there, and `check --links` keeps its results there."""
-    return _usable_folder(create=True) if enabled() else None
-
-
-def _ours(info: os.stat_result) -> bool:
-    """Owned by this user and writable by nobody else."""
-    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
-
-
-def _usable_folder(create: bool) -> str | None:
-    """The cache folder if it is ours (created 0700 if asked), else None. A folder that is a symlink,
-    or not ours, is never written or chmodded: the index is then kept in memory."""
-    path = folder()
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        if not create:
-            return None
-        try:
-            os.makedirs(path, mode=0o700, exist_ok=True)
-            info = os.lstat(path)
-            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
-                os.chmod(path, 0o700)
-                info = os.lstat(path)
-        except OSError:
-            return None
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        return None  # a symlink (lstat), a file, or another user's folder
-    if info.st_mode & 0o077:
-        if not create:
-            return None
-        try:  # made by an older invmap (0755): made private before it is used
-            os.chmod(path, 0o700)
-        except OSError:
-            return None
-    return path
-
-
-def key_of(path: str) -> dict[str, Any] | None:
-    """What must be unchanged for an index to count; None for what cannot have one (stdin, a FIFO)."""
-    if path == "-":
-        return None
-    try:
-        real = os.path.realpath(path)
-        st = os.stat(real)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return {
-        "path": real,
-        "size": st.st_size,
-        "mtime": st.st_mtime_ns,
-        "inode": st.st_ino,
-        "dev": st.st_dev,
-        "ctime": st.st_ctime_ns,
-        "version": __version__,
-        "schema": SCHEMA,
-    }
 
 
 def index_path(key: dict[str, Any]) -> str:
@@ -228,14 +151,14 @@ def _trusted(con: sqlite3.Connection, key: dict[str, Any]) -> bool:
 
 def open_current(key: dict[str, Any]) -> sqlite3.Connection | None:
     """The persisted index for `key` if it exists, is ours and is current; never raises."""
-    if _usable_folder(create=False) is None:
+    if usable_folder(create=False) is None:
         return None
     path = index_path(key)
     con = None
     # A file that is damaged or foreign (not UTF-8, not SQLite, another user's) is not used: None.
     with contextlib.suppress(OSError, sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError):
         info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or not _ours(info):
+        if not stat.S_ISREG(info.st_mode) or not ours(info):
             return None
         con = _connect(path)
         if _trusted(con, key):
@@ -267,30 +190,6 @@ def state_of(path: str) -> dict[str, Any]:
 
 
 # --- building --------------------------------------------------------------------------------
-
-
-_NOT_WORD = re.compile(r"[\W_]+")
-_ASCII_LOWER = bytes(range(256)).lower()
-_ASCII_NOT_WORD = bytes(c for c in range(128) if not chr(c).isalnum())
-_CAMEL = re.compile(r"[^\W\d_]*[a-z][A-Z][^\W_]*|[A-Z]{2,}[a-z][^\W_]*")
-_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_HAS_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
-
-
-def normalize(text: str) -> str:
-    """Case, spacing and punctuation do not matter: `Paged attention` == `pagedattention`."""
-    if text.isascii():  # the common case: one pass over the bytes, ~15x faster than the expression
-        return text.encode().translate(_ASCII_LOWER, _ASCII_NOT_WORD).decode()
-    return _NOT_WORD.sub("", text.casefold())
-
-
-def camel_parts(*texts: str | None) -> str | None:
-    """The parts of the CamelCase words in `texts` (`FlashAttention, KVCache-centric` -> `Flash
-    Attention KV Cache`), so that a search for `attention` finds PagedAttention; None when there are none."""
-    text = " ".join(t for t in texts if t)
-    if not _HAS_CAMEL.search(text):
-        return None
-    return " ".join(" ".join(_CAMEL_PART.findall(word)) for word in _CAMEL.findall(text)) or None
 
 
 _LISTS_AT = tuple(1 + i for i, f in enumerate(FIELDS) if f.kind.name == "list")
@@ -528,7 +427,7 @@ def build(
     for `key` where the cache folder is usable, else in memory."""
     from invmap.catalog import Validation
 
-    where = _usable_folder(create=True) if key is not None and enabled() else None
+    where = usable_folder(create=True) if key is not None and enabled() else None
     if where is not None:
         target = index_path(key)  # type: ignore[arg-type]
         tmp = None

@@ -83,7 +83,7 @@ def _get(url: str, params: dict[str, str] | None, service: str) -> Any:
 
 def _wait_for_arxiv() -> None:
     """Sleep until ARXIV_GAP seconds have passed since the last arXiv request (this run's or another's)."""
-    from invmap.index import cache_folder
+    from invmap.cache import cache_folder
 
     folder = cache_folder()
     stamp = os.path.join(folder, _STAMP) if folder else None
@@ -101,7 +101,7 @@ def _wait_for_arxiv() -> None:
 def _arxiv_stamp() -> None:
     """Note now as the last arXiv request: before one is sent, and again once its answer is in (so a
     request that took long to send or answer still leaves the full gap before the next)."""
-    from invmap.index import cache_folder
+    from invmap.cache import cache_folder
 
     folder = cache_folder()
     stamp = os.path.join(folder, _STAMP) if folder else None

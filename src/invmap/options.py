@@ -3,8 +3,8 @@
 Everything that knows about the command line derives from `COMMANDS`: the Typer commands and their
 `--help` (`cli/build.py`), the grouped command list of `invmap --help`, and the completion fast path
 (`fastcomplete.py`), which must know every option of every command, flags included. Options that
-several commands share are declared once, as bundles: `FILTERS` (a new filter is one line here, and
-reaches every command that filters sources; its SQL is the `clause`), `LISTING` and `OUTPUT`.
+several commands share are declared once, as bundles: `FILTERS` (declared in the core, `filters.py`,
+with its clause), `LISTING` and `OUTPUT`.
 No typer, no typing: a TAB press reads this module.
 """
 
@@ -12,27 +12,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from invmap.fields import FIELDS, SORT_KEYS, TEXT_FIELDS
-
-
-class Opt(
-    namedtuple(
-        "Opt",
-        ("dest", "flags", "help", "metavar", "kind", "complete", "multiple", "default", "clause", "for_levels"),
-        defaults=(None, "text", None, False, None, None, True),
-    )
-):
-    """An option: `dest` (the parameter), `flags` (`--layer`, `-l`), `help`, `metavar`; `kind` text |
-    flag | int | count (an int of at least 1) | float; `complete` (what TAB offers: a name
-    `fastcomplete` and `cli/complete.py` know); `multiple` (repeatable, commas too); `default`;
-    for a filter, `clause` (SQL over `sources` for a flag, else the name of `query`'s clause builder)
-    and `for_levels` (whether `layers` takes it)."""
-
-    __slots__ = ()
-
-    @property
-    def takes_value(self) -> bool:
-        return self.kind != "flag"
+from invmap.fields import FIELDS, SORT_KEYS
+from invmap.filters import FILTERS, Opt
 
 
 class Arg(
@@ -75,45 +56,6 @@ class Command(
 
 
 # --- bundles -----------------------------------------------------------------------------------
-
-FILTERS: tuple[Opt, ...] = (
-    Opt(
-        "layer",
-        ("--layer", "-l"),
-        "A level code (L1..L6, P0; a digit 1-6 names L1..L6), words of a level's title or scope "
-        "(disaggregation), or part of a layer label. Repeat or use commas to OR.",
-        "LAYER",
-        complete="layer",
-        multiple=True,
-        clause="layer",
-        for_levels=False,
-    ),
-    Opt(
-        "type",
-        ("--type", "-t"),
-        "Direction/type, any case (Current, Foundational, ...). Repeat or use commas to OR.",
-        "TYPE",
-        complete="type",
-        multiple=True,
-        clause="type",
-    ),
-    Opt(
-        "year",
-        ("--year", "-y"),
-        "2024, 2023..2025, 2025.., ..2017 or n.d. Repeat or use commas to OR.",
-        "YEARS",
-        multiple=True,
-        clause="year",
-    ),
-    Opt(
-        "has_code",
-        ("--has-code",),
-        "Only sources with a public code repository (a `code` link).",
-        kind="flag",
-        default=False,
-        clause="code IS NOT NULL",
-    ),
-)
 
 LISTING: tuple[Opt, ...] = (
     Opt(
@@ -792,7 +734,6 @@ for _c in COMMANDS:
     if _c.parent is not None:
         SUB.setdefault(_c.parent, {})[_c.name] = _c
 GROUPS: tuple[str, ...] = ("Query", "Overview", "Authoring", "Records")
-SEARCHABLE: tuple[str, ...] = (*TEXT_FIELDS, "all")
 
 
 def options_of(command: Command) -> tuple[Opt, ...]:

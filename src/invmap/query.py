@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from invmap.errors import NotFoundError, UsageError
 from invmap.fields import KINDS, SORT_KEYS, SOURCE_FIELDS, TEXT_FIELDS
+from invmap.filters import FILTERS, SEARCHABLE, VALUE_CLAUSES
 from invmap.index import DEFAULT_COLUMNS, SEARCH_COLUMNS, WEIGHTS
-from invmap.options import FILTERS, SEARCHABLE
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
 if TYPE_CHECKING:
@@ -194,12 +194,14 @@ def _year_parts(index: Index, values: list[str], filters: Filters) -> list[tuple
     return [parse_year(v).sql() for v in values]
 
 
-# The clause builders a value filter's `clause` names (options.FILTERS); a flag's clause is its SQL.
+# The clause builders a value filter's `clause` names (filters.FILTERS); a flag's clause is its SQL.
 CLAUSES = {"layer": _layer_parts, "type": _type_parts, "year": _year_parts}
+if VALUE_CLAUSES - CLAUSES.keys():  # a filter declared without its clause fails every command at once
+    raise ImportError(f"filters.FILTERS names clauses query.CLAUSES lacks: {sorted(VALUE_CLAUSES - CLAUSES.keys())}")
 
 
 def build_filters(index: Index, values: dict[str, Any]) -> Filters:
-    """The filter bundle's values (`options.FILTERS`, by dest) -> one Filters. Values of one option are
+    """The filter bundle's values (`filters.FILTERS`, by dest) -> one Filters. Values of one option are
     ORed (repeated, or a comma list, each value once), different options ANDed."""
     filters = Filters()
     for o in FILTERS:
@@ -281,7 +283,7 @@ def resolve(index: Index, query: str) -> dict[str, Any]:
     An identifier-like query (an arXiv id, a DOI, a URL) that matches nothing is simply not found.
     """
     from invmap.identifiers import keys_for_query
-    from invmap.index import normalize
+    from invmap.text import normalize
 
     def found(positions: list[int]) -> dict[str, Any]:
         records = index.at(positions)

@@ -377,10 +377,6 @@ def _greedy(tokens: Sequence[str], width: int) -> list[str]:
     return lines
 
 
-def _longest_word(texts: Sequence[str]) -> int:
-    return max((len(w) for t in texts for w in t.split()), default=1)
-
-
 def layout(
     rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int
 ) -> tuple[list[str], dict[str, int]] | None:

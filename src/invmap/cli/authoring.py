@@ -420,7 +420,7 @@ def check_links(ctx: typer.Context, args: Args) -> None:
     when any is dead, 4 when the network cannot be used at all."""
     from invmap import links as linking
     from invmap import query
-    from invmap.index import cache_folder
+    from invmap.cache import cache_folder
 
     location = state(ctx).location
     try:

@@ -19,7 +19,6 @@ from invmap.cli import complete as completion
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
 CALLBACKS: dict[tuple[str, str], Callable[..., Any]] = {}  # (command path, dest) -> completion callback
-MODULES: dict[str, str] = {c.path: c.module for c in decl.COMMANDS}
 
 
 def implements(path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

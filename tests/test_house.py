@@ -1,0 +1,182 @@
+"""Guard rails: the import graph has no cycle and the core never imports the CLI; every filter
+works on every command that filters; README's tables say what the declarations say."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from invmap import errors, formats
+from invmap import options as decl
+from invmap.filters import FILTERS
+
+PACKAGE = REPO / "src" / "invmap"
+# The command line's own modules; every other module is core (a new module is core unless named here).
+CLI = ("invmap.cli", "invmap.options", "invmap.entry", "invmap.__main__", "invmap.fastcomplete", "invmap.complete")
+CLI_ONLY_PACKAGES = ("typer", "click")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every module `name` imports, at module level or inside a function (the lazy imports too), but
+    not under `if TYPE_CHECKING:` (never executed). `from pkg import sub` is an import of `pkg.sub`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            subs = {f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules}
+            found |= subs
+            if len(subs) < len(node.names):
+                found.add(base)
+    return found - {name}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle among invmap's modules, as a path, or None."""
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in graph:
+                continue
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt] if nxt in path else [node, nxt]
+            if nxt not in state and (found := visit(nxt, [*path, nxt])):
+                return found
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def test_no_import_cycle_among_invmaps_modules():
+    assert _cycle(_graph()) is None
+
+
+def test_the_graph_sees_lazy_imports_and_finds_a_cycle():
+    modules = _modules()
+    lazy = _imports("invmap.index", modules["invmap.index"], modules)
+    assert "invmap.catalog" in lazy  # imported inside functions only
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_core_imports_neither_the_cli_nor_typer_or_click():
+    graph = _graph()
+    core = [m for m in graph if not any(m == c or m.startswith(c + ".") for c in CLI)]
+    assert {"invmap.model", "invmap.catalog", "invmap.index", "invmap.query", "invmap.triage"} <= set(core)
+    bad = {
+        m: sorted(i for i in graph[m] if any(i == c or i.startswith(c + ".") for c in (*CLI, *CLI_ONLY_PACKAGES)))
+        for m in core
+    }
+    assert {m: i for m, i in bad.items() if i} == {}
+
+
+# --- every filter, on every command that filters --------------------------------------------------
+
+FILTERING = [c for c in decl.COMMANDS if "filters" in c.bundles or "level_filters" in c.bundles]
+WORDS = {"symptom": ["kv", "cache", "full"], "text": ["cache"]}
+
+
+def _filter_args(o) -> list[str]:
+    return [o.flags[0]] if o.kind == "flag" else [o.flags[0], o.example]
+
+
+@pytest.mark.parametrize("command", FILTERING, ids=lambda c: c.path)
+@pytest.mark.parametrize("o", FILTERS, ids=lambda o: o.dest)
+def test_every_filter_works_on_every_command_that_filters(cli, command, o):
+    taken = {x.dest for x in decl.options_of(command)}
+    if o.dest not in taken:
+        assert command.bundles == ("level_filters", *command.bundles[1:]) or "level_filters" in command.bundles
+        result = cli(*command.path.split(), *_filter_args(o))
+        assert result.code == 2 and "No such option" in result.err
+        return
+    words = [w for a in command.arguments if a.required for w in WORDS[a.dest]]
+    machine = "json" in formats.names_for(command.view) if command.view else False
+    tail = ["--format", "json"] if machine else ["-o", "-"] if command.name == "export" else []
+    result = cli(*command.path.split(), *words, *_filter_args(o), *tail)
+    assert result.code == 0, (command.path, o.dest, result.err)
+    if command.name == "list":
+        every = {r["id"] for r in json.loads(cli("list", "--json").out)}
+        chosen = {r["id"] for r in json.loads(result.out)}
+        assert chosen and chosen < every  # the example narrows, as its declaration says
+
+
+def test_every_filter_has_an_example_or_is_a_flag():
+    assert all((o.kind == "flag") == (o.example is None) for o in FILTERS)
+
+
+# --- README says what the declarations say -------------------------------------------------------
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def _section(heading: str) -> str:
+    start = README.index(heading + "\n")
+    rest = README[start + len(heading) + 1 :]
+    end = re.search(r"^#{1,4} ", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
+def _table_first_cells(text: str) -> list[str]:
+    rows = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| ---")]
+    return [row.split("|")[1].strip() for row in rows[1:]]
+
+
+def test_readme_json_contract_lists_every_key_in_order(cli):
+    cells = _table_first_cells(_section("### JSON contract"))
+    keys = [k for cell in cells for k in re.findall(r"`([a-z_]+)`", cell)]
+    assert keys == list(json.loads(cli("show", "vllm", "--json").out))
+
+
+def test_readme_filter_table_lists_every_filter():
+    cells = _table_first_cells(_section("### Filters"))
+    assert cells == ["`" + ", ".join(sorted(o.flags, key=len)) + "`" for o in FILTERS]
+
+
+def test_readme_exit_code_table_names_every_error_class_code():
+    cells = _table_first_cells(_section("### Exit codes"))
+    codes = {c.exit_code for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.InvmapError)}
+    assert {int(c) for c in cells} == {0, 130} | codes
+
+
+def test_readme_names_every_format():
+    listed = re.search(r"^Formats: (.+)\.$", _section("## Output"), re.M)
+    assert listed and re.findall(r"`([a-z]+)`", listed.group(1)) == list(formats.NAMES)
