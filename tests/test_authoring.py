@@ -141,7 +141,7 @@ def test_add_optional_fields_and_nd(cli, mine):
         (["--id", "mooncake"], "  duplicate id 'mooncake' (first used by source 2)"),
         (
             ["--layer", "L9"],
-            "  field 'layer': unknown layer code 'L9' in 'L9' (valid codes: L1, L2, L3, L4, L5, L6, P0)",
+            "  field 'layer': unknown layer code 'L9' in 'L9' (valid codes: L1, L2, L3, L4, L5, L6, RL, P0)",
         ),
         (["--arxiv", "not-an-id"], "  field 'arxiv': 'not-an-id' is not an arXiv id such as '2407.00079'"),
         (["--mechanism", "  "], "  field 'mechanism': must not be empty"),

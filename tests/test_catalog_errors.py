@@ -18,7 +18,7 @@ EXPECTED = {
     "wrong_type.toml": "source 1 (pagedattention): field 'year': expected an integer, got text '2023'",
     "duplicate_id.toml": "source 2 (pagedattention): duplicate id 'pagedattention' (first used by source 1)",
     "bad_layer.toml": "source 2 (mooncake): field 'layer': unknown layer code 'L9' in 'L3 and L9' "
-    "(valid codes: L1, L2, L3, L4, L5, L6, P0)",
+    "(valid codes: L1, L2, L3, L4, L5, L6, RL, P0)",
     "empty.toml": "is empty: a catalog needs at least one [[sources]] table",
     "binary.toml": "not UTF-8 text (invalid byte at line 2)",
     "no_sources.toml": "no sources: add at least one [[sources]] table",

@@ -124,8 +124,8 @@ def test_unknown_layer_is_a_usage_error(cli):
     result = cli("list", "--layer", "banana")
     assert (result.code, result.out) == (2, "")
     assert result.err.startswith("Error: unknown layer 'banana'")
-    assert "(use a code, L1, L2, L3, L4, L5, L6, P0; words of a level's title or scope" in result.err
-    assert "Runtime lever" in result.err
+    assert "(use a code, L1, L2, L3, L4, L5, L6, RL, P0; words of a level's title or scope" in result.err
+    assert "Future map" in result.err
 
 
 @pytest.mark.parametrize("value, near", [("L9", "L6"), ("L7", "L6"), ("P1", "P0"), ("l0", "L1")])
@@ -133,7 +133,7 @@ def test_a_code_like_unknown_layer_suggests_the_nearest_code(cli, value, near):
     result = cli("list", "--layer", value)
     assert (result.code, result.out) == (2, "")
     assert result.err == (
-        f"Error: unknown layer code '{value}'; did you mean '{near}'? (valid codes: L1, L2, L3, L4, L5, L6, P0)\n"
+        f"Error: unknown layer code '{value}'; did you mean '{near}'? (valid codes: L1, L2, L3, L4, L5, L6, RL, P0)\n"
     )
 
 
@@ -487,7 +487,7 @@ def test_a_unique_title_prefix_finds_its_source(cli):
         (["check", "pagedattention"], "Error: ID..., --all and --update-redirects go with --links"),
         (["search", "kv", "--min-score", "200"], "Error: --min-score must be between 0 and 100, not 200"),
         (["search", ""], "Error: search needs some text to look for"),
-        (["layers", "L9"], "Error: unknown level 'L9' (levels: L1, L2, L3, L4, L5, L6, P0)"),
+        (["layers", "L9"], "Error: unknown level 'L9' (levels: L1, L2, L3, L4, L5, L6, RL, P0)"),
         (
             ["list", "--sort", "bogus"],
             "Error: unknown sort key 'bogus' (valid keys: id, name, type, year, layer, accessed)",

@@ -52,7 +52,7 @@ def test_bash_sources_after_show():
 
 def test_bash_layers_types_fields_formats():
     warm()
-    assert complete("bash", "invmap list --layer ")[1].split() == ["L1", "L2", "L3", "L4", "L5", "L6", "P0"]
+    assert complete("bash", "invmap list --layer ")[1].split() == ["L1", "L2", "L3", "L4", "L5", "L6", "RL", "P0"]
     assert complete("bash", "invmap questions -l l")[1].split() == ["l1", "l2", "l3", "l4", "l5", "l6"]
     assert complete("bash", "invmap list --type Cu")[1] == "Current\n"
     # a value with a space is one shell word in bash; case is forgiven, the typed case kept

@@ -13,12 +13,12 @@ from invmap import catalog as catalog_io
 from invmap.render import bar_charts
 
 ROWS = seed_rows()
-CODES = ["L1", "L2", "L3", "L4", "L5", "L6", "P0"]
+CODES = ["L1", "L2", "L3", "L4", "L5", "L6", "RL", "P0"]
 
 
 def codes_of(label: str) -> set[str]:
     """An independent reading of a layer label, for checking counts."""
-    found = set(re.findall(r"\b([LP]\d)\b", label))
+    found = set(re.findall(r"\b([LP]\d)\b", label)) | ({"RL"} if "runtime lever" in label.lower() else set())
     if m := re.search(r"L(\d) to L(\d)", label):
         found |= {f"L{n}" for n in range(int(m.group(1)), int(m.group(2)) + 1)}
     return found
@@ -26,19 +26,16 @@ def codes_of(label: str) -> set[str]:
 
 def test_layers_counts_and_members(cli):
     rows = json.loads(cli("layers", "--json").out)
-    assert [r["code"] for r in rows[:7]] == CODES
-    for row in rows[:7]:
+    assert [r["code"] for r in rows[:8]] == CODES
+    for row in rows[:8]:
         expected = [r["Source"] for r in ROWS if row["code"] in codes_of(r["Layer"])]
         assert row["count"] == len(expected) == len(row["sources"])
     assert rows[2]["title"] == "Cache management"
     assert rows[2]["scope"] == "paging, prefix reuse, reservation, eviction, compression, tiering, and transfer"
     assert list(rows[2]) == ["code", "title", "scope", "question", "metrics", "symptoms", "count", "sources", "names"]
     assert rows[2]["names"] == ["PagedAttention", "vLLM", "vAttention", "Mooncake", "SGLang", "LMCache"]
-    free = [(r["code"], r["title"], r["count"]) for r in rows[7:]]
-    assert free == [
-        (None, label, 1)
-        for label in ["Guide navigation", "Transformer anatomy", "Runtime lever", "Model and KV memory", "Future map"]
-    ]
+    free = [(r["code"], r["title"], r["count"]) for r in rows[8:]]
+    assert free == [(None, label, 1) for label in ["Guide navigation", "Transformer anatomy", "Model and KV memory", "Future map"]]
     assert (
         cli("layers").out.splitlines()[4]
         == "L5\tCluster architecture\t6\tmooncake;lmcache;distserve;smartgen;prefill-deflection;llm-d"

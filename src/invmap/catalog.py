@@ -100,9 +100,47 @@ FAST_PARSE_MAX_OPEN = 256
 
 def _cannot_nest_deeply(text: str) -> bool:
     """True when the text holds at most FAST_PARSE_MAX_OPEN opening brackets besides the `[[sources]]`
-    header lines (which open and close on their own line): nesting can never be deeper than that."""
+    header lines (which open and close on their own line): nesting can never be deeper than that. A
+    smaller text over that count (a catalog with reports: a `sources = [...]` list each) has its
+    real depth measured, strings and comments skipped."""
     headers = text.count("\n[[sources]]\n") + text.startswith("[[sources]]\n")
-    return text.count("[") + text.count("{") - 2 * headers <= FAST_PARSE_MAX_OPEN
+    if text.count("[") + text.count("{") - 2 * headers <= FAST_PARSE_MAX_OPEN:
+        return True
+    return len(text) <= DEPTH_SCAN_MAX and _depth(text) <= FAST_PARSE_MAX_OPEN
+
+
+DEPTH_SCAN_MAX = 4 * 2**20  # characters: a larger text that may nest deeply goes to tomli
+_TOKENS = re.compile(r'"""|\'\'\'|\\.|["\'#\n\[\]{}]', re.S)
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting of a TOML text, brackets inside strings and comments not counted
+    (an unclosed string counts as the rest of the text: the parser refuses it anyway)."""
+    depth = deepest = 0
+    inside: str | None = None  # the quote that opened the string we are in, or "#" in a comment
+    for m in _TOKENS.finditer(text):
+        token = m.group()
+        if inside is not None:
+            if token.startswith("\\") and inside in ("'", "'''", "#"):  # no escapes there
+                token = token[1:] or token
+                if inside == "#" and token == "\n":
+                    inside = None
+                elif inside == "'" and token == "'":
+                    inside = None
+                elif inside == "'''" and token == "'" and text.startswith("''", m.end()):
+                    inside = None
+                continue
+            if token == inside or (inside == "#" and token == "\n"):
+                inside = None
+            continue
+        if token in ('"""', "'''", '"', "'", "#"):
+            inside = token
+        elif token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+    return deepest
 
 
 def parse_text(text: str, path: str) -> dict[str, Any]:
@@ -314,9 +352,33 @@ class Validation:
             problems = [describe_error(err, raw) for err in errors] + problems
         except RecursionError:
             problems.insert(0, "nested too deeply")
+        if catalog is not None:
+            problems += report_problems(catalog)
         if problems or catalog is None:
             raise CatalogError(self.path, problems)
         return catalog
+
+
+def report_problems(catalog: Catalog) -> list[str]:
+    """What no single report can know: an id or URL given twice, a source id the catalog lacks, a
+    secondary level that repeats the primary."""
+    known = {s.id for s in catalog.sources}
+    ids: dict[str, int] = {}
+    urls: dict[str, int] = {}
+    out = []
+    for n, r in enumerate(catalog.reports, start=1):
+        where = f"report {n} ({r.id})"
+        if r.id in ids:
+            out.append(f"{where}: duplicate id '{r.id}' (first used by report {ids[r.id]})")
+        ids.setdefault(r.id, n)
+        url = r.url.rstrip("/")
+        if url in urls:
+            out.append(f"{where}: url is also report {urls[url]}'s")
+        urls.setdefault(url, n)
+        if r.secondary == r.primary:
+            out.append(f"{where}: secondary repeats primary ({r.primary}); leave it out")
+        out += [f"{where}: no source '{s}' in this catalog" for s in r.sources if s not in known]
+    return out
 
 
 _HEADER_LINE = re.compile(r"[ \t]*\[")
@@ -545,11 +607,13 @@ def _where(loc: list[Any], raw: dict[str, Any]) -> str:
     """`source 3 (flashattention): ` for a source's field, `[catalog]: ` for the catalog table."""
     from invmap.safe import escape
 
-    if len(loc) >= 2 and loc[0] == "sources" and isinstance(loc[1], int):
+    if len(loc) >= 2 and loc[0] in ("sources", "reports") and isinstance(loc[1], int):
         position = loc[1] + 1
-        entry = raw.get("sources", [None] * (loc[1] + 1))[loc[1]]
+        entries = raw.get(loc[0])
+        entry = entries[loc[1]] if isinstance(entries, list) and loc[1] < len(entries) else None
         ident = entry.get("id") if isinstance(entry, dict) else None
-        label = f"source {position} ({escape(ident)})" if isinstance(ident, str) and ident else f"source {position}"
+        kind = "source" if loc[0] == "sources" else "report"
+        label = f"{kind} {position} ({escape(ident)})" if isinstance(ident, str) and ident else f"{kind} {position}"
         return f"{label}: "
     if loc and loc[0] == "layers" and len(loc) > 1:
         return f"[layers] {escape(str(loc[1]))}: " if len(loc) > 2 else "[layers]: "
@@ -572,6 +636,8 @@ def to_toml_dict(catalog: Catalog) -> dict[str, Any]:
         }
     if catalog.glossary:
         out["glossary"] = {term: _present(entry.model_dump()) for term, entry in catalog.glossary.items()}
+    if catalog.reports:
+        out["reports"] = [{k: v for k, v in _present(r.model_dump()).items() if v != ""} for r in catalog.reports]
     out["sources"] = [
         {f: value for f in STORED_FIELDS if (value := getattr(source, f)) is not None} for source in catalog.sources
     ]
@@ -588,7 +654,7 @@ def dumps_overlay(raw: dict[str, Any]) -> str:
     (`extends` first), each source's fields in the declared order, then `remove` and `unset`."""
     import tomli_w
 
-    from invmap.model import CatalogInfo, LayerInfo, Term
+    from invmap.model import CatalogInfo, LayerInfo, Report, Term
     from invmap.overlay import PATCH_KEYS
 
     def ordered(table: Any, keys: Any) -> Any:
@@ -607,19 +673,23 @@ def dumps_overlay(raw: dict[str, Any]) -> str:
     if isinstance(raw.get("glossary"), dict):
         out["glossary"] = {t: ordered(v, Term.model_fields) for t, v in raw["glossary"].items()}
     for key, value in raw.items():
-        if key not in ("catalog", "layers", "glossary", "sources"):
+        if key not in ("catalog", "layers", "glossary", "reports", "sources"):
             out[key] = value
     sources = raw.get("sources")
     entries = [ordered(s, (*STORED_FIELDS, *PATCH_KEYS)) for s in sources] if isinstance(sources, list) else []
-    return _with_sources(tomli_w.dumps(out), entries)
+    reports = raw.get("reports")
+    reported = [ordered(r, Report.model_fields) for r in reports] if isinstance(reports, list) else []
+    return _with_sources(tomli_w.dumps(out), entries, reported)
 
 
-def _with_sources(head: str, entries: list[dict[str, Any]]) -> str:
-    """`head` then each source as a `[[sources]]` table of its own, a blank line between (tomli_w would
-    write a list of short tables inline, as `sources = [...]`)."""
+def _with_sources(head: str, entries: list[dict[str, Any]], reports: list[dict[str, Any]] = ()) -> str:
+    """`head`, then each report as a `[[reports]]` table and each source as a `[[sources]]` table of
+    its own, a blank line between (tomli_w would write a list of short tables inline, as `sources =
+    [...]`); the sources last, so that a large catalog can be read a chunk of sources at a time."""
     import tomli_w
 
     blocks = [head.rstrip("\n")] if head.strip() else []
+    blocks += ["[[reports]]\n" + tomli_w.dumps(entry).rstrip("\n") for entry in reports]
     blocks += ["[[sources]]\n" + tomli_w.dumps(entry).rstrip("\n") for entry in entries]
     return "\n\n".join(blocks) + "\n"
 
@@ -630,7 +700,8 @@ def dumps(catalog: Catalog) -> str:
 
     table = to_toml_dict(catalog)
     entries = table.pop("sources")
-    return _with_sources(tomli_w.dumps(table), entries)
+    reports = table.pop("reports", [])
+    return _with_sources(tomli_w.dumps(table), entries, reports)
 
 
 # --- writing -----------------------------------------------------------------------------------

@@ -311,7 +311,7 @@ FIELDS: tuple[Field, ...] = (
         weight=1.0,
         sortable=True,
     ),
-    Field("layers", "Codes", "layer codes the label covers (L1..L6, P0)", kind=CODES, stored=False),
+    Field("layers", "Codes", "layer codes the label covers (L1..L6, RL, P0)", kind=CODES, stored=False),
     Field("mechanism", "Central mechanism", "central mechanism", required=True, wrap=True, weight=2.0),
     Field("objective", "Reported objective", "reported objective", required=True, wrap=True, weight=1.5),
     Field(

@@ -49,7 +49,7 @@ FILTERS: tuple[Opt, ...] = (
     Opt(
         "layer",
         ("--layer", "-l"),
-        "A level code (L1..L6, P0; a digit 1-6 names L1..L6), words of a level's title or scope "
+        "A level code (L1..L6, RL, P0; a digit 1-6 names L1..L6), words of a level's title or scope "
         "(disaggregation), or part of a layer label. Repeat or use commas to OR.",
         "LAYER",
         complete="layer",

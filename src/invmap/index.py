@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from invmap.location import Location
     from invmap.model import Catalog
 
-FORMAT = 4  # PRAGMA user_version: bump when the tables below change
+FORMAT = 5  # PRAGMA user_version: bump when the tables below change
 _STRICT = " STRICT" if sqlite3.sqlite_version_info >= (3, 37) else ""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 LIST_JOIN = "\x1f"  # list columns (metrics, symptoms, aliases) in the index, as fields.List does
@@ -76,6 +76,14 @@ TABLES: tuple[str, ...] = (
     "CREATE VIRTUAL TABLE levels_fts USING fts5(title, scope, question, metrics, symptoms, content='levels', "
     f"content_rowid='pos', tokenize='{TOKENIZE}')",
     f"CREATE TABLE glossary (term TEXT PRIMARY KEY, expansion TEXT, aliases TEXT, definition TEXT NOT NULL){_STRICT}",
+    # Real symptom reports (`[[reports]]`), sources joined with U+001F, in catalog order.
+    "CREATE TABLE reports (pos INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, url TEXT NOT NULL, "
+    'engine TEXT NOT NULL, "primary" TEXT NOT NULL, secondary TEXT, sources TEXT, resolution TEXT, '
+    f"accessed TEXT NOT NULL){_STRICT}",
+    # What triage ranks levels by: each level's items (title, scope, question, each metric and
+    # symptom) and each report (title and resolution), with the level(s) each speaks for.
+    "CREATE VIRTUAL TABLE evidence USING fts5(level UNINDEXED, kind UNINDEXED, secondary UNINDEXED, text, "
+    f"tokenize='{TOKENIZE}')",
     "CREATE INDEX codes_by_code ON codes (code, pos)",
     "CREATE INDEX keys_by_key ON keys (key, pos)",
     "CREATE INDEX sources_by_year ON sources (year)",
@@ -327,6 +335,7 @@ def _fill(
         ],
     )
     con.execute("INSERT INTO levels_fts (levels_fts) VALUES ('rebuild')")
+    _fill_reports(con, whole)
     con.executemany(
         "INSERT INTO glossary VALUES (?, ?, ?, ?)",
         [(term, t.expansion, _joined(t.aliases), t.definition) for term, t in whole.glossary.items()],
@@ -344,6 +353,30 @@ def _fill(
             con.execute(sql)
     con.execute("COMMIT")
     return whole
+
+
+REPORT_COLUMNS: tuple[str, ...] = (
+    "id", "title", "url", "engine", "primary", "secondary", "sources", "resolution", "accessed",
+)  # fmt: skip
+
+
+def _fill_reports(con: sqlite3.Connection, whole: Catalog) -> None:
+    """The reports' rows, and the evidence triage ranks with: every level item, then every report."""
+    con.executemany(
+        f"INSERT INTO reports VALUES (?, {', '.join('?' * len(REPORT_COLUMNS))})",
+        [
+            (n, r.id, r.title, r.url, r.engine, r.primary, r.secondary, _joined(r.sources), r.resolution,
+             r.accessed.isoformat())
+            for n, r in enumerate(whole.reports)
+        ],
+    )  # fmt: skip
+    rows = []
+    for code, info in whole.layers.items():
+        texts = [("title", info.title), ("scope", info.scope), ("question", info.question)]
+        texts += [("metrics", m) for m in info.metrics] + [("symptoms", t) for t in info.symptoms]
+        rows += [(code, kind, None, text) for kind, text in texts if text]
+    rows += [(r.primary, f"report:{r.id}", r.secondary, f"{r.title} {r.resolution}") for r in whole.reports]
+    con.executemany("INSERT INTO evidence (level, kind, secondary, text) VALUES (?, ?, ?, ?)", rows)
 
 
 def _fill_sources(con: sqlite3.Connection, catalog: Any, progress: Callable[[int], None] | None) -> Catalog:
@@ -623,6 +656,27 @@ class Index:
             f"AND rowid IN ({', '.join('?' * len(rowids))})"
         )
         return {r: (k, t) for r, k, t in self._rows(sql, [*marks, expression, *rowids])}
+
+    def reports(self, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Reports (every column, `sources` a list), in catalog order; `where` an SQL condition on them."""
+        columns = ", ".join(f'"{c}"' for c in REPORT_COLUMNS)
+        sql = f"SELECT {columns} FROM reports" + (f" WHERE {where}" if where else "") + " ORDER BY pos"
+        out = []
+        for row in self._rows(sql, list(params)):
+            record = dict(zip(REPORT_COLUMNS, row))
+            record["sources"] = record["sources"].split(LIST_JOIN) if record["sources"] else []
+            record["resolution"] = record["resolution"] or ""
+            out.append(record)
+        return out
+
+    def evidence(self, expression: str, most: int) -> list[tuple[int, str, str, str | None, float]]:
+        """(rowid, level, kind, secondary, BM25 relevance: higher is better) of the `most` best
+        evidence rows matching an FTS5 `expression`, best first."""
+        sql = (
+            "SELECT rowid, level, kind, secondary, -bm25(evidence) FROM evidence WHERE evidence MATCH ? "
+            "ORDER BY bm25(evidence) LIMIT ?"
+        )
+        return [tuple(r) for r in self._rows(sql, [expression, most])]  # type: ignore[misc]
 
     def glossary(self) -> list[dict[str, Any]]:
         """Every glossary term: term, expansion, aliases, definition, in alphabetical order of term."""

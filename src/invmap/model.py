@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from invmap.fields import FIELDS, LIST_SEPARATOR
 from invmap.fields import Field as FieldDecl
-from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
+from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, TRIAGE_CODES, layer_codes
 
 # Characters no catalog text may hold: C0 and C1 controls, line/paragraph separators, bidi marks,
 # overrides and isolates, zero-width spaces and the word joiner, and a byte-order mark inside text.
@@ -177,6 +177,29 @@ def _clean_terms(glossary: dict[str, Term]) -> dict[str, Term]:
     return glossary
 
 
+TriageCode = Literal[TRIAGE_CODES]  # type: ignore[valid-type]
+Link = Annotated[str, Field(pattern=PATTERNS["url"][0])]
+
+
+class Report(BaseModel):
+    """A real symptom report from an engine's tracker: its title as written, where it is, the engine,
+    the level that explains it (`primary`, L1..L6 or RL; `secondary` a second acceptable one), the map
+    sources that address it, one line of ours on what resolved or explained it, and when it was read.
+    Cross-checks (known source ids, a URL once) are `catalog.py`'s, which sees the whole catalog."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+
+    id: Annotated[str, Field(pattern=PATTERNS["id"][0])]
+    title: Text
+    url: Link
+    engine: Annotated[str, Field(pattern=r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")]  # `vllm`, `llama.cpp`
+    primary: TriageCode
+    secondary: Optional[TriageCode] = None
+    sources: list[Annotated[str, Field(pattern=PATTERNS["id"][0])]] = []
+    resolution: Prose = ""
+    accessed: dt.date
+
+
 class Catalog(BaseModel):
     """A whole catalog file: only `[[sources]]` is required. Duplicate ids are checked by `catalog.py`,
     which reports every problem at once."""
@@ -188,4 +211,5 @@ class Catalog(BaseModel):
         dict[str, Annotated[LayerInfo, BeforeValidator(_layer_table)]], AfterValidator(_known_layer_keys)
     ] = {}
     glossary: Annotated[dict[str, Term], AfterValidator(_clean_terms)] = {}
+    reports: list[Report] = []
     sources: Annotated[list[Source], Field(min_length=1)]  # type: ignore[valid-type]

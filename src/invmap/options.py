@@ -173,8 +173,18 @@ COMMANDS: tuple[Command, ...] = (
         "From a measured symptom to the level, its sources and their open questions.",
         "triage",
         ("filters", "output_no_fields"),
-        (Opt("limit", ("--limit", "-n"), "At most N levels (at least 1).", "N", kind="count", default=3),),
-        (Arg("symptom", "SYMPTOM...", "What you measured or saw, in words (quoted or not).", multiple=True),),
+        (
+            Opt("limit", ("--limit", "-n"), "At most N levels (at least 1).", "N", kind="count", default=3),
+            Opt("every", ("--all",), "Every level, with its score (none left out).", kind="flag", default=False),
+        ),
+        (
+            Arg(
+                "symptom",
+                "SYMPTOM...",
+                "What you measured or saw, in words (quoted or not; quotes, - and : are just text).",
+                multiple=True,
+            ),
+        ),
         (
             'invmap triage "TTFT p99 jumps when long prompts arrive"',
             "invmap triage requests preempted, KV cache full",
@@ -321,7 +331,7 @@ COMMANDS: tuple[Command, ...] = (
             Arg(
                 "code",
                 "CODE",
-                "One level (L1..L6, P0, or a digit 1-6): its question, metrics, symptoms and sources.",
+                "One level (L1..L6, RL, P0, or a digit 1-6): its question, metrics, symptoms and sources.",
                 required=False,
                 complete="level",
             ),

@@ -75,10 +75,33 @@ def merge(base: dict[str, Any], overlay: dict[str, Any], required: tuple[str, ..
         merged["glossary"] = glossary
 
     merged["sources"] = _sources_merged(_list(base.get("sources")), _list(overlay.get("sources")), required, problems)
+    reports = _reports_merged(_list(base.get("reports")), _list(overlay.get("reports")), _ids(merged["sources"]))
+    if reports:
+        merged["reports"] = reports
     for key, value in overlay.items():  # anything else the overlay holds is validated as usual
-        if key not in ("catalog", "layers", "glossary", "sources"):
+        if key not in ("catalog", "layers", "glossary", "reports", "sources"):
             merged[key] = value
     return merged, problems
+
+
+def _ids(sources: list[Any]) -> set[str]:
+    return {s["id"] for s in sources if isinstance(s, dict) and isinstance(s.get("id"), str)}
+
+
+def _reports_merged(base: list[Any], overlay: list[Any], kept_ids: set[str]) -> list[Any]:
+    """The base's reports (naming none of the sources the overlay removed), an overlay's report of
+    the same id in its place, the overlay's others after."""
+    mine = {r["id"]: r for r in overlay if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    out = []
+    for r in base:
+        if isinstance(r, dict) and isinstance(r.get("id"), str):
+            if r["id"] in mine:
+                out.append(mine.pop(r["id"]))
+                continue
+            if isinstance(r.get("sources"), list):
+                r = {**r, "sources": [s for s in r["sources"] if s in kept_ids or not isinstance(s, str)]}
+        out.append(r)
+    return out + [r for r in overlay if not (isinstance(r, dict) and isinstance(r.get("id"), str)) or r["id"] in mine]
 
 
 def _sources_merged(base: list[Any], overlay: list[Any], required: tuple[str, ...], problems: list[str]) -> list[Any]:

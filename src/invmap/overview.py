@@ -16,7 +16,7 @@ NO_CODE = "other"  # the grid's row for sources whose label carries no code
 
 
 def layer_rows(levels: list[dict[str, Any]], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per code (L1..L6, P0), then one per free-text label that carries no code."""
+    """One row per code (L1..L6, RL, P0), then one per free-text label that carries no code."""
     by_code = {level["code"]: level for level in levels}
     rows = []
     for code in LAYER_CODES:

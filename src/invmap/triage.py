@@ -1,9 +1,17 @@
 """From a symptom to the level whose metric boundary holds it (the map's first step), its sources and
 their open questions.
 
-The levels' symptoms, metrics, scope, question and title (catalog.toml's `[layers]`) are ranked
-against the symptom's words by the retrieval that `search` uses (stemming, typo correction, the
-glossary: `ttft` = `time to first token`), in the index's `levels_fts` table.
+A symptom is text: quotes, `-`, `:` and parentheses are never query syntax here. Its words (typos
+corrected only where a word is neither in the map nor ordinary English; glossary names expanded, so
+`ttft` also counts as `time to first token`) are matched by FTS5's BM25 against the index's
+`evidence` table: every level item (title, scope, question, each metric and each symptom) and every
+shipped real report (title and our resolution line), each row speaking for its level. BM25 weighs a
+rare word more than a common one and a short row's match more than a long row's. A level's score
+adds two shares, each relative to the best level's: its three best items (1, 1/2, 1/4, each times
+the share of the symptom's words it holds), and the votes of the 15 nearest reports (a report's
+secondary level gets half its vote); then the whole is scaled by how strong the best evidence is,
+so a weak match scores low. Words the reporter rules out ("does not appear to be X", "not an X
+problem", "ruled out X", "X is fine") are dropped and shown as `excluded`.
 """
 
 from __future__ import annotations
@@ -14,79 +22,230 @@ from typing import Any
 
 from invmap import search as engine
 
-COLUMNS = ("title", "scope", "question", "metrics", "symptoms")
-WEIGHTS = (1.5, 1.5, 1.0, 2.0, 3.0)  # what an engineer sees weighs most, then what is measured
-WHY = ("symptoms", "metrics")
 SHOWN = 3  # the items (symptoms, metrics, ...) `matched` lists per level
+WHY = ("symptoms", "metrics")
+KIND_WEIGHT = {"title": 1.0, "scope": 1.0, "question": 0.6, "metrics": 1.0, "symptoms": 1.2}
+ITEM_DECAY = (1.0, 0.5, 0.25)  # a level's best, second and third item
+NEAREST = 15  # reports that vote
+EVIDENCE_ROWS = 400  # evidence rows read per symptom (far more than any level has items)
+STRENGTH = 12.0  # BM25 of the best evidence row at which a match counts as strong (set from dev.json)
+FLOOR = 0.25  # a level scoring below this share of the best is left out unless --all (set from dev.json)
+REPORTS_SHOWN = 3
+ITEMS_SHARE = 1.0  # the levels' own definitions weigh half again as much as the reports' votes
+KEYS = ("code", "title", "score", "confidence", "matched", "excluded", "corrected", "question", "sources",
+        "reports", "evidence")  # fmt: skip
+"""The one JSON shape of a triage level (words, measurements and settings all fill it)."""
+
+# Cues a reporter uses to rule something out; X is one to three words.
+_X = r"(?P<x>[a-z0-9][\w./+-]*(?: [a-z0-9][\w./+-]*){0,2}?)"
+_TAIL = r"(?: (?:problem|issue|bottleneck|cause|related|bound))"
+_EXCLUSIONS = tuple(
+    re.compile(p)
+    for p in (
+        rf"\b(?:does|do|did) ?n[o']?t (?:appear|seem|look) (?:to be |like )?(?:an? |the )?{_X}{_TAIL}?\b",
+        rf"\b(?:not|isn't|is not|wasn't|was not|it's not) (?:an? |the )?{_X}{_TAIL}\b",
+        rf"\bnot (?:caused by|related to|due to) (?:an? |the )?{_X}\b",
+        rf"\bruled? out (?:an? |the )?{_X}\b",
+        r"\b(?P<x>[a-z0-9][\w./+-]*(?: [a-z0-9][\w./+-]*)?) (?:is|are|looks?|seems?) (?:fine|ok|okay|normal|healthy)\b",
+    )
+)
+_STOPS_IN_X = frozenset({"and", "but", "so", "because", "while", "when", "or", "then", "since"})
 
 
-def triage(index: Any, words: Sequence[str], filters: Any, limit: int = 3) -> list[dict[str, Any]]:
-    """The levels that match the symptom best (at most `limit`, none below half the best score), each
-    with what matched, its question, and its sources (those that also match the symptom first)."""
-    parsed = engine.build_query(index, words, (), tables=("fts", "levels_fts"))
-    items = engine.rank(index, parsed, index.level_items(), ("text",), (0.0, 1.0))
-    scored = _ranked(index, parsed, items)
+def exclusions(text: str) -> tuple[str, list[str]]:
+    """The symptom with what the reporter rules out removed, and those phrases (`kv cache`)."""
+    lowered = " ".join(text.casefold().split())
+    out: list[str] = []
+    for pattern in _EXCLUSIONS:
+        for m in pattern.finditer(lowered):
+            words = m.group("x").split()
+            cut = next((i for i, w in enumerate(words) if w in _STOPS_IN_X), len(words))
+            phrase = " ".join(words[:cut]).strip(" .,;")
+            if phrase and phrase not in out and not all(w in engine.STOP_WORDS for w in phrase.split()):
+                out.append(phrase)
+    if not out:
+        return text, []
+    kept = lowered
+    for phrase in out:
+        kept = re.sub(rf"\b{re.escape(phrase)}\b", " ", kept)
+    return kept, out
+
+
+def as_text(words: Sequence[str]) -> list[str]:
+    """Shell words -> plain words: no quote, exclusion, field or grouping syntax survives."""
+    return engine.words_of(" ".join(words))
+
+
+def triage(
+    index: Any, words: Sequence[str], filters: Any, limit: int | None = 3, every: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The levels that match the symptom, best first, and what the ranking saw (`notes`: the words
+    excluded and corrected, how many levels were left out below the floor). With `every`, every
+    level with its score; else at most `limit`, none below FLOOR of the best."""
+    kept_text, excluded = exclusions(" ".join(words))
+    plain = as_text([kept_text])
+    notes: dict[str, Any] = {"excluded": excluded, "corrected": {}, "hidden": 0, "unmatched": None}
+    if not [w for w in plain if w not in engine.STOP_WORDS]:
+        return [], notes
+    parsed = engine.build_query(index, plain, (), tables=("fts", "evidence"))
+    notes["corrected"] = {typed: used for typed, used in parsed.corrections()}
+    scored, strength = _ranked(index, parsed)
     if not scored:
-        return []
-    best = scored[0][0]
-    every = " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, ("text",))))
-    details = {d["pos"]: d for d in index.level_details()}
-    kept = [(score, pos) for score, pos in scored if score >= best / 2][:limit]
-    return [_level(index, details[pos], score, items, every, words, filters) for score, pos in kept]
+        return [], notes
+    best = scored[0][1]
+    shown = scored if every else [s for s in scored if s[1] >= FLOOR * best]
+    notes["hidden"] = len(scored) - len(shown) if every else max(len(scored) - len(shown), 0)
+    if limit is not None and not every:
+        notes["hidden"] += max(len(shown) - limit, 0)
+        shown = shown[:limit]
+    details = {d["code"]: d for d in index.level_details()}
+    levels = [
+        _level(index, details[code], score, votes, parsed, plain, filters, strength, scored, notes)
+        for code, score, votes in shown
+        if code in details
+    ]
+    return levels, notes
 
 
-def _ranked(index: Any, parsed: Any, items: list[Any]) -> list[tuple[float, int]]:
-    """(score, level position), best first. A level ranks by the query words its best single item
-    holds (one symptom, metric, or its scope, question or title), then by the words the whole level
-    holds, then by BM25 over the level: a symptom that says most of what was typed is better
-    evidence than the same words scattered over a level."""
-    from invmap.index import ITEM_STRIDE
+def _expression(parsed: Any) -> str:
+    return " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, ("text",))))
 
-    levels = engine.rank(index, parsed, "levels_fts", COLUMNS, WEIGHTS)
-    if not levels:
-        return []
-    best_item: dict[int, int] = {}
-    for item in items:
-        level = item.rowid // ITEM_STRIDE
-        best_item[level] = max(best_item.get(level, 0), item.matched)
-    n = parsed.total or 1
-    top = max(h.relevance for h in levels) or 1.0
-    scored = []
-    for h in levels:
-        m_item = best_item.get(h.rowid, 1)
-        share = max(h.relevance, 0.0) / top if top > 0 else 1.0
-        strength = (min(h.matched, n) - m_item + min(max(share, 0.001), 1.0)) / (n - m_item + 1)
-        scored.append((min(round(100.0 * (m_item - 1 + strength) / n, 1), 100.0), m_item, h))
-    scored.sort(key=lambda s: (-s[1], -s[2].matched, -s[2].relevance, s[2].rowid))
-    return [(score, h.rowid) for score, _, h in scored]
+
+def _ranked(index: Any, parsed: Any) -> tuple[list[tuple[str, float, list[tuple[str, float]]]], float]:
+    """[(level code, score 0-100, [(report id, its vote)])] best first, and the best row's BM25."""
+    expression = _expression(parsed)
+    if not expression:
+        return [], 0.0
+    rows = index.evidence(expression, EVIDENCE_ROWS)
+    if not rows:
+        return [], 0.0
+    items: dict[str, list[float]] = {}
+    votes: dict[str, float] = {}
+    voters: dict[str, list[tuple[str, float]]] = {}
+    seen = 0
+    covered = _coverage(index, parsed, {r[0] for r in rows if not r[2].startswith("report:")})
+    for rowid, level, kind, secondary, relevance in rows:
+        if kind.startswith("report:"):
+            if seen >= NEAREST:
+                continue
+            seen += 1
+            for code, share in ((level, 1.0), (secondary, 0.5)):
+                if code:
+                    votes[code] = votes.get(code, 0.0) + share * relevance
+                    voters.setdefault(code, []).append((kind[7:], share * relevance))
+        else:
+            items.setdefault(level, []).append(KIND_WEIGHT.get(kind, 1.0) * relevance * covered.get(rowid, 0.0))
+    item_score = {
+        code: sum(w * v for w, v in zip(ITEM_DECAY, sorted(values, reverse=True))) for code, values in items.items()
+    }
+    top_items = max(item_score.values(), default=0.0) or 1.0
+    top_votes = max(votes.values(), default=0.0) or 1.0
+    has_votes = bool(votes)
+    combined = {
+        code: ITEMS_SHARE * item_score.get(code, 0.0) / top_items
+        + (votes.get(code, 0.0) / top_votes if has_votes else 0.0)
+        for code in set(item_score) | set(votes)
+    }
+    parts = ITEMS_SHARE + 1.0 if has_votes else ITEMS_SHARE
+    strength = max(r[4] for r in rows)
+    scale = min(strength / STRENGTH, 1.0)
+    ranked = sorted(combined, key=lambda c: (-combined[c], c))
+    return [(c, round(100.0 * scale * combined[c] / parts, 1), voters.get(c, [])) for c in ranked], strength
+
+
+def _coverage(index: Any, parsed: Any, rowids: set[int]) -> dict[int, float]:
+    """rowid -> the share of the symptom's words each level item holds: an item that says most of
+    what was typed is better evidence than one sharing a word or two."""
+    total = sum(g.weight for g in parsed.groups) or 1
+    held: dict[int, int] = {}
+    for g in parsed.groups:
+        if (e := engine.group_expression(g, ("text",))) is None:
+            continue
+        for rowid in index.match("evidence", e):
+            if rowid in rowids:
+                held[rowid] = held.get(rowid, 0) + g.weight
+    return {rowid: n / total for rowid, n in held.items()}
+
+
+def confidence(score: float, runner_up: float | None) -> str:
+    """`high`: a strong match well ahead of the next level; `low`: a weak match, or one the next level
+    nearly ties; else `medium`."""
+    margin = score - (runner_up or 0.0)
+    if score >= 55 and margin >= 20:
+        return "high"
+    if score < 25 or margin < 5:
+        return "low"
+    return "medium"
 
 
 def _level(
-    index: Any, level: dict[str, Any], score: float, items: list[Any], every: str, words: Sequence[str], filters: Any
+    index: Any,
+    level: dict[str, Any],
+    score: float,
+    votes: list[tuple[str, float]],
+    parsed: Any,
+    words: Sequence[str],
+    filters: Any,
+    strength: float,
+    scored: list[Any],
+    notes: dict[str, Any],
 ) -> dict[str, Any]:
-    """One level of the answer: what matched (its symptoms and metrics, else its scope, title or
-    question), its question, and its sources, those a search of the symptom finds among them first."""
+    """One level of the answer in the one shape (`KEYS`)."""
     from invmap import query
-    from invmap.index import ITEM_STRIDE
 
-    mine = [i for i in items if i.rowid // ITEM_STRIDE == level["pos"]]
-    texts = index.items([i.rowid for i in mine], every, engine.MARK)
-    ranked = [texts[i.rowid] for i in mine if i.rowid in texts]
-    matched = ([t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY])[:SHOWN]
+    place = next(n for n, s in enumerate(scored) if s[0] == level["code"])
+    nearest = scored[place + 1][1] if place + 1 < len(scored) else None
+    higher = scored[place - 1][1] if place > 0 else None
+    runner = nearest if place == 0 else higher
+    matched = _matched(index, level, parsed)
     chosen = filters.and_(query.build_filters(index, {"layer": [level["code"]]}))
     sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
     hits = query.ranked(index, chosen, list(words)) if sources else []
     first = {hit.rowid: n for n, hit in enumerate(hits)}  # a source's place in that search
     ordered = sorted(sources, key=lambda r: (first.get(r["pos"], len(first)), r["pos"]))
+    best_reports = sorted(votes, key=lambda v: -v[1])[:REPORTS_SHOWN]
+    by_id = {r["id"]: r for r in index.reports(f"id IN ({', '.join('?' * len(best_reports))})", [v[0] for v in best_reports])} if best_reports else {}  # fmt: skip
     return {
         "code": level["code"],
         "title": level["title"],
         "score": score,
+        "confidence": confidence(score, runner),
         "matched": [unmarked(m) for m in matched],
+        "excluded": list(notes["excluded"]),
+        "corrected": dict(notes["corrected"]),
         "question": level["question"],
-        "sources": [{"id": r["id"], "name": r["name"], "question": r["question"]} for r in ordered],
+        "sources": [
+            {"id": r["id"], "name": r["name"], "question": r["question"], "matched": r["pos"] in first} for r in ordered
+        ],
+        "reports": [
+            {k: by_id[i][k] for k in ("id", "title", "url", "engine", "primary")} for i, _ in best_reports if i in by_id
+        ],
+        "evidence": [],
         "_marked": matched,
+        "_note": _note(score, runner, scored[place + 1][0] if place == 0 and nearest is not None else None),
     }
+
+
+def _note(score: float, runner: float | None, next_code: str | None) -> str | None:
+    """What a terminal says under a level whose confidence is low: why."""
+    if score < 25:
+        return "a weak match: few of the symptom's words point here"
+    if next_code is not None and runner is not None and score - runner < 5:
+        return f"nearly tied with {next_code}: read both questions"
+    return None
+
+
+def _matched(index: Any, level: dict[str, Any], parsed: Any) -> list[str]:
+    """The level's items the symptom's words match, with marks: its symptoms and metrics first, else
+    its scope, title or question; the most words matched first."""
+    from invmap.index import ITEM_STRIDE
+
+    table = index.level_items()
+    items = engine.rank(index, parsed, table, ("text",), (0.0, 1.0))
+    mine = [i for i in items if i.rowid // ITEM_STRIDE == level["pos"]]
+    texts = index.items([i.rowid for i in mine], _expression(parsed), engine.MARK)
+    ranked = [texts[i.rowid] for i in mine if i.rowid in texts]
+    return ([t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY])[:SHOWN]
 
 
 def unmarked(text: str) -> str:
@@ -94,12 +253,13 @@ def unmarked(text: str) -> str:
 
 
 def public(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The JSON contract: `[{code, title, score, matched, question, sources}]`."""
-    return [{k: v for k, v in level.items() if not k.startswith("_")} for level in levels]
+    """The JSON contract: each level with exactly `KEYS`, in that order."""
+    return [{k: level.get(k) for k in KEYS} for level in levels]
 
 
-def drawing(levels: list[dict[str, Any]], width: int, color: bool) -> Any:
-    """The terminal view: each level with why it matched, its question and its sources' questions."""
+def drawing(levels: list[dict[str, Any]], notes: dict[str, Any], width: int, color: bool) -> Any:
+    """The terminal view: each level with its score and confidence, why it matched, the reports it
+    looks like, its question and its sources' questions (those that matched the symptom marked)."""
     import textwrap
 
     from rich.console import Group
@@ -109,42 +269,54 @@ def drawing(levels: list[dict[str, Any]], width: int, color: bool) -> Any:
     from invmap.safe import escape
 
     room = max(width - 7, 20)  # after the 7-column `  why  ` / `  ask  ` margin
+
+    def wrapped(first: str, rest: str, text: str, style: str = "") -> list[Any]:
+        lines = textwrap.wrap(text, max(width - len(first), 20), break_long_words=False, break_on_hyphens=False)
+        return [Text((first if i == 0 else rest) + line, style=style) for i, line in enumerate(lines)]
+
     parts: list[Any] = []
     for n, level in enumerate(levels):
         if n:
             parts.append(Text(""))
         head = Text(f"{level['code']}  {escape(level['title'])}", style="bold cyan" if color else "")
-        head.append(f"  {level['score']:.1f}")
+        head.append(f"  {level['score']:.1f}  {level['confidence']}")
         parts.append(head)
         for item in level["_marked"]:
-            line = Text("  why  ")
-            line.append_text(marked_text(item if len(unmarked(item)) <= room else _cut(item, room)))
-            parts.append(line)
+            parts += _marked_lines(item, room, marked_text)
+        if level.get("_note"):
+            parts += wrapped("  note ", "       ", level["_note"], "dim" if color else "")
+        for r in level["reports"]:
+            parts += wrapped("  like ", "       ", f"{escape(r['id'])} ({r['primary']}): {escape(r['title'])}")
         if level["question"]:
-            wrapped = textwrap.wrap(escape(level["question"]), room, break_long_words=False, break_on_hyphens=False)
-            parts += [Text(("  ask  " if i == 0 else "       ") + line) for i, line in enumerate(wrapped)]
+            parts += wrapped("  ask  ", "       ", escape(level["question"]))
         for s in level["sources"]:
-            parts.append(Text(f"    {escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
-            for line in textwrap.wrap(escape(s["question"]), room + 1, break_long_words=False, break_on_hyphens=False):
-                parts.append(Text("      " + line))
+            mark = "* " if s["matched"] else "  "
+            parts.append(Text(f"  {mark}{escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
+            parts += wrapped("      ", "      ", escape(s["question"]))
     return Group(*parts)
 
 
-def _cut(text: str, room: int) -> str:
-    """`text` (with marks) cut at a space to at most `room` visible characters, ending in `…`; the
-    marks kept, and closed if the cut falls inside a marked run."""
-    visible, out, open_mark, last_space = 0, [], False, None
-    for ch in text:
-        if ch in engine.MARK:
-            open_mark = ch == engine.MARK[0]
-            out.append(ch)
-            continue
-        if visible == room - 1:
-            break
-        if ch == " ":
-            last_space = (len(out), open_mark)
-        out.append(ch)
-        visible += 1
-    if last_space is not None:
-        out, open_mark = out[: last_space[0]], last_space[1]
-    return "".join(out) + (engine.MARK[1] if open_mark else "") + "…"
+def _marked_lines(item: str, room: int, marked_text: Any) -> list[Any]:
+    """A `why` line wrapped at spaces like the others, the marks kept on each piece."""
+    from rich.text import Text
+
+    words = item.split(" ")
+    lines: list[str] = []
+    current = ""
+    for w in words:
+        if current and len(unmarked(current)) + 1 + len(unmarked(w)) > room:
+            lines.append(current)
+            current = w
+        else:
+            current = f"{current} {w}" if current else w
+    if current:
+        lines.append(current)
+    out = []
+    for i, line in enumerate(lines):
+        opened = line.count(engine.MARK[0]) > line.count(engine.MARK[1])
+        text = Text("  why  " if i == 0 else "       ")
+        text.append_text(marked_text(line + (engine.MARK[1] if opened else "")))
+        out.append(text)
+        if opened and i + 1 < len(lines):
+            lines[i + 1] = engine.MARK[0] + lines[i + 1]
+    return out

@@ -9,6 +9,7 @@ import typer
 from invmap import query
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, stdout_is_terminal, write
+from invmap.errors import NotFoundError
 from invmap.fields import SEARCH_RESULT_FIELDS, SOURCE_FIELDS
 from invmap.render import Result
 
@@ -159,16 +160,24 @@ def triage(ctx: typer.Context, args: Args) -> None:
 
     out = output(ctx, args)
     idx = index(ctx)
+    if not idx.level_details():
+        raise NotFoundError("this catalog has no level data (see 'invmap layers')")
     chosen = filters(ctx, args)
-    found = levels.triage(idx, args.symptom, chosen, args.limit)
+    found, notes = levels.triage(idx, args.symptom, chosen, args.limit, args.every)
+    if stdout_is_terminal() and not out.machine:
+        for typed, used in notes["corrected"].items():
+            notice(f"read '{typed}' as '{used}'")
+        if notes["excluded"]:
+            notice("ruled out by the report: " + ", ".join(f"'{x}'" for x in notes["excluded"]))
+    columns = ["code", "title", "score", "confidence", "matched"]
     if not found:
         if stdout_is_terminal() and not out.machine:
-            notice(f"no level's symptoms or metrics match '{' '.join(args.symptom)}'; see 'invmap layers'")
-        emit(out, Result([], ["code", "title", "score", "matched"], data=[] if out.fmt in ("json", "jsonl") else None))
+            notice(f"no level's symptoms, metrics or reports match '{' '.join(args.symptom)}'; see 'invmap layers'")
+        emit(out, Result([], columns, data=[] if out.fmt in ("json", "jsonl") else None))
         return
-    rows = [{"code": t["code"], "title": t["title"], "score": t["score"], "matched": t["matched"]} for t in found]
+    rows = [{k: t[k] for k in columns} for t in found]
     data = levels.public(found)
-    emit(
-        out,
-        Result(rows, ["code", "title", "score", "matched"], data=data, draw=lambda w, c: levels.drawing(found, w, c)),
-    )
+    emit(out, Result(rows, columns, data=data, draw=lambda w, c: levels.drawing(found, notes, w, c)))
+    if notes["hidden"] and stdout_is_terminal() and not out.machine:
+        more = notes["hidden"]
+        notice(f"{more} more level{'s' if more > 1 else ''} scored lower (--all)")
