@@ -127,7 +127,11 @@ def column_words(column: list[str]) -> set[str]:
 
 def test_a_catalog_without_level_data_says_so(cli, mine):
     result = cli("--catalog", str(mine), "triage", "kv", "cache", "--json")
-    assert (result.code, result.out, result.err) == (1, "", "Error: this catalog has no level data (see 'invmap layers')\n")
+    assert (result.code, result.out, result.err) == (
+        1,
+        "",
+        "Error: this catalog has no level data (see 'invmap layers')\n",
+    )
 
 
 FILTERING = [c.path for c in COMMANDS if any(o.dest == "has_code" for o in options_of(c))]
@@ -214,3 +218,63 @@ def test_filters_narrow_each_level_s_sources_and_not_the_levels(cli, filters):
         selected = set(ids_of(cli("list", "--layer", whole["code"], *filters, "--json")))
         assert [s["id"] for s in part["sources"]] == [s["id"] for s in whole["sources"] if s["id"] in selected]
         assert selected and len(part["sources"]) < len(whole["sources"])
+
+
+# --- in users' words (issue: words) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "symptom, level",
+    [
+        ("tpot too high", "L2"),
+        ("head-of-line blocking", "L2"),
+        ("prefill is compute bound", "L1"),
+        ("cold start loading LoRA adapters", "L4"),
+        ("speculative decoding acceptance rate is low", "RL"),
+        ("tensor parallel 4 GPUs not faster than 2", "RL"),
+        ("fa3 slower than fa2 on H100", "L1"),
+        ("PD disaggregation kv transfer slow", "L5"),
+        ("scale up takes too long", "L6"),
+        ("MoE expert imbalance", "L5"),
+        ("KV cache not released", "L3"),
+    ],
+)
+def test_engineers_words_reach_the_expert_level(cli, symptom, level):
+    assert levels_of(cli("triage", symptom, "--json"))[0] == level
+
+
+def test_a_quoted_error_message_is_text(cli):
+    result = cli("triage", 'How to solve "Model is overloaded" when sending 500 requests?', "--json")
+    assert result.code == 0 and json.loads(result.out)
+
+
+def test_exclusions_drop_what_the_reporter_rules_out(cli):
+    levels = json.loads(cli("triage", "TTFT is high, it does not appear to be a KV cache problem", "--json").out)
+    assert levels[0]["code"] == "L2" and levels[0]["excluded"] == ["kv cache"]
+    fine = json.loads(cli("triage", "GPU memory is fine but ITL spikes", "--json").out)
+    assert fine[0]["excluded"] == ["gpu memory"] and fine[0]["code"] == "L2"
+    # functional negation is the symptom itself
+    assert json.loads(cli("triage", "KV cache not released", "--json").out)[0]["excluded"] == []
+
+
+def test_corrections_are_reported(cli):
+    levels = json.loads(cli("triage", "kv", "cahce", "full", "--json").out)
+    assert levels[0]["code"] == "L3" and levels[0]["corrected"] == {"cahce": "cache"}
+
+
+def test_all_shows_every_level_and_the_default_says_what_it_left_out(cli):
+    every = levels_of(cli("triage", "kv", "cache", "full", "--all", "--json"))
+    assert sorted(every) == sorted(json.loads(cli("layers", "--json").out)[i]["code"] for i in range(7))
+    shown = screen(["triage", "kv", "cache", "full"], 120)
+    assert shown[-1].endswith("more levels scored lower (--all)")
+
+
+def test_confidence_is_one_of_three_words(cli):
+    levels = json.loads(cli("triage", "kv", "cache", "full", "--all", "--json").out)
+    assert levels[0]["confidence"] == "high" and {lv["confidence"] for lv in levels} <= {"high", "medium", "low"}
+
+
+def test_runtime_levers_are_a_level_and_a_layer_code(cli):
+    rl = json.loads(cli("layers", "RL", "--json").out)
+    assert rl["title"] == "Runtime levers" and rl["symptoms"]
+    assert ids_of(cli("list", "--layer", "RL", "--json")) == ["speculative-decoding", "speculative-sampling"]

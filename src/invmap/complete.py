@@ -14,14 +14,16 @@ import os
 from collections.abc import Sequence
 
 from invmap.fields import FIELD_HELP, FIELDS
-from invmap.vocabulary import LAYER_CODES
+from invmap.vocabulary import LAYER_CODES, TRIAGE_CODES
 
 TYPE_CHECKING = False  # `typing` costs a TAB press ~2 ms to import
 if TYPE_CHECKING:
     from typing import Any
 
 # Completion names of `options.py` answered from the catalog's index, and those with fixed choices.
-INDEX_KINDS = frozenset({"source", "source_or_code", "code_source", "layer", "level", "type", "term"})
+INDEX_KINDS = frozenset(
+    {"source", "source_or_code", "code_source", "layer", "level", "type", "term", "engine", "report", "triage_level"}
+)
 CHOICES: dict[str, tuple[str, ...]] = {
     "color": ("auto", "always", "never"),
     "result_type": ("measured", "simulated", "estimated", "reported"),
@@ -55,6 +57,14 @@ def from_index(index: Any, kind: str, incomplete: str = "") -> dict[str, Any]:
         return {"types": index.types()}
     if kind == "term":
         return {"terms": [(t["term"], t["expansion"] or "") for t in index.glossary()]}
+    if kind in ("engine", "report"):
+        reports = index.reports()
+        if kind == "engine":
+            return {"values": sorted({(r["engine"], "") for r in reports})}
+        return {"values": [(r["id"], r["title"][:60]) for r in reports]}
+    if kind == "triage_level":
+        levels = index.levels()
+        return {"values": [(code, levels[code][0]) for code in TRIAGE_CODES if code in levels]}
     from invmap.text import normalize
 
     last = incomplete.rpartition(",")[2] if kind == "layer" else incomplete
@@ -78,6 +88,8 @@ def candidates(kind: str, index: dict[str, Any], incomplete: str) -> list[tuple[
         return types(index, incomplete)
     if kind == "term":
         return terms(index, incomplete)
+    if kind in ("engine", "report", "triage_level"):
+        return _matching([tuple(v) for v in index["values"]], incomplete)
     return []
 
 

@@ -362,6 +362,7 @@ EXTRA: tuple[Field, ...] = (
     Field("matched", "Matched", "the fields a search result matched in, best first (search only)", kind=LIST),
     Field("why", "Why", "the best-matching field with the matched words marked (search only)", wrap=True),
     Field("records", "Records", "valid experiment records addressing the question (questions with records)", kind=LIST),
+    Field("reports", "Reports", "ids of the real reports the source addresses (show only)", kind=LIST),
     Field(
         "invalid_records",
         "Invalid records",

@@ -313,6 +313,45 @@ COMMANDS: tuple[Command, ...] = (
         examples=("invmap define", "invmap define ttft", "invmap define 'time per output token' --json"),
     ),
     Command(
+        "reports",
+        "Query",
+        "querying",
+        "List the real symptom reports shipped with the map (or your catalog's), by level, engine or source.",
+        "records",
+        ("output_no_fields",),
+        (
+            Opt(
+                "level",
+                ("--level",),
+                "Only reports whose level (primary or secondary) is this code, L1..L6 or RL.",
+                "CODE",
+                complete="triage_level",
+                multiple=True,
+            ),
+            Opt(
+                "engine",
+                ("--engine", "-e"),
+                "Only reports from this engine (vllm, sglang, llama.cpp, ...).",
+                "ENGINE",
+                complete="engine",
+                multiple=True,
+            ),
+            Opt(
+                "source",
+                ("--source",),
+                "Only reports that this map source addresses (an id).",
+                "ID",
+                complete="source",
+                multiple=True,
+            ),
+        ),
+        examples=(
+            "invmap reports --level L3",
+            "invmap reports --engine sglang --json | jq -r '.[].url'",
+            "invmap reports --source pagedattention",
+        ),
+    ),
+    Command(
         "fields",
         "Query",
         "querying",
@@ -728,6 +767,7 @@ EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
     "search": ("score", "matched", "why"),
     "related": ("score",),
     "questions": ("records", "invalid_records"),
+    "show": ("reports",),
 }
 
 

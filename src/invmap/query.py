@@ -512,3 +512,60 @@ def _about(index: Index, target: dict[str, Any]) -> dict[int, float]:
     alternatives = [*keywords, *((w,) for g in parsed.groups for w in g.words), *(tuple(f) for fs in named for f in fs)]
     expression = engine.expression(list(dict.fromkeys(alternatives)), list(DEFAULT_COLUMNS))
     return index.bm25("fts", expression, [WEIGHTS.get(c, 1.0) for c in SEARCH_COLUMNS])
+
+
+REPORT_KEYS = ("id", "title", "url", "engine", "primary", "secondary", "sources", "resolution", "accessed")
+"""A report's JSON contract, in order."""
+REPORT_SHOWN = ("id", "engine", "primary", "title", "url")  # a table's and plain's columns
+
+
+def reports(
+    index: Index, levels: Sequence[str] = (), engines: Sequence[str] = (), sources: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The catalog's reports that match every option given (values of one option ORed): `levels` by
+    primary or secondary code, `engines` by name (any case), `sources` by id. An unknown level code
+    or source id is a usage error naming the valid ones."""
+    from invmap.vocabulary import TRIAGE_CODES
+
+    codes = [v.upper() for v in split_values(levels)]
+    unknown = [c for c in codes if c not in TRIAGE_CODES]
+    if unknown:
+        raise UsageError(f"unknown level '{unknown[0]}' (report levels: {', '.join(TRIAGE_CODES)})")
+    wanted_sources = split_values(sources)
+    if wanted_sources:
+        known = {r["id"] for r in index.records(columns=("id",))}
+        if missing := [s for s in wanted_sources if s not in known]:
+            hint = did_you_mean(missing[0], sorted(known))
+            raise UsageError(f"no source '{missing[0]}'" + (f"; did you mean '{hint}'?" if hint else ""))
+    folded = {e.casefold() for e in split_values(engines)}
+    out = []
+    for r in index.reports():
+        if codes and r["primary"] not in codes and r["secondary"] not in codes:
+            continue
+        if folded and r["engine"].casefold() not in folded:
+            continue
+        if wanted_sources and not set(wanted_sources) & set(r["sources"]):
+            continue
+        out.append({k: r[k] for k in REPORT_KEYS})
+    return out
+
+
+def reports_by_source(index: Index) -> dict[str, list[str]]:
+    """source id -> the ids of the reports that name it, in catalog order."""
+    out: dict[str, list[str]] = {}
+    for r in index.reports():
+        for source in r["sources"]:
+            out.setdefault(source, []).append(r["id"])
+    return out
+
+
+SHOWN_REPORTS = 3  # reports `show` names on a terminal or in plain text; JSON lists them all
+
+
+def reports_in_brief(record: dict[str, Any]) -> dict[str, Any]:
+    """A record whose `reports` names at most three, then how many more there are."""
+    ids = record.get("reports") or []
+    if len(ids) <= SHOWN_REPORTS:
+        return record
+    more = f"+{len(ids) - SHOWN_REPORTS} more"  # `invmap reports --source ID` lists them
+    return {**record, "reports": [*ids[:SHOWN_REPORTS], more]}

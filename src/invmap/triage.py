@@ -36,17 +36,21 @@ KEYS = ("code", "title", "score", "confidence", "matched", "excluded", "correcte
         "reports", "evidence")  # fmt: skip
 """The one JSON shape of a triage level (words, measurements and settings all fill it)."""
 
-# Cues a reporter uses to rule something out; X is one to three words.
-_X = r"(?P<x>[a-z0-9][\w./+-]*(?: [a-z0-9][\w./+-]*){0,2}?)"
-_TAIL = r"(?: (?:problem|issue|bottleneck|cause|related|bound))"
+# Cues a reporter uses to rule something out; X is one to three words (up to a word such as
+# "problem" where the cue has one).
+_X = r"(?P<x>[a-z0-9][\w./+-]*(?: [a-z0-9][\w./+-]*){0,2})"
+_SHORT_X = r"(?P<x>[a-z0-9][\w./+-]*(?: [a-z0-9][\w./+-]*)?)"
+_TAIL = r" (?:problem|issue|bottleneck|cause|related|bound)\b"
+_SEEMS = r"\b(?:does|do|did) ?n[o']?t (?:appear|seem|look) (?:to be |like )?(?:an? |the )?"
 _EXCLUSIONS = tuple(
     re.compile(p)
     for p in (
-        rf"\b(?:does|do|did) ?n[o']?t (?:appear|seem|look) (?:to be |like )?(?:an? |the )?{_X}{_TAIL}?\b",
-        rf"\b(?:not|isn't|is not|wasn't|was not|it's not) (?:an? |the )?{_X}{_TAIL}\b",
-        rf"\bnot (?:caused by|related to|due to) (?:an? |the )?{_X}\b",
-        rf"\bruled? out (?:an? |the )?{_X}\b",
-        r"\b(?P<x>[a-z0-9][\w./+-]*(?: [a-z0-9][\w./+-]*)?) (?:is|are|looks?|seems?) (?:fine|ok|okay|normal|healthy)\b",
+        _SEEMS + _X + _TAIL,
+        _SEEMS + _SHORT_X + r"\b",
+        rf"\b(?:not|isn't|is not|wasn't|was not|it's not) (?:an? |the )?{_X}{_TAIL}",
+        rf"\bnot (?:caused by|related to|due to) (?:an? |the )?{_SHORT_X}\b",
+        rf"\bruled? out (?:an? |the )?{_SHORT_X}\b",
+        rf"\b{_SHORT_X} (?:is|are|looks?|seems?) (?:fine|ok|okay|normal|healthy)\b",
     )
 )
 _STOPS_IN_X = frozenset({"and", "but", "so", "because", "while", "when", "or", "then", "since"})
@@ -56,8 +60,12 @@ def exclusions(text: str) -> tuple[str, list[str]]:
     """The symptom with what the reporter rules out removed, and those phrases (`kv cache`)."""
     lowered = " ".join(text.casefold().split())
     out: list[str] = []
+    taken: list[tuple[int, int]] = []
     for pattern in _EXCLUSIONS:
         for m in pattern.finditer(lowered):
+            if any(a <= m.start("x") < b for a, b in taken):
+                continue  # a longer cue already took these words
+            taken.append(m.span("x"))
             words = m.group("x").split()
             cut = next((i for i, w in enumerate(words) if w in _STOPS_IN_X), len(words))
             phrase = " ".join(words[:cut]).strip(" .,;")
@@ -93,6 +101,12 @@ def triage(
     if not scored:
         return [], notes
     best = scored[0][1]
+    if every:  # the levels no evidence points to as well, at 0
+        from invmap.vocabulary import TRIAGE_CODES
+
+        present = {code for code, _, _ in scored}
+        codes = [d["code"] for d in index.level_details() if d["code"] in TRIAGE_CODES]
+        scored = [*scored, *((code, 0.0, []) for code in codes if code not in present)]
     shown = scored if every else [s for s in scored if s[1] >= FLOOR * best]
     notes["hidden"] = len(scored) - len(shown) if every else max(len(scored) - len(shown), 0)
     if limit is not None and not every:

@@ -30,12 +30,17 @@ def list_(ctx: typer.Context, args: Args) -> None:
 def show(ctx: typer.Context, args: Args) -> None:
     """Every name is resolved first; any miss fails the whole command."""
     out = output(ctx, args)
-    records = query.resolve_all(index(ctx), args.names)
-    fields = out.fields or list(SOURCE_FIELDS)
+    idx = index(ctx)
+    records = query.resolve_all(idx, args.names)
+    fields = out.fields or [*SOURCE_FIELDS, "reports"]
+    if "reports" in fields:
+        addressed = query.reports_by_source(idx)
+        records = [{**r, "reports": addressed.get(r["id"], [])} for r in records]
+    shown = [query.reports_in_brief(r) if "reports" in fields and not out.machine else r for r in records]
     if len(records) == 1:
-        result = Result(records, fields, single=True, draw=_record_drawing(records[0], fields))
+        result = Result(shown, fields, single=True, draw=_record_drawing(shown[0], fields))
     else:
-        result = Result(records, fields, draw=_records_drawing(records, fields))
+        result = Result(shown, fields, draw=_records_drawing(shown, fields))
     emit(out, result)
 
 
@@ -137,6 +142,20 @@ def define(ctx: typer.Context, args: Args) -> None:
     if not entries and not out.machine:
         notice("this catalog has no [glossary]")
     fields = ["term", "expansion", "definition"] if not out.machine else ["term", "expansion", "aliases", "definition"]
+    emit(out, Result(chosen, fields))
+
+
+@implements("reports")
+def reports_cmd(ctx: typer.Context, args: Args) -> None:
+    from invmap import query as selection
+
+    out = output(ctx, args)
+    chosen = selection.reports(index(ctx), args.level, args.engine, args.source)
+    if not chosen and not out.machine and stdout_is_terminal():
+        notice("no report matches")
+    fields = list(selection.REPORT_KEYS if out.machine else selection.REPORT_SHOWN)
+    if stdout_is_terminal() and not out.machine:
+        fields.remove("url")  # the table keeps titles whole; `--format plain` or `--json` give the links
     emit(out, Result(chosen, fields))
 
 
