@@ -47,11 +47,16 @@ def lookup(entries: Sequence[dict[str, Any]], wanted: Sequence[str]) -> list[dic
 
 
 def nearest(entries: Sequence[dict[str, Any]], name: str, limit: int = 3) -> list[str]:
-    """The terms whose names are closest to `name` (rapidfuzz's WRatio, at least 70), best first."""
+    """The terms whose names are closest to `name` (rapidfuzz's WRatio, at least 70), best first. A name
+    of one or two letters is compared whole (ratio): WRatio's partial match would find `dp` inside
+    `goodptu` and rank DP above goodput."""
     from rapidfuzz import fuzz, process, utils
 
+    def score(a: str, b: str, **kwargs: Any) -> float:
+        return (fuzz.ratio if min(len(a), len(b)) < 3 else fuzz.WRatio)(a, b, **kwargs)
+
     choices = {n: e["term"] for e in entries for n in names(e)}
-    found = process.extract(name, list(choices), scorer=fuzz.WRatio, processor=utils.default_process, limit=10)
+    found = process.extract(name, list(choices), scorer=score, processor=utils.default_process, limit=10)
     out: list[str] = []
     for match, score, _ in found:
         if score >= 70 and choices[match] not in out:
