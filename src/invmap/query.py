@@ -403,8 +403,7 @@ def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
 def _ranking(index: Index, query: Any, filters: Filters, columns: Sequence[str], limit: int | None) -> list[Any]:
     from invmap import search as engine
 
-    weights = [WEIGHTS[c] if c in columns else 0.0 for c in SEARCH_COLUMNS]
-    return engine.rank(index, query, "fts", columns, weights, filters.where, filters.params, limit=limit)
+    return engine.weighted(index, query, columns, WEIGHTS, filters.where, filters.params, limit=limit)
 
 
 WHY_WIDTH = 70  # characters of context kept around the matched words in `why`
