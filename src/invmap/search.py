@@ -57,13 +57,17 @@ class Query:
     exact: bool = False
     # Runs of `words` that name a glossary entry: (start, end, the entry's names as lists of words).
     spans: list[tuple[int, int, list[list[str]]]] = field(default_factory=list)
+    unquoted: list[str] = field(default_factory=list)  # quoted phrases read as their words (none held them)
 
     @property
     def total(self) -> int:
         return sum(g.weight for g in self.groups)
 
     def corrections(self) -> list[tuple[str, str]]:
-        return [(" ".join(g.words), g.read_as) for g in self.groups if g.read_as]
+        """(as typed, as searched) for each word read as another, and each quoted phrase read as its
+        words (`'"kv cachee"'` -> `kv cachee`)."""
+        phrases = [(f'"{text.strip()}"', " ".join(words_of(text))) for text in self.unquoted]
+        return phrases + [(" ".join(g.words), g.read_as) for g in self.groups if g.read_as]
 
     def read(self) -> list[str]:
         """The query's words with typos corrected."""
@@ -115,7 +119,9 @@ def parse(args: Sequence[str], fields: Sequence[str]) -> tuple[list[tuple[str, s
                 excluded.extend(words_of(token[1:]))
                 continue
             name, colon, rest = token.partition(":")
-            if colon and rest and name.casefold() in fields:
+            if colon and rest.startswith("//"):  # a URL (`http://...`) is text, never a field
+                parts.append((token, None, False))
+            elif colon and rest and name.casefold() in fields:
                 parts.append((rest, name.casefold(), False))
             elif colon and rest and re.fullmatch(r"[a-z_]+", name.casefold()):
                 raise UsageError(f"cannot search field '{name}' (searchable: {', '.join(fields)})")
@@ -125,13 +131,21 @@ def parse(args: Sequence[str], fields: Sequence[str]) -> tuple[list[tuple[str, s
 
 
 def build_query(
-    index: Index, args: Sequence[str], fields: Sequence[str], exact: bool = False, tables: Sequence[str] = ("fts",)
+    index: Index,
+    args: Sequence[str],
+    fields: Sequence[str],
+    exact: bool = False,
+    tables: Sequence[str] = ("fts",),
+    phrases: bool = True,
 ) -> Query:
     """Parse `args` and expand each word (corrections, glossary, compounds) against the catalog; a word
-    any of `tables` holds is never corrected."""
+    any of `tables` holds is never corrected. `phrases=False` reads a quoted phrase as its words
+    (`Query.unquoted` names it)."""
     parts, excluded = parse(args, fields)
     groups: list[Group] = []
     sequence: list[str] = []
+    unquoted = [text for text, _, quoted in parts if quoted] if not phrases else []
+    parts = [(text, column, quoted and phrases) for text, column, quoted in parts]
     for text, column, quoted in parts:
         words = words_of(text)
         sequence.extend(words)
@@ -147,7 +161,7 @@ def build_query(
     if not meaningful and not groups and not excluded:
         raise UsageError("search needs some text to look for")
     groups = meaningful or groups  # a query of nothing but stop words searches for them
-    query = Query(groups, excluded, sequence, exact=exact)
+    query = Query(groups, excluded, sequence, exact=exact, unquoted=unquoted)
     if not exact:
         _expand(index, query, tables)
     return query
@@ -437,14 +451,13 @@ def weighted(
     strength = _bm25f(index, query, forms, weighed, columns, weights)
     phrase_idf = _idf(total, len(phrased)) * max(len(content) - 1, 1) if forms else 0.0
     whole = _whole(index, query, weighed, columns)
-    whole_weight = WHOLE * sum(idf)
     scored = {}
-    best = [0.0] * (len(query.groups) + 2)
+    best = [0.0] * (len(query.groups) + 1)
     for r in weighed:
         per_group, per_phrase = strength[r]
-        terms = [i * s for i, s in zip(idf, per_group)] + [phrase_idf * per_phrase, whole_weight * (r in whole)]
+        terms = [i * s for i, s in zip(idf, per_group)] + [phrase_idf * per_phrase]
         best = [max(b, t) for b, t in zip(best, terms)]
-        scored[r] = sum(terms)
+        scored[r] = sum(terms) * (1.0 + WHOLE if r in whole else 1.0)
     if LINK:
         own = dict(scored)
         for r, others in _links(index, weighed).items():
@@ -462,14 +475,14 @@ def weighted(
     return hits[:limit] if limit is not None else hits
 
 
-WHOLE = 0.5  # a name, id, title or keyword that is the query itself adds this share of the query's weight
+WHOLE = 0.3  # a name, id, title or keyword that is the query itself: its score times 1 + this
 LINK = 0.5  # a source a keyword links (vLLM's `PagedAttention`) closes this share of the gap to it
 
 
 def _whole(index: Index, query: Query, rowids: Sequence[int], columns: Sequence[str]) -> set[int]:
-    """The rows whose name, id, title or one keyword is the query's words (or a glossary form of
-    them) and nothing more, as words (a plural's `s` aside), never stems: `KV cache` is one of
-    PagedAttention's keywords, and `kvcached` (a project's name) is no `KVCache`."""
+    """The rows whose name, id, title or first keyword is the query's words (or a glossary form of
+    them) and nothing more, as words (a plural's `s` aside), never stems: `KV cache` is
+    PagedAttention's first keyword, and `kvcached` (a project's name) is no `KVCache`."""
     from invmap.index import LIST_JOIN
 
     own = [c for c in ("name", "id", "title", "keywords") if c in columns]
@@ -477,13 +490,13 @@ def _whole(index: Index, query: Query, rowids: Sequence[int], columns: Sequence[
         return set()
     wanted = set()
     for form in query.phrases():
-        wanted.add(_plain_words(form))
-        wanted.add(_plain_words([w for w in form if w not in STOP_WORDS]))
+        content = [w for w in form if w not in STOP_WORDS]
+        wanted |= {_plain_words(form), _plain_words(content), _plain_words(["".join(content)])}  # PagedAttention
     cells = index.cells("fts", rowids, own)
-    return {
+    return {  # of the keywords, the first: the one the source is known for above all
         r
         for r, texts in cells.items()
-        if any(_plain_words(words_of(item)) in wanted for text in texts for item in text.split(LIST_JOIN) if item)
+        if any(_plain_words(words_of(text.split(LIST_JOIN)[0])) in wanted for text in texts if text)
     }
 
 
