@@ -295,7 +295,7 @@ def test_search_robust_to_typos_and_word_order(cli):
     for text in ("virtaul memroy", "memory virtual"):
         hits = json.loads(cli("search", text, "--json").out)
         assert hits[0]["id"] == "vattention"
-        assert list(hits[0]) == [*KEYS, "score", "matched"]
+        assert list(hits[0]) == [*KEYS, "score", "matched", "corrected"]
     scores = [h["score"] for h in json.loads(cli("search", "kv cache offload", "--json").out)]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 100 for s in scores)
 

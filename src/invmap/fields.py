@@ -166,7 +166,24 @@ class Number(Kind):
         return "" if value is None else f"{value:.1f}"
 
 
+class Mapping(Kind):
+    """Words read as others (`corrected`: {typed: used}): an object in JSON (`{}` when none),
+    `typed=used` pairs `;`-joined in csv, tsv and plain output, `typed → used` in tables."""
+
+    name = "mapping"
+
+    def json(self, value):
+        return dict(value) if value else {}
+
+    def human(self, value) -> str:
+        return ", ".join(f"{k} → {v}" for k, v in value.items()) if value else ""
+
+    def machine(self, value) -> str:
+        return LIST_SEPARATOR.join(f"{k}={v}" for k, v in value.items()) if value else ""
+
+
 TEXT, LABEL, YEAR, DATE, LIST, CODES, NUMBER = Kind(), Label(), Year(), Date(), List(), Codes(), Number()
+MAPPING = Mapping()
 ENTRY_TYPES = Choice("inproceedings", "article", "techreport", "misc")
 
 
@@ -360,6 +377,12 @@ SORT_KEYS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.sortable)
 EXTRA: tuple[Field, ...] = (
     Field("score", "Score", "search, related or triage score, 0-100 (those commands only)", kind=NUMBER),
     Field("matched", "Matched", "the fields a search result matched in, best first (search only)", kind=LIST),
+    Field(
+        "corrected",
+        "Corrected",
+        "the query's words search read as others, {typed: used}: typos, a quoted phrase no source holds (search only)",
+        kind=MAPPING,
+    ),
     Field("why", "Why", "the best-matching field with the matched words marked (search only)", wrap=True),
     Field("records", "Records", "valid experiment records addressing the question (questions with records)", kind=LIST),
     Field("reports", "Reports", "ids of the real reports the source addresses (show only)", kind=LIST),
@@ -371,7 +394,7 @@ EXTRA: tuple[Field, ...] = (
     ),
 )
 SCORED_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score")
-SEARCH_RESULT_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score", "matched", "why")
+SEARCH_RESULT_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score", "matched", "corrected", "why")
 
 HEADERS: dict[str, str] = {f.name: f.header for f in (*FIELDS, *EXTRA)}
 FIELD_HELP: dict[str, str] = {f.name: f.help for f in (*FIELDS, *EXTRA)}

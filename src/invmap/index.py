@@ -553,8 +553,8 @@ class Index:
         self._stemmer = self._items = False
         return self._con.execute(sql, params).fetchall()
 
-    def count(self) -> int:
-        return self._rows("SELECT count(*) FROM sources")[0][0]
+    def count(self, where: str = "", params: Sequence[Any] = ()) -> int:
+        return self._rows(f"SELECT count(*) FROM sources {('WHERE ' + where) if where else ''}", params)[0][0]
 
     def records(
         self, where: str = "", params: Sequence[Any] = (), columns: Sequence[str] = SOURCE_FIELDS, order: str = "pos"
@@ -740,6 +740,44 @@ class Index:
             for row in self._rows(sql, part):
                 out[row[0]] = " \x1f ".join(row[1:])
         return out
+
+    def cells(self, table: str, rowids: Sequence[int], columns: Sequence[str]) -> dict[int, list[str]]:
+        """rowid -> the raw text of each of `columns` (`''` where empty), for per-field weighing."""
+        source = "sources" if table == "fts" else "levels"
+        picked = ", ".join(f"coalesce({c}, '')" for c in columns)
+        out: dict[int, list[str]] = {}
+        for start in range(0, len(rowids), AT_ONCE):
+            part = list(rowids[start : start + AT_ONCE])
+            sql = f"SELECT pos, {picked} FROM {source} WHERE pos IN ({', '.join('?' * len(part))})"
+            for row in self._rows(sql, part):
+                out[row[0]] = list(row[1:])
+        return out
+
+    def lengths(self, table: str) -> dict[str, float] | None:
+        """column -> its average length in tokens in `table` (`fts`, `levels_fts`), as FTS5's own bm25()
+        reads it: the averages record (rowid 1 of the table's `_data`: a varint row count, then one
+        varint token total per column). None where it cannot be read as that."""
+        columns = SEARCH_COLUMNS if table == "fts" else LEVEL_COLUMNS
+        found = self._rows(f"SELECT block FROM {table}_data WHERE id = 1")
+        if not found or not isinstance(found[0][0], bytes):
+            return None
+        values: list[int] = []
+        blob, at = found[0][0], 0
+        while at < len(blob) and len(values) <= len(columns):
+            value = 0  # SQLite's varint: 7 bits a byte, the high bit set on all but the last; 9 bytes at most
+            for n in range(9):
+                byte = blob[at]
+                at += 1
+                if n == 8:
+                    value = (value << 8) | byte
+                    break
+                value = (value << 7) | (byte & 0x7F)
+                if not byte & 0x80 or at >= len(blob):
+                    break
+            values.append(value)
+        if len(values) != 1 + len(columns) or values[0] <= 0:
+            return None
+        return {c: total / values[0] for c, total in zip(columns, values[1:])}
 
     def stems(self, words: Sequence[str]) -> list[list[str]]:
         """Each word as the index's tokenizer stems it (`Evictions` -> ['evict'], `multi-model` ->

@@ -764,7 +764,7 @@ COMMANDS: tuple[Command, ...] = (
 
 # The fields beyond a source's that a command's records carry (and its --fields accepts).
 EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
-    "search": ("score", "matched", "why"),
+    "search": ("score", "matched", "corrected", "why"),
     "related": ("score",),
     "questions": ("records", "invalid_records"),
     "show": ("reports",),

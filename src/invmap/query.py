@@ -381,13 +381,17 @@ def search(
     columns = list(DEFAULT_COLUMNS) if fields is None else [*fields, *(["level_words"] if "layer" in fields else [])]
     query = engine.build_query(index, args, TEXT_FIELDS, exact=exact)
     ranked = _ranking(index, query, filters, columns, limit)
+    if not ranked and any(g.required for g in query.groups):  # no source holds the phrase: its words, then
+        query = engine.build_query(index, args, TEXT_FIELDS, exact=exact, phrases=False)
+        ranked = _ranking(index, query, filters, columns, limit)
     hits = [h for h in ranked if h.score >= min_score]  # scores only fall down the ranking
     records = index.at([h.rowid for h in hits])
     every = " OR ".join(e for g in query.groups if (e := engine.group_expression(g, columns)))
+    corrected = dict(query.corrections())
     out = []
     for record, hit in zip(records, hits):
         matched, why = _why(index, every, hit.rowid, columns, record)
-        out.append({**record, "score": hit.score, "matched": matched, "why": why})
+        out.append({**record, "score": hit.score, "matched": matched, "corrected": corrected, "why": why})
     return out, query
 
 
@@ -403,8 +407,7 @@ def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
 def _ranking(index: Index, query: Any, filters: Filters, columns: Sequence[str], limit: int | None) -> list[Any]:
     from invmap import search as engine
 
-    weights = [WEIGHTS[c] if c in columns else 0.0 for c in SEARCH_COLUMNS]
-    return engine.rank(index, query, "fts", columns, weights, filters.where, filters.params, limit=limit)
+    return engine.weighted(index, query, columns, WEIGHTS, filters.where, filters.params, limit=limit)
 
 
 WHY_WIDTH = 70  # characters of context kept around the matched words in `why`

@@ -187,15 +187,25 @@ def json_line(value: Any) -> str:
     return json_safe(_ENCODE(value))
 
 
+def machine_batches(result: Result) -> Iterator[list[dict[str, Any]]]:
+    """`batches`, with the marks around matched words taken out of `why`: they are for drawing bold
+    on a terminal, never data (csv, tsv and plain cells lose them in `machine_cell`)."""
+    if "why" not in result.fields:
+        yield from batches(result)
+        return
+    for part in batches(result):
+        yield [{**r, "why": unmarked(r["why"])} if isinstance(r.get("why"), str) else r for r in part]
+
+
 def json_text(result: Result, context: Context) -> Iterator[str]:
     if result.data is not None or result.single:
-        yield to_json(result.data if result.data is not None else next(batches(result))[0], indent=2)
+        yield to_json(result.data if result.data is not None else next(machine_batches(result))[0], indent=2)
         return
     # One record a line inside the array: readable, and fast (the C encoder; indent= is pure Python).
     if not result.rows:
         yield "[]\n"
         return
-    for n, part in enumerate(batches(result)):
+    for n, part in enumerate(machine_batches(result)):
         yield ("[\n" if n == 0 else ",\n") + ",\n".join(map(json_line, part))
     yield "\n]\n"
 
@@ -204,7 +214,7 @@ def jsonl_text(result: Result, context: Context) -> Iterator[str]:
     if isinstance(result.data, list):
         yield "".join(json_line(item) + "\n" for item in result.data)
         return
-    for part in batches(result):
+    for part in machine_batches(result):
         yield "".join(json_line(r) + "\n" for r in part)
 
 

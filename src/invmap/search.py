@@ -57,13 +57,17 @@ class Query:
     exact: bool = False
     # Runs of `words` that name a glossary entry: (start, end, the entry's names as lists of words).
     spans: list[tuple[int, int, list[list[str]]]] = field(default_factory=list)
+    unquoted: list[str] = field(default_factory=list)  # quoted phrases read as their words (none held them)
 
     @property
     def total(self) -> int:
         return sum(g.weight for g in self.groups)
 
     def corrections(self) -> list[tuple[str, str]]:
-        return [(" ".join(g.words), g.read_as) for g in self.groups if g.read_as]
+        """(as typed, as searched) for each word read as another, and each quoted phrase read as its
+        words (`'"kv cachee"'` -> `kv cachee`)."""
+        phrases = [(f'"{text.strip()}"', " ".join(words_of(text))) for text in self.unquoted]
+        return phrases + [(" ".join(g.words), g.read_as) for g in self.groups if g.read_as]
 
     def read(self) -> list[str]:
         """The query's words with typos corrected."""
@@ -115,7 +119,9 @@ def parse(args: Sequence[str], fields: Sequence[str]) -> tuple[list[tuple[str, s
                 excluded.extend(words_of(token[1:]))
                 continue
             name, colon, rest = token.partition(":")
-            if colon and rest and name.casefold() in fields:
+            if colon and rest.startswith("//"):  # a URL (`http://...`) is text, never a field
+                parts.append((token, None, False))
+            elif colon and rest and name.casefold() in fields:
                 parts.append((rest, name.casefold(), False))
             elif colon and rest and re.fullmatch(r"[a-z_]+", name.casefold()):
                 raise UsageError(f"cannot search field '{name}' (searchable: {', '.join(fields)})")
@@ -125,13 +131,21 @@ def parse(args: Sequence[str], fields: Sequence[str]) -> tuple[list[tuple[str, s
 
 
 def build_query(
-    index: Index, args: Sequence[str], fields: Sequence[str], exact: bool = False, tables: Sequence[str] = ("fts",)
+    index: Index,
+    args: Sequence[str],
+    fields: Sequence[str],
+    exact: bool = False,
+    tables: Sequence[str] = ("fts",),
+    phrases: bool = True,
 ) -> Query:
     """Parse `args` and expand each word (corrections, glossary, compounds) against the catalog; a word
-    any of `tables` holds is never corrected."""
+    any of `tables` holds is never corrected. `phrases=False` reads a quoted phrase as its words
+    (`Query.unquoted` names it)."""
     parts, excluded = parse(args, fields)
     groups: list[Group] = []
     sequence: list[str] = []
+    unquoted = [text for text, _, quoted in parts if quoted] if not phrases else []
+    parts = [(text, column, quoted and phrases) for text, column, quoted in parts]
     for text, column, quoted in parts:
         words = words_of(text)
         sequence.extend(words)
@@ -140,12 +154,14 @@ def build_query(
             groups.append(Group(words, len(content), [words], required=True, position=len(sequence) - len(words)))
             continue
         for n, word in enumerate(words):
+            if any(g.words == [word] and g.column == column and not g.required for g in groups):
+                continue  # a word said twice counts once (`[Performance]: ... poor performance`)
             groups.append(Group([word], 1, [[word]], column=column, position=len(sequence) - len(words) + n))
     meaningful = [g for g in groups if g.required or g.words[0] not in STOP_WORDS]
     if not meaningful and not groups and not excluded:
         raise UsageError("search needs some text to look for")
     groups = meaningful or groups  # a query of nothing but stop words searches for them
-    query = Query(groups, excluded, sequence, exact=exact)
+    query = Query(groups, excluded, sequence, exact=exact, unquoted=unquoted)
     if not exact:
         _expand(index, query, tables)
     return query
@@ -178,14 +194,16 @@ def _without_hollow_words(index: Index, query: Query, plain: list[Group]) -> tup
 def _corrected(
     index: Index, plain: list[Group], stems: list[list[str]], glossary_words: set[str], tables: Sequence[str]
 ) -> None:
-    """A word the catalog (and the glossary) does not hold, read as the nearest one it does."""
+    """A word the catalog (and the glossary) does not hold, nor English, read as the nearest one it does."""
+    from invmap import english  # only when a word is unknown to the catalog
+
     known = index.known([s for stem in stems for s in stem], tables)
     for g, stem in zip(plain, stems):
         word = g.words[0]
         if not stem or all(s in known for s in stem) or word in glossary_words:
             continue
-        if len(word) < SHORTEST_CORRECTED or word.isdigit():
-            continue
+        if len(word) < SHORTEST_CORRECTED or word.isdigit() or english.is_word(word):
+            continue  # a real word the catalog lacks is not a typo of one it holds (`climbs` is no `claim`)
         fixed = _correct(index, word, stem, glossary_words)
         if fixed is not None and fixed != word:
             g.read_as = fixed
@@ -321,6 +339,19 @@ def _coverage(
     """rowid -> how many of the query's words the row matches: rows holding every quoted phrase and
     no excluded word (with `--exact`, counted in the raw text)."""
     sets = [set(index.match(table, e, where, params)) if e else set() for e in expressions]
+    return _held(index, query, sets, table, columns, where, params)
+
+
+def _held(
+    index: Index,
+    query: Query,
+    sets: Sequence[set[int]],
+    table: str,
+    columns: Sequence[str],
+    where: str,
+    params: Sequence[Any],
+) -> dict[int, int]:
+    """`_coverage` from each group's matching rows."""
     matched: dict[int, int] = {}
     for g, rows in zip(query.groups, sets):
         if not g.required:
@@ -371,6 +402,227 @@ def _scored(
         strength = min(max(strength, 0.001), 1.0)
         hits.append(Hit(r, round(100.0 * (min(m, n) - 1 + strength) / n, 1), m, held, value))
     return hits
+
+
+# --- weighted ranking (search) --------------------------------------------------------------------
+
+K1 = 1.2  # BM25's term-frequency saturation
+B = 0.75  # BM25's length normalisation, applied to each field against that field's own average length
+RERANKED = 300  # rows weighed field by field; a larger catalog's rest keep the cheap order behind them
+
+
+def weighted(
+    index: Index,
+    query: Query,
+    columns: Sequence[str],
+    weights: dict[str, float],
+    where: str = "",
+    params: Sequence[Any] = (),
+    limit: int | None = None,
+) -> list[Hit]:
+    """Every source matching at least one of the query's words (and every quoted phrase, and no
+    excluded word), ranked by BM25F: each word counts its rarity (IDF) times how strongly a source
+    holds it, where a hit in a field counts that field's weight divided by the field's length against
+    its average (a long cell weighs no more than a short one), saturating with repeats; the query's
+    words as a phrase count as one more term. Best first; `limit` cuts the list."""
+    expressions = [group_expression(g, columns) for g in query.groups]
+    sets = [set(index.match("fts", e, where, params)) if e else set() for e in expressions]
+    matched = _held(index, query, sets, "fts", columns, where, params)
+    if not matched:
+        return []
+    total = index.count(where, params)
+    idf = [_idf(total, len(rows)) * g.weight * _plainness(g) for g, rows in zip(query.groups, sets)]
+    content = [w for w in query.words if w not in STOP_WORDS]
+    phrased: set[int] = set()
+    forms: list[list[str]] = []
+    if len(content) > 1:
+        forms = query.phrases()
+        phrased = set(index.match("fts", expression(forms, columns), where, params))
+    candidates = list(matched)
+    if len(candidates) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
+        from invmap.index import SEARCH_COLUMNS
+
+        every = " OR ".join(e for e in expressions if e)
+        order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
+        cheap = index.bm25("fts", every, order, where, params)
+        covered = {r: sum(i for i, rows in zip(idf, sets) if r in rows) for r in candidates}
+        candidates.sort(key=lambda r: (-covered[r], r not in phrased, -cheap.get(r, 0.0), r))
+    weighed, rest = candidates[:RERANKED], candidates[RERANKED:]
+    strength = _bm25f(index, query, forms, weighed, columns, weights)
+    phrase_idf = _idf(total, len(phrased)) * max(len(content) - 1, 1) if forms else 0.0
+    whole = _whole(index, query, weighed, columns)
+    scored = {}
+    best = [0.0] * (len(query.groups) + 1)
+    for r in weighed:
+        per_group, per_phrase = strength[r]
+        terms = [i * s for i, s in zip(idf, per_group)] + [phrase_idf * per_phrase]
+        best = [max(b, t) for b, t in zip(best, terms)]
+        scored[r] = sum(terms) * (1.0 + WHOLE if r in whole else 1.0)
+    if LINK:
+        own = dict(scored)
+        for r, others in _links(index, weighed).items():
+            lent = max((own.get(o, 0.0) for o in others), default=0.0)
+            scored[r] = max(own[r], own[r] + LINK * (lent - own[r])) if lent > own[r] else own[r]
+    ceiling = max(sum(best), max(scored.values(), default=0.0)) or 1.0
+    order = sorted(weighed, key=lambda r: (-scored[r], r))
+    hits = [
+        Hit(r, round(100.0 * min(scored[r] / ceiling, 1.0), 1) or 0.1, matched[r], r in phrased, scored[r])
+        for r in order
+    ]
+    floor = hits[-1].score if hits else 100.0
+    for r in rest:  # beyond the weighed rows (a large catalog): in the cheap order, never above them
+        hits.append(Hit(r, floor, matched[r], r in phrased, 0.0))
+    return hits[:limit] if limit is not None else hits
+
+
+WHOLE = 0.3  # a name, id, title or keyword that is the query itself: its score times 1 + this
+LINK = 0.5  # a source a keyword links (vLLM's `PagedAttention`) closes this share of the gap to it
+
+
+def _whole(index: Index, query: Query, rowids: Sequence[int], columns: Sequence[str]) -> set[int]:
+    """The rows whose name, id, title or first keyword is the query's words (or a glossary form of
+    them) and nothing more, as words (a plural's `s` aside), never stems: `KV cache` is
+    PagedAttention's first keyword, and `kvcached` (a project's name) is no `KVCache`."""
+    from invmap.index import LIST_JOIN
+
+    own = [c for c in ("name", "id", "title", "keywords") if c in columns]
+    if not own or not rowids:
+        return set()
+    wanted = set()
+    for form in query.phrases():
+        content = [w for w in form if w not in STOP_WORDS]
+        wanted |= {_plain_words(form), _plain_words(content), _plain_words(["".join(content)])}  # PagedAttention
+    cells = index.cells("fts", rowids, own)
+    return {  # of the keywords, the first: the one the source is known for above all
+        r
+        for r, texts in cells.items()
+        if any(_plain_words(words_of(text.split(LIST_JOIN)[0])) in wanted for text in texts if text)
+    }
+
+
+def _plain_words(words: Sequence[str]) -> tuple[str, ...]:
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+def _links(index: Index, rowids: Sequence[int]) -> dict[int, set[int]]:
+    """rowid -> the rows among `rowids` whose name one of its keywords is, or which name it in theirs."""
+    from invmap.index import LIST_JOIN
+    from invmap.text import normalize
+
+    cells = index.cells("fts", rowids, ("name", "keywords"))
+    by_name = {normalize(c[0]): r for r, c in cells.items() if c[0]}
+    out: dict[int, set[int]] = {}
+    for r, (_, keywords) in cells.items():
+        for k in keywords.split(LIST_JOIN) if keywords else ():
+            other = by_name.get(normalize(k))
+            if other is not None and other != r:
+                out.setdefault(r, set()).add(other)
+                out.setdefault(other, set()).add(r)
+    return out
+
+
+COMMON_FROM = 4.0  # Zipf frequency (English) above which a word weighs less: `than` 6.1, `slow` 4.8
+COMMONEST = 7.0  # ... down to COMMON_FLOOR at this frequency (`the` 7.7)
+COMMON_FLOOR = 0.25
+NUMBER_WEIGHT = 0.5  # a bare number (`1`, `16384`): a version or a size more often than a name
+
+
+def _plainness(g: Group) -> float:
+    """How much a word counts for being ordinary English: 1 for a word English rarely uses (`kv`,
+    `prefill`, `cache`) or does not know, less the more common it is (`high`, `slow`)."""
+    from invmap import english  # the list is read only for a search
+
+    if g.required or len(g.words) != 1:
+        return 1.0
+    word = g.words[0]
+    if word.isdigit():
+        return NUMBER_WEIGHT
+    frequency = english.zipf(word)
+    if frequency is None or frequency <= COMMON_FROM:
+        return 1.0
+    share = min((frequency - COMMON_FROM) / (COMMONEST - COMMON_FROM), 1.0)
+    return 1.0 - share * (1.0 - COMMON_FLOOR)
+
+
+def _idf(total: int, holding: int) -> float:
+    import math
+
+    return math.log(1.0 + (total - holding + 0.5) / (holding + 0.5))
+
+
+LEVEL_WEIGHT = 0.0  # a word of a source's level (its scope, question, metrics, symptoms) counts as a sentence does
+
+
+def _bm25f(
+    index: Index,
+    query: Query,
+    forms: list[list[str]],
+    rowids: Sequence[int],
+    columns: Sequence[str],
+    weights: dict[str, float],
+) -> dict[int, tuple[list[float], float]]:
+    """rowid -> (each group's saturated strength, the phrase's), by BM25F over the fields' tokens. A
+    source's levels count as one more field (the words of the level its label covers that holds the
+    word best): what the map says a level is about speaks for every source of that level."""
+    averages = index.lengths("fts") or {}
+    cells = index.cells("fts", rowids, [*columns, "layers"])
+    order = [r for r in rowids if r in cells]
+    width = len(columns)
+    streams = index.stems([text for r in order for text in cells[r][:width]])
+    wanted = [[_stemmed(index, a) for a in g.alternatives] for g in query.groups]
+    phrase_forms = [_stemmed(index, f) for f in forms]
+    levels = _level_strengths(index, query, wanted) if "level_words" in columns else {}
+    out: dict[int, tuple[list[float], float]] = {}
+    for n, r in enumerate(order):
+        fields = streams[n * width : (n + 1) * width]
+        norms = []
+        for c, tokens in zip(columns, fields):
+            average = averages.get(c) or max(len(tokens), 1)
+            norms.append(weights.get(c, 0.0) / (1.0 - B + B * len(tokens) / average) if tokens else 0.0)
+        codes = [code for code in (cells[r][width] or "").split(";") if code in levels]
+        per_group = []
+        for k, (g, alternatives) in enumerate(zip(query.groups, wanted)):
+            tf = 0.0
+            for c, tokens, norm in zip(columns, fields, norms):
+                if norm and (g.column is None or g.column == c):
+                    tf += norm * sum(_count(tokens, a) for a in alternatives)
+            if codes and g.column is None:
+                tf += max(levels[code][k] for code in codes)
+            per_group.append(tf / (K1 + tf))
+        tf = sum(norm * sum(_count(tokens, f) for f in phrase_forms) for tokens, norm in zip(fields, norms))
+        out[r] = (per_group, tf / (K1 + tf))
+    return out
+
+
+def _level_strengths(index: Index, query: Query, wanted: list[list[list[str]]]) -> dict[str, list[float]]:
+    """level code -> each group's weighted, length-normalised frequency in that level's own words."""
+    details = index.level_details()
+    texts = [
+        " ".join([d["title"], d["scope"] or "", d["question"] or "", *d["metrics"], *d["symptoms"]]) for d in details
+    ]
+    streams = index.stems(texts) if texts else []
+    average = (sum(map(len, streams)) / len(streams)) if streams else 1.0
+    out = {}
+    for d, tokens in zip(details, streams):
+        norm = LEVEL_WEIGHT / (1.0 - B + B * len(tokens) / (average or 1.0)) if tokens else 0.0
+        out[d["code"]] = [norm * sum(_count(tokens, a) for a in alternatives) for alternatives in wanted]
+    return out
+
+
+def _stemmed(index: Index, words: Sequence[str]) -> list[str]:
+    stems = index.stems([" ".join(words)])
+    return stems[0] if stems else []
+
+
+def _count(tokens: Sequence[str], form: Sequence[str]) -> int:
+    """How often `form` (stems) occurs in `tokens` as a run."""
+    n = len(form)
+    if not n or n > len(tokens):
+        return 0
+    if n == 1:
+        return tokens.count(form[0])
+    first = form[0]
+    return sum(1 for i in range(len(tokens) - n + 1) if tokens[i] == first and list(tokens[i : i + n]) == list(form))
 
 
 def exact_filter(query: Query, texts: dict[int, str]) -> dict[int, int]:

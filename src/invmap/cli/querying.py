@@ -8,7 +8,7 @@ import typer
 
 from invmap import query
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, stdout_is_terminal, write
+from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, say, stdout_is_terminal, write
 from invmap.errors import NotFoundError
 from invmap.fields import SEARCH_RESULT_FIELDS, SOURCE_FIELDS
 from invmap.render import Result
@@ -118,7 +118,9 @@ def search(ctx: typer.Context, args: Args) -> None:
     searched = query.search_fields(args.within)
     chosen = filters(ctx, args)
     hits, parsed = query.search(index(ctx), chosen, args.text, searched, args.limit, args.min_score, args.exact)
-    fixes = parsed.corrections()
+    fixes = [(old, new) for old, new in parsed.corrections() if not old.startswith('"')]
+    for phrase in parsed.unquoted:  # said wherever stdout goes: the words were searched, not the phrase
+        say(f'no source holds the phrase "{phrase.strip()}"; searched for its words')
     if fixes and stdout_is_terminal() and not out.machine:
         notice("searched for " + ", ".join(f"'{new}' (for '{old}')" for old, new in fixes))
     if not hits:

@@ -1,0 +1,42 @@
+"""Ordinary English words and how common each is: a search never corrects one as a typo (`climbs` is
+no typo of `claim`), and weighs a word less the more common English finds it (`than`, `slow`).
+
+english.txt is derived at build time from a frequency list (scripts/generate_english.py: wordfreq's
+English data, CC BY-SA 4.0): `word<TAB>Zipf frequency` for the words English uses at least about once
+in 3 million. It is read only when a search needs it and looked up as text, never parsed whole
+(~1 ms for the 600 KB file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_LIST = Path(__file__).with_name("english.txt")
+_text: str | None = None
+
+
+def zipf(word: str) -> float | None:
+    """The Zipf frequency of `word` (any case) in English, or None for a word the list lacks."""
+    global _text
+    if _text is None:
+        try:
+            _text = "\n" + _LIST.read_text(encoding="utf-8")
+        except OSError:  # a package installed without its data file: no word is known, as before it
+            _text = ""
+    folded = word.casefold()
+    if not folded.isalpha() or not folded.isascii():
+        return None
+    at = _text.find(f"\n{folded}\t")
+    if at < 0:
+        return None
+    start = at + len(folded) + 2
+    end = _text.find("\n", start)
+    try:
+        return float(_text[start : end if end >= 0 else None])
+    except ValueError:
+        return None
+
+
+def is_word(word: str) -> bool:
+    """Whether `word` (any case) is an ordinary English word by the list."""
+    return zipf(word) is not None
