@@ -201,6 +201,7 @@ def state_of(path: str) -> dict[str, Any]:
 
 
 _LISTS_AT = tuple(1 + i for i, f in enumerate(FIELDS) if f.kind.name == "list")
+_TABLES_AT = tuple((1 + i, f.kind) for i, f in enumerate(FIELDS) if f.kind.name == "tables")
 _DATES_AT = tuple(1 + i for i, f in enumerate(FIELDS) if f.kind.name == "date")
 _LAYERS_AT = 1 + SOURCE_FIELDS.index("layers")
 _URL_AT = 1 + SOURCE_FIELDS.index("url")
@@ -221,6 +222,8 @@ def _record_row(source: Any, pos: int, level_titles: dict[str, str]) -> list[Any
     keywords = row[_KEYWORDS_AT]
     for i in _LISTS_AT:
         row[i] = LIST_JOIN.join(row[i]) if row[i] else None
+    for i, kind in _TABLES_AT:  # in the JSON contract's form: a place's repo filled from `code`
+        row[i] = kind.row(kind.json(kind.fill(row[i], values))) if row[i] else None
     if codes:
         row[-2] = " \x1f ".join(level_titles[code] for code in codes if code in level_titles) or None
     row[-1] = camel_parts(row[_NAME_AT], row[_TITLE_AT], *(keywords or ()))
@@ -285,8 +288,14 @@ _INSERT_SOURCES = (
     f"INSERT INTO sources ({', '.join(('pos', *SOURCE_FIELDS, *EXTRA_COLUMNS))}) "
     f"VALUES ({', '.join('?' * (1 + len(SOURCE_FIELDS) + len(EXTRA_COLUMNS)))})"
 )
+# A list-of-tables column is indexed up to U+001D: its items' searched columns (`fields.Tables.row`);
+# the rest (a place's commit and repository) is kept for reading, never searched.
+_TEXT_OF = {
+    c: (f"substr({c}, 1, instr({c}, char(29)) - 1)" if c in KINDS and KINDS[c].name == "tables" else c)
+    for c in SEARCH_COLUMNS
+}
 _INDEX_TEXT = (
-    f"INSERT INTO fts (rowid, {', '.join(SEARCH_COLUMNS)}) SELECT pos, {', '.join(SEARCH_COLUMNS)} "
+    f"INSERT INTO fts (rowid, {', '.join(SEARCH_COLUMNS)}) SELECT pos, {', '.join(_TEXT_OF.values())} "
     "FROM sources WHERE pos >= ? AND pos < ?"
 )
 # Each source's level codes, one row a code, from its `layers` column (`L4;L5;L6`), in SQL.
@@ -505,7 +514,7 @@ def build(
 
 # --- reading ---------------------------------------------------------------------------------
 
-_UNROW = tuple((name, KINDS[name]) for name in SOURCE_FIELDS if KINDS[name].name in ("list", "codes"))
+_UNROW = tuple((name, KINDS[name]) for name in SOURCE_FIELDS if KINDS[name].name in ("list", "codes", "tables"))
 
 
 def _record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:

@@ -428,6 +428,8 @@ def _why(
         name = column
         if column == "level_words":
             name, text = "layer", f"{record['layer']} ({MARK[0]}{' '.join(sorted(words))}{MARK[1]} level)"
+        elif column in declared.TABLE_FIELDS:  # its searched columns only, as the index holds them
+            text = text.partition("\x1d")[0].replace("\x1e", " ").replace("\x1f", "; ")
         elif column == "parts":
             holder = next(
                 (f for f in ("name", "title", "keywords") if any(w in _flat(record.get(f)).casefold() for w in words)),
