@@ -289,7 +289,7 @@ class Validation:
 
     def __init__(self, raw: dict[str, Any], path: str, problems: list[str] | None = None) -> None:
         self.raw, self.path = raw, path
-        self.problems = [*(problems or ()), *duplicate_id_problems(raw)]
+        self.problems = [*(problems or ()), *duplicate_id_problems(raw), *place_problems(raw)]
         self.source_problems: list[str] = []
         self.records: list[Any] | None = None
         sources = raw.get("sources")
@@ -518,6 +518,25 @@ def duplicate_id_problems(raw: dict[str, Any]) -> list[str]:
     return problems
 
 
+def place_problems(raw: dict[str, Any]) -> list[str]:
+    """A place needs a repository to be a permalink: its own `repo`, else the source's `code`."""
+    from invmap.safe import escape
+
+    sources = raw.get("sources")
+    if not isinstance(sources, list):
+        return []
+    problems = []
+    for position, entry in enumerate(sources, start=1):
+        if not isinstance(entry, dict) or entry.get("code") or not isinstance(entry.get("places"), list):
+            continue
+        for n, item in enumerate(entry["places"]):
+            if isinstance(item, dict) and not item.get("repo"):
+                ident = entry.get("id")
+                label = f"source {position} ({escape(ident)})" if isinstance(ident, str) else f"source {position}"
+                problems.append(f"{label}: field 'places[{n}]': no repo, and the source has no code to default to")
+    return problems
+
+
 # What each pydantic error type means in a catalog, said in the catalog's own terms.
 _EXPECTED = {
     "string_type": "text",
@@ -738,8 +757,7 @@ def entry_toml(entry: dict[str, Any]) -> str:
     for key, value in entry.items():
         if key in TABLE_FIELDS and isinstance(value, list) and all(isinstance(v, dict) for v in value):
             items = [
-                "{ " + ", ".join(tomli_w.dumps({k: v}).rstrip("\n") for k, v in item.items()) + " }"
-                for item in value
+                "{ " + ", ".join(tomli_w.dumps({k: v}).rstrip("\n") for k, v in item.items()) + " }" for item in value
             ]
             parts.append(f"{key} = [\n" + "".join(f"    {item},\n" for item in items) + "]\n")
         else:
@@ -968,8 +986,6 @@ def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
     refused); a rejected add is a UsageError (exit 2) and the file is not touched. The file's line
     ending (LF or CRLF) is kept.
     """
-    import tomli_w
-
     path = require_writable(location)
     with locked(path):
         data = read_bytes(str(path))

@@ -66,8 +66,10 @@ _SEGMENT = rf"(?:[^./\s\\{FORBIDDEN}{LIST_SEPARATOR}]{_PATH_CHAR}*|\.[^./\s\\{FO
 # The forms of a table column (`fields.Column.form`): (pattern, what a value must be).
 COLUMN_FORMS: dict[str, tuple[str, str]] = {
     "text": (CLEAN_ITEM, "text without control characters or ';'"),
-    "url": (rf"^https?://[^\s/?#{FORBIDDEN}{LIST_SEPARATOR}]+(?:[/?#][^\s{FORBIDDEN}{LIST_SEPARATOR}]*)?$",
-            "an absolute http(s) URL without spaces"),
+    "url": (
+        rf"^https?://[^\s/?#{FORBIDDEN}{LIST_SEPARATOR}]+(?:[/?#][^\s{FORBIDDEN}{LIST_SEPARATOR}]*)?$",
+        "an absolute http(s) URL without spaces",
+    ),
     "commit": (r"^[0-9a-f]{40}$", "a commit: 40 lowercase hex digits"),
     # relative: no leading /, no backslash, no `.` or `..` part, no empty part but a folder's final /
     "path": (
