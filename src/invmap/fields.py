@@ -417,7 +417,7 @@ FIELDS: tuple[Field, ...] = (
         kind=SETTINGS,
         wrap=True,
         example="engine=vLLM;flag=--enable-prefix-caching;version=main@99d7eb5d6a51;note=automatic prefix caching",
-        weight=1.0,
+        weight=0.5,
         option="setting",
     ),
     Field(
@@ -436,7 +436,7 @@ FIELDS: tuple[Field, ...] = (
         wrap=True,
         example="repo=https://github.com/vllm-project/vllm;path=vllm/v1/core/block_pool.py;symbol=BlockPool;"
         "note=the pool of physical KV blocks;commit=c59cb7941357443da7c5eef75cfa8697d683d228",
-        weight=1.0,
+        weight=0.5,
         option="place",
     ),
     Field(
