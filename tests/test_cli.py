@@ -72,11 +72,36 @@ def test_list_json_contract(cli):
         "url": "https://arxiv.org/abs/2309.06180",
         "code": "https://github.com/vllm-project/vllm",
         "settings": [
-            {"engine": "vLLM", "flag": "--block-size", "version": "main@99d7eb5d6a51", "note": "tokens per KV block (CacheConfig.block_size)"},
-            {"engine": "vLLM", "flag": "--gpu-memory-utilization", "version": "main@99d7eb5d6a51", "note": "share of GPU memory for weights and the KV block pool"},
-            {"engine": "vLLM", "flag": "--swap-space", "version": "main@99d7eb5d6a51", "note": "CPU swap space for preempted requests' blocks"},
-            {"engine": "SGLang", "flag": "--page-size", "version": "main@b36e8e198b71", "note": "tokens in a page of the KV pool"},
-            {"engine": "SGLang", "flag": "--mem-fraction-static", "version": "main@b36e8e198b71", "note": "share of memory for weights and the KV cache pool"},
+            {
+                "engine": "vLLM",
+                "flag": "--block-size",
+                "version": "main@99d7eb5d6a51",
+                "note": "tokens per KV block (CacheConfig.block_size)",
+            },
+            {
+                "engine": "vLLM",
+                "flag": "--gpu-memory-utilization",
+                "version": "main@99d7eb5d6a51",
+                "note": "share of GPU memory for weights and the KV block pool",
+            },
+            {
+                "engine": "vLLM",
+                "flag": "--swap-space",
+                "version": "main@99d7eb5d6a51",
+                "note": "CPU swap space for preempted requests' blocks",
+            },
+            {
+                "engine": "SGLang",
+                "flag": "--page-size",
+                "version": "main@b36e8e198b71",
+                "note": "tokens in a page of the KV pool",
+            },
+            {
+                "engine": "SGLang",
+                "flag": "--mem-fraction-static",
+                "version": "main@b36e8e198b71",
+                "note": "share of memory for weights and the KV cache pool",
+            },
         ],
         "seam": "vLLM's KV-cache manager and block pool (vllm/v1/core/kv_cache_manager.py, block_pool.py), each request's block list (vllm/v1/core/single_type_kv_cache_manager.py) and the block table the kernels read (vllm/v1/worker/block_table.py), which map logical blocks to physical ones, and the scheduler that allocates, frees and preempts them (vllm/v1/core/sched/scheduler.py).",
         "places": [
