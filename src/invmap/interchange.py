@@ -150,7 +150,7 @@ def _markdown() -> Any:
 
 
 def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
-    from invmap.identifiers import arxiv_id, doi
+    from invmap.identifiers import arxiv_cited, arxiv_id, doi
 
     source_links: list[str] = []
     availability_links: list[str] = []
@@ -167,8 +167,9 @@ def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
             entry[key] = value
     if source_links:  # the first link is the source's own: an arXiv or DOI link fills those fields
         first = source_links[0]
-        if (a := arxiv_id(first)) is not None:
-            entry.setdefault("arxiv", a)
+        if (a := arxiv_cited(first)) is not None:  # the link's version pins the one the map cites
+            if entry.get("arxiv") in (None, arxiv_id(a)):
+                entry["arxiv"] = a
         elif first.lower().startswith(("https://doi.org/", "http://doi.org/", "https://dx.doi.org/")) and doi(first):
             entry.setdefault("doi", doi(first))
         else:
