@@ -27,6 +27,8 @@ def records(cli) -> list[dict]:
 def as_text(value) -> str:
     if value is None:
         return ""
+    if isinstance(value, list) and value and isinstance(value[0], dict):  # places: permalinks; settings: flags
+        return ";".join(v["url"] if "url" in v else f"{v['engine']} {v['flag']}" for v in value)
     if isinstance(value, list):
         return ";".join(value)
     return str(value)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invmap.errors import CatalogError, FileAccessError, UsageError
-from invmap.fields import FIELDS, MAX_ID, MAX_NAME, STORED_FIELDS
+from invmap.fields import FIELDS, MAX_ID, MAX_NAME, STORED_FIELDS, TABLE_FIELDS
 
 REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
 
@@ -289,7 +289,7 @@ class Validation:
 
     def __init__(self, raw: dict[str, Any], path: str, problems: list[str] | None = None) -> None:
         self.raw, self.path = raw, path
-        self.problems = [*(problems or ()), *duplicate_id_problems(raw)]
+        self.problems = [*(problems or ()), *duplicate_id_problems(raw), *place_problems(raw)]
         self.source_problems: list[str] = []
         self.records: list[Any] | None = None
         sources = raw.get("sources")
@@ -518,6 +518,25 @@ def duplicate_id_problems(raw: dict[str, Any]) -> list[str]:
     return problems
 
 
+def place_problems(raw: dict[str, Any]) -> list[str]:
+    """A place needs a repository to be a permalink: its own `repo`, else the source's `code`."""
+    from invmap.safe import escape
+
+    sources = raw.get("sources")
+    if not isinstance(sources, list):
+        return []
+    problems = []
+    for position, entry in enumerate(sources, start=1):
+        if not isinstance(entry, dict) or entry.get("code") or not isinstance(entry.get("places"), list):
+            continue
+        for n, item in enumerate(entry["places"]):
+            if isinstance(item, dict) and not item.get("repo"):
+                ident = entry.get("id")
+                label = f"source {position} ({escape(ident)})" if isinstance(ident, str) else f"source {position}"
+                problems.append(f"{label}: field 'places[{n}]': no repo, and the source has no code to default to")
+    return problems
+
+
 # What each pydantic error type means in a catalog, said in the catalog's own terms.
 _EXPECTED = {
     "string_type": "text",
@@ -563,6 +582,10 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
     value = err.get("input")
     if kind in ("missing", "too_short") and loc == ["sources"]:
         return "no sources: add at least one [[sources]] table"
+    if len(loc) >= 3 and loc[-3] in TABLE_FIELDS and isinstance(loc[-2], int):
+        return _column_error(where, str(loc[-3]), loc[-2], field, kind, value, err)
+    if len(loc) >= 2 and loc[-2] in TABLE_FIELDS and isinstance(loc[-1], int) and kind in _EXPECTED:
+        return f"{where}field '{escape(str(loc[-2]))}[{loc[-1]}]': expected a table, got {_describe_value(value)}"
     if kind == "missing":
         return f"{where}missing required field '{field}'"
     if kind == "extra_forbidden":
@@ -582,6 +605,34 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
         )
     message = escape(str(err["msg"]).removeprefix("Value error, "))
     return f"{where}field '{field}': {message}"
+
+
+def _column_error(where: str, name: str, item: int, column: str, kind: str, value: Any, err: Any) -> str:
+    """A problem in one column of one item of a list-of-tables field: `places[2].commit: ...`."""
+    from invmap.fields import KINDS
+    from invmap.model import COLUMN_FORMS
+    from invmap.safe import escape
+
+    at = f"{name}[{item}]"
+    columns = KINDS[name].columns  # type: ignore[attr-defined]
+    if kind == "missing":
+        return f"{where}field '{at}': missing required key '{column}'"
+    if kind == "extra_forbidden":
+        return f"{where}field '{at}': unknown key '{column}' (its keys: {', '.join(c.name for c in columns)})"
+    if kind in _EXPECTED:
+        return f"{where}field '{at}.{column}': expected {_EXPECTED[kind]}, got {_describe_value(value)}"
+    if kind == "string_pattern_mismatch":
+        form = next((c.form for c in columns if c.name == column), "text")
+        if form == "text" or (isinstance(value, str) and re.search(f"[{_forbidden()}]", value)):
+            return f"{where}field '{at}.{column}': {_pattern_mismatch(column, value, err['ctx']['pattern'])}"
+        return f"{where}field '{at}.{column}': {escape(repr(value))} is not {COLUMN_FORMS[form][1]}"
+    return f"{where}field '{at}.{column}': {escape(str(err['msg']).removeprefix('Value error, '))}"
+
+
+def _forbidden() -> str:
+    from invmap.model import FORBIDDEN
+
+    return FORBIDDEN
 
 
 def _pattern_mismatch(field: str, value: Any, pattern: str | None) -> str:
@@ -690,8 +741,28 @@ def _with_sources(head: str, entries: list[dict[str, Any]], reports: list[dict[s
 
     blocks = [head.rstrip("\n")] if head.strip() else []
     blocks += ["[[reports]]\n" + tomli_w.dumps(entry).rstrip("\n") for entry in reports]
-    blocks += ["[[sources]]\n" + tomli_w.dumps(entry).rstrip("\n") for entry in entries]
+    blocks += ["[[sources]]\n" + entry_toml(entry).rstrip("\n") for entry in entries]
     return "\n\n".join(blocks) + "\n"
+
+
+def entry_toml(entry: dict[str, Any]) -> str:
+    """One source's keys as TOML lines, in its order. A list of small tables (`places`) is an array of
+    inline tables, one a line: tomli_w would write a long one as `[[places]]`, which under
+    `[[sources]]` would be another array of the file, not the source's."""
+    import tomli_w
+
+    if not any(k in TABLE_FIELDS and isinstance(v, list) for k, v in entry.items()):
+        return tomli_w.dumps(entry)
+    parts = []
+    for key, value in entry.items():
+        if key in TABLE_FIELDS and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            items = [
+                "{ " + ", ".join(tomli_w.dumps({k: v}).rstrip("\n") for k, v in item.items()) + " }" for item in value
+            ]
+            parts.append(f"{key} = [\n" + "".join(f"    {item},\n" for item in items) + "]\n")
+        else:
+            parts.append(tomli_w.dumps({key: value}))
+    return "".join(parts)
 
 
 def dumps(catalog: Catalog) -> str:
@@ -915,15 +986,13 @@ def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
     refused); a rejected add is a UsageError (exit 2) and the file is not touched. The file's line
     ending (LF or CRLF) is kept.
     """
-    import tomli_w
-
     path = require_writable(location)
     with locked(path):
         data = read_bytes(str(path))
         validate_bytes(data, str(path))  # an invalid catalog is refused before anything else
         text = data.decode("utf-8")  # a leading BOM stays, as does every line's own ending
         newline = _newline_of(text)
-        block = ("[[sources]]\n" + tomli_w.dumps(entry)).replace("\n", newline)  # never an inline array
+        block = ("[[sources]]\n" + entry_toml(entry)).replace("\n", newline)  # never an inline array
         new_text = text + ("" if text.endswith("\n") or not text.lstrip(BOM) else newline) + newline + block
         try:
             updated = validate_bytes(new_text.encode("utf-8"), str(path))

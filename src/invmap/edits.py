@@ -38,11 +38,9 @@ def ordered_entry(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def table_text(entry: dict[str, Any], newline: str) -> str:
-    import tomli_w
-
     # `[[sources]]` and the entry as a table of its own: tomli_w would write a short array of tables
     # inline (`sources = [{...}]`), which after another table's keys would belong to that table.
-    return ("[[sources]]\n" + tomli_w.dumps(ordered_entry(entry))).replace("\n", newline)
+    return ("[[sources]]\n" + catalogs.entry_toml(ordered_entry(entry))).replace("\n", newline)
 
 
 def source_spans(text: str, raw_sources: Sequence[Any]) -> list[tuple[int, int]] | None:

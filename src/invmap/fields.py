@@ -156,6 +156,152 @@ class Choice(Kind):
             raise ValueError(f"takes one of {', '.join(self.choices)}, not '{texts}'") from None
 
 
+class Tables(Kind):
+    """A list of small tables (`places`, `settings`): each item a table of the declared `columns`
+    (`Column`: name, required, searched, form, help). In TOML an array of inline tables, in JSON an
+    array of objects (every column, null when absent, then the `derived` keys), in csv, tsv and plain
+    each item's `cell` (`;`-joined), in tables each item's `label`. On the command line an item is
+    `key=value` pairs joined by `;` (`path=vllm/x.py;commit=...`); the option is repeatable and the
+    items given replace the whole list. `defaults`: a column that, absent, takes the value of one of
+    the source's fields (a place's `repo` is the source's `code`). In the index an item is its searched
+    columns, then (after U+001D) the others, so full-text search sees only the searched ones."""
+
+    name = "tables"
+    many = True
+    metavar = "KEY=VALUE;..."
+
+    def __init__(self, columns, cell, label, defaults=None, derived=None) -> None:
+        self.columns = tuple(columns)
+        self.names = tuple(c.name for c in self.columns)
+        self.searched = tuple(c.name for c in self.columns if c.searched)
+        self.hidden = tuple(c.name for c in self.columns if not c.searched)
+        self._cell, self._label = cell, label
+        self.defaults = dict(defaults or {})
+        self.derived = dict(derived or {})
+
+    def fill(self, items, source):
+        """Stored items -> items with each default column filled from the source's fields (a mapping)."""
+        if not items:
+            return items
+        filled = []
+        for item in items:
+            item = dict(item)
+            for column, field in self.defaults.items():
+                if item.get(column) is None and source.get(field) is not None:
+                    item[column] = source.get(field)
+            filled.append(item)
+        return filled
+
+    def json(self, value):
+        if not value:
+            return []
+        out = []
+        for item in value:
+            shown = {c: item.get(c) for c in self.names}
+            shown.update({k: derive(shown) for k, derive in self.derived.items()})
+            out.append(shown)
+        return out
+
+    def row(self, value):
+        if not value:
+            return None
+        sep = "\x1e"
+
+        def part(names):
+            return _ROW_SEPARATOR.join(sep.join(item.get(c) or "" for c in names) for item in value)
+
+        return part(self.searched) + "\x1d" + part(self.hidden)
+
+    def unrow(self, value):
+        if not value:
+            return []
+        searched, _, hidden = value.partition("\x1d")
+        items = []
+        for seen, unseen in zip(searched.split(_ROW_SEPARATOR), hidden.split(_ROW_SEPARATOR)):
+            cells = dict(zip(self.searched, seen.split("\x1e")))
+            cells.update(zip(self.hidden, unseen.split("\x1e")))
+            items.append({c: cells.get(c) or None for c in self.names})
+        return self.json(items)
+
+    def search_text(self, value) -> str:
+        """The words search sees, as `why` shows them: each item's searched columns, `; ` between items."""
+        return "; ".join(" ".join(item[c] for c in self.searched if item.get(c)) for item in value or ())
+
+    def human(self, value) -> str:
+        return "; ".join(self._label(item) for item in value) if value else ""
+
+    def machine(self, value) -> str:
+        return LIST_SEPARATOR.join(self._cell(item) for item in self.json(value)) if value else ""
+
+    def parse(self, texts):
+        """`key=value;key=value` texts -> items; ValueError naming what is wrong."""
+        items = []
+        for text in texts:
+            if not text.strip():
+                continue
+            item = {}
+            for pair in text.split(LIST_SEPARATOR):
+                if not pair.strip():
+                    continue
+                key, eq, val = pair.partition("=")
+                key, val = key.strip(), val.strip()
+                if not eq or key not in self.names:
+                    raise ValueError(
+                        f"takes key=value pairs joined by '{LIST_SEPARATOR}' (keys: {', '.join(self.names)}), "
+                        f"not '{pair.strip()}'"
+                    )
+                if key in item:
+                    raise ValueError(f"gives '{key}' twice in '{text}'")
+                if val:
+                    item[key] = val
+            missing = [c.name for c in self.columns if c.required and c.name not in item]
+            if missing:
+                raise ValueError(f"needs {' and '.join(missing)} in '{text}'")
+            items.append({c: item[c] for c in self.names if c in item})
+        return items or None
+
+    def sort_key(self, value):
+        return (not value, self.machine(value).casefold())
+
+
+Column = namedtuple("Column", ("name", "required", "searched", "form", "help"))
+
+
+def permalink(place) -> str | None:
+    """A place's permalink: `REPO/blob/COMMIT/PATH` for a file, `REPO/tree/COMMIT/PATH` for a folder
+    (a path ending in `/`); None without a repository."""
+    repo, commit, path = place.get("repo"), place.get("commit"), place.get("path")
+    if not (repo and commit and path):
+        return None
+    folder = path.endswith("/")
+    return f"{repo.rstrip('/')}/{'tree' if folder else 'blob'}/{commit}/{path.rstrip('/') if folder else path}"
+
+
+PLACES = Tables(
+    (
+        Column("repo", False, False, "url", "the repository, when not the source's code"),
+        Column("path", True, True, "path", "a file, or a folder ending in /, relative to the repository's root"),
+        Column("symbol", False, True, "text", "a class or function in it"),
+        Column("note", False, True, "text", "a few words on what is there"),
+        Column("commit", True, False, "commit", "the 40-hex commit the path was read at"),
+    ),
+    cell=lambda item: item.get("url") or item.get("path") or "",
+    label=lambda item: item["path"] + (f" ({item['symbol']})" if item.get("symbol") else ""),
+    defaults={"repo": "code"},
+    derived={"url": permalink},
+)
+SETTINGS = Tables(
+    (
+        Column("engine", True, True, "text", "the engine (vLLM, SGLang, TGI, ...)"),
+        Column("flag", True, True, "text", "the flag, configuration key or environment variable"),
+        Column("version", False, False, "text", "the engine version or commit it was read at"),
+        Column("note", False, True, "text", "what it does for the mechanism"),
+    ),
+    cell=lambda item: f"{item['engine']} {item['flag']}",
+    label=lambda item: f"{item['engine']} {item['flag']}",
+)
+
+
 class Number(Kind):
     """A score (0-100, one decimal): search, related and triage only."""
 
@@ -282,12 +428,33 @@ FIELDS: tuple[Field, ...] = (
         example="https://github.com/vllm-project/vllm",
     ),
     Field(
+        "settings",
+        "Settings",
+        "engine flags that switch the mechanism on or tune it: engine, flag, version, note",
+        kind=SETTINGS,
+        wrap=True,
+        example="engine=vLLM;flag=--enable-prefix-caching;version=main@99d7eb5d6a51;note=automatic prefix caching",
+        weight=0.5,
+        option="setting",
+    ),
+    Field(
         "seam",
         "Where to look",
         "where in the code base its mechanism lives, or null",
         wrap=True,
         example="the scheduler and the KV-cache manager",
         weight=1.0,
+    ),
+    Field(
+        "places",
+        "Places",
+        "pinned places in the code: repo (default: the code link), path (a folder ends in /), symbol, note, commit",
+        kind=PLACES,
+        wrap=True,
+        example="repo=https://github.com/vllm-project/vllm;path=vllm/v1/core/block_pool.py;symbol=BlockPool;"
+        "note=the pool of physical KV blocks;commit=c59cb7941357443da7c5eef75cfa8697d683d228",
+        weight=0.5,
+        option="place",
     ),
     Field(
         "type",
@@ -367,7 +534,9 @@ STORED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.stored)
 IDENTIFIERS: tuple[str, ...] = ("arxiv", "doi", "url", "code")
 # Fields of words (searchable with --in): every stored field of text, a label or a list, but the identifiers.
 TEXT_FIELDS: tuple[str, ...] = tuple(
-    f.name for f in FIELDS if f.stored and f.kind.name in ("text", "label", "list") and f.name not in IDENTIFIERS
+    f.name
+    for f in FIELDS
+    if f.stored and f.kind.name in ("text", "label", "list", "tables") and f.name not in IDENTIFIERS
 )
 # What `search` looks at unless told otherwise (the words of each source's levels too: `index.py`).
 DEFAULT_SEARCH: tuple[str, ...] = tuple(f.name for f in FIELDS if f.weight > 0)
@@ -407,3 +576,6 @@ MAX_NAME = 32
 
 # The shape of the declaration itself: part of the index's key, so a changed field list is a new index.
 SCHEMA = ";".join(f"{f.name}:{f.kind.name}:{int(f.stored)}:{f.weight:g}" for f in FIELDS)
+
+# Fields that hold lists of small tables (`Tables`): their columns are checked one by one.
+TABLE_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.kind.name == "tables")

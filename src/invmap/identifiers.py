@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-_ARXIV_ID = r"(\d{4}\.\d{4,5})(?:v\d+)?"
+_ARXIV_ID = r"(\d{4}\.\d{4,5})(v\d+)?"
 _ARXIV = re.compile(
     rf"^(?:arxiv:\s*|(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)?{_ARXIV_ID}(?:\.pdf)?/?$", re.IGNORECASE
 )
@@ -22,6 +22,12 @@ def arxiv_id(text: str) -> str | None:
     """The bare arXiv id (no version) of any common form, else None."""
     m = _ARXIV.match(text.strip())
     return m.group(1) if m else None
+
+
+def arxiv_cited(text: str) -> str | None:
+    """The arXiv id of any common form with its version when it names one (`2505.04021v1`), else None."""
+    m = _ARXIV.match(text.strip())
+    return m.group(1) + (m.group(2) or "") if m else None
 
 
 def doi(text: str) -> str | None:

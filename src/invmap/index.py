@@ -47,7 +47,11 @@ LIST_JOIN = "\x1f"  # list columns (metrics, symptoms, aliases) in the index, as
 # Searched columns of `fts`, in order: every text field (so `--in FIELD` can name any), then each
 # source's level titles (`level_words`) and the parts of its CamelCase words (`parts`: FlashAttention
 # -> Flash Attention), which live only in the index.
-SEARCH_COLUMNS: tuple[str, ...] = (*TEXT_FIELDS, "level_words", "parts")
+# The lists of small tables (a source's places in the code, its engine settings) are searched in a
+# table of their own (`code_fts`): BM25 divides by a row's whole length, so long lists of paths in
+# `fts` would push a source down for words its name and title hold.
+CODE_COLUMNS: tuple[str, ...] = tuple(f for f in TEXT_FIELDS if KINDS[f].name == "tables")
+SEARCH_COLUMNS: tuple[str, ...] = (*(f for f in TEXT_FIELDS if f not in CODE_COLUMNS), "level_words", "parts")
 EXTRA_COLUMNS: tuple[str, ...] = ("level_words", "parts")
 # BM25 weight of each column (a field's `weight`; a field searched only when named counts as 1).
 WEIGHTS: dict[str, float] = {
@@ -55,7 +59,8 @@ WEIGHTS: dict[str, float] = {
     "level_words": 0.5,
     "parts": 2.0,
 }
-DEFAULT_COLUMNS: tuple[str, ...] = (*DEFAULT_SEARCH, *EXTRA_COLUMNS)
+DEFAULT_COLUMNS: tuple[str, ...] = (*(f for f in DEFAULT_SEARCH if f not in CODE_COLUMNS), *EXTRA_COLUMNS)
+DEFAULT_CODE_COLUMNS: tuple[str, ...] = tuple(f for f in DEFAULT_SEARCH if f in CODE_COLUMNS)
 
 TABLES: tuple[str, ...] = (
     f"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL){_STRICT}",
@@ -65,6 +70,8 @@ TABLES: tuple[str, ...] = (
     + ", ".join(f"{f.name} {f.kind.sql}{' NOT NULL' if f.required else ''}" for f in FIELDS)
     + f", level_words TEXT, parts TEXT){_STRICT}",
     f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(SEARCH_COLUMNS)}, content='sources', content_rowid='pos', "
+    f"tokenize='{TOKENIZE}')",
+    f"CREATE VIRTUAL TABLE code_fts USING fts5({', '.join(CODE_COLUMNS)}, content='sources', content_rowid='pos', "
     f"tokenize='{TOKENIZE}')",
     # The stems of the catalog's words that typos are corrected against, by length (see `_fill`).
     f"CREATE TABLE words (length INTEGER NOT NULL, term TEXT NOT NULL, docs INTEGER NOT NULL, "
@@ -201,6 +208,7 @@ def state_of(path: str) -> dict[str, Any]:
 
 
 _LISTS_AT = tuple(1 + i for i, f in enumerate(FIELDS) if f.kind.name == "list")
+_TABLES_AT = tuple((1 + i, f.kind) for i, f in enumerate(FIELDS) if f.kind.name == "tables")
 _DATES_AT = tuple(1 + i for i, f in enumerate(FIELDS) if f.kind.name == "date")
 _LAYERS_AT = 1 + SOURCE_FIELDS.index("layers")
 _URL_AT = 1 + SOURCE_FIELDS.index("url")
@@ -221,6 +229,8 @@ def _record_row(source: Any, pos: int, level_titles: dict[str, str]) -> list[Any
     keywords = row[_KEYWORDS_AT]
     for i in _LISTS_AT:
         row[i] = LIST_JOIN.join(row[i]) if row[i] else None
+    for i, kind in _TABLES_AT:  # in the JSON contract's form: a place's repo filled from `code`
+        row[i] = kind.row(kind.json(kind.fill(row[i], values))) if row[i] else None
     if codes:
         row[-2] = " \x1f ".join(level_titles[code] for code in codes if code in level_titles) or None
     row[-1] = camel_parts(row[_NAME_AT], row[_TITLE_AT], *(keywords or ()))
@@ -269,6 +279,8 @@ class _Tokenizer:
     def _run(self, first: int, end: int) -> None:
         try:
             self.con.execute(_INDEX_TEXT, (first, end))
+            if CODE_COLUMNS:
+                self.con.execute(_INDEX_CODE_TEXT, (first, end))
             self.con.execute(_INDEX_CODES, (first, end))
         except BaseException as exc:  # noqa: BLE001 - raised again in the building thread
             self.failed.append(exc)
@@ -288,6 +300,15 @@ _INSERT_SOURCES = (
 _INDEX_TEXT = (
     f"INSERT INTO fts (rowid, {', '.join(SEARCH_COLUMNS)}) SELECT pos, {', '.join(SEARCH_COLUMNS)} "
     "FROM sources WHERE pos >= ? AND pos < ?"
+)
+# A list-of-tables column is indexed up to U+001D: its items' searched columns (`fields.Tables.row`);
+# the rest (a place's commit and repository) is kept for reading, never searched.
+_INDEX_CODE_TEXT = (
+    f"INSERT INTO code_fts (rowid, {', '.join(CODE_COLUMNS)}) SELECT pos, "
+    + ", ".join(f"substr({c}, 1, instr({c}, char(29)) - 1)" for c in CODE_COLUMNS)
+    + " FROM sources WHERE pos >= ? AND pos < ? AND ("
+    + " OR ".join(f"{c} IS NOT NULL" for c in CODE_COLUMNS)
+    + ")"
 )
 # Each source's level codes, one row a code, from its `layers` column (`L4;L5;L6`), in SQL.
 _INDEX_CODES = (
@@ -505,7 +526,7 @@ def build(
 
 # --- reading ---------------------------------------------------------------------------------
 
-_UNROW = tuple((name, KINDS[name]) for name in SOURCE_FIELDS if KINDS[name].name in ("list", "codes"))
+_UNROW = tuple((name, KINDS[name]) for name in SOURCE_FIELDS if KINDS[name].name in ("list", "codes", "tables"))
 
 
 def _record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
@@ -722,7 +743,7 @@ class Index:
         self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]
     ) -> dict[str, str]:
         """column -> its text with the words `expression` matches between `marks`, for one row."""
-        every = SEARCH_COLUMNS if table == "fts" else LEVEL_COLUMNS
+        every = {"fts": SEARCH_COLUMNS, "code_fts": CODE_COLUMNS}.get(table, LEVEL_COLUMNS)
         calls = ", ".join(f"highlight({table}, {every.index(c)}, ?, ?)" for c in columns)
         sql = f"SELECT {calls} FROM {table} WHERE {table} MATCH ? AND rowid = ?"
         rows = self._rows(sql, [*marks * len(columns), expression, rowid])
@@ -730,7 +751,7 @@ class Index:
 
     def texts(self, table: str, rowids: Sequence[int], columns: Sequence[str]) -> dict[int, str]:
         """rowid -> the raw text of `columns` of that row, joined (for `--exact`)."""
-        source = "sources" if table == "fts" else "levels"
+        source = "levels" if table == "levels_fts" else "sources"
         out: dict[int, str] = {}
         for start in range(0, len(rowids), AT_ONCE):
             part = list(rowids[start : start + AT_ONCE])

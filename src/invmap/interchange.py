@@ -150,7 +150,7 @@ def _markdown() -> Any:
 
 
 def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
-    from invmap.identifiers import arxiv_id, doi
+    from invmap.identifiers import arxiv_cited, arxiv_id, doi
 
     source_links: list[str] = []
     availability_links: list[str] = []
@@ -167,8 +167,9 @@ def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
             entry[key] = value
     if source_links:  # the first link is the source's own: an arXiv or DOI link fills those fields
         first = source_links[0]
-        if (a := arxiv_id(first)) is not None:
-            entry.setdefault("arxiv", a)
+        if (a := arxiv_cited(first)) is not None:  # the link's version pins the one the map cites
+            if entry.get("arxiv") in (None, arxiv_id(a)):
+                entry["arxiv"] = a
         elif first.lower().startswith(("https://doi.org/", "http://doi.org/", "https://dx.doi.org/")) and doi(first):
             entry.setdefault("doi", doi(first))
         else:
@@ -338,23 +339,37 @@ def bib_fields(s: Source) -> list[tuple[str, str]]:
         fields.append((_PUBLISHED_IN[kind], bib_letters(bib_escape(s.published_in or s.venue or ""))))
     if kind == "techreport" and s.report_number:
         fields.append(("number", bib_escape(s.report_number)))
-    if s.year is not None:
-        fields.append(("year", str(s.year)))
+    year = bib_year(s)
+    if year is not None:
+        fields.append(("year", year))
     if s.arxiv:
         fields += [("eprint", s.arxiv), ("archiveprefix", "arXiv")]
         if kind == "misc":
             fields.append(("howpublished", f"arXiv preprint arXiv:{s.arxiv}"))
     if s.doi:
         fields.append(("doi", bib_escape(s.doi)))
-    if s.link:
-        fields.append(("url", s.link))
+    if s.link:  # once: a page's @misc in howpublished (every style prints it), else in url
         if kind == "misc" and not s.arxiv:
             fields.append(("howpublished", "\\url{" + s.link + "}"))
+        else:
+            fields.append(("url", s.link))
     fields += [
         ("urldate", s.accessed.isoformat()),
         ("keywords", bib_letters(bib_escape(", ".join((*s.layers, s.type, *(s.keywords or ())))))),
     ]
     return fields
+
+
+_VENUE_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+
+
+def bib_year(s: Source) -> str | None:
+    """The year a citation gives: the venue's when the venue names one (`OSDI 2025` for a paper the map
+    dates 2024 by its preprint), else the source's year; the map's own year cell is never changed."""
+    found = _VENUE_YEAR.search(s.venue or "")
+    if found:
+        return found.group(1)
+    return None if s.year is None else str(s.year)
 
 
 def to_bibtex(catalog: Catalog) -> str:

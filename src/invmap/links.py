@@ -39,7 +39,7 @@ PERMANENT = (301, 308)
 @dataclass
 class Link:
     id: str
-    field: str  # url | code
+    field: str  # url | code | places[N]
     url: str
     stored: bool  # the catalog holds this value (not derived from an arXiv id or DOI)
 
@@ -55,13 +55,20 @@ class Outcome:
 
 
 def links_of(sources: Sequence[Any]) -> list[Link]:
-    """Every link of these sources: the effective `url` and `code`, each once per source."""
+    """Every link of these sources: the effective `url` and `code`, each once per source, then each
+    place's permalink (derived from its repository and commit: never rewritten by --update-redirects)."""
+    from invmap.fields import KINDS
+
+    places = KINDS["places"]
     out = []
     for s in sources:
         if s.link:
             out.append(Link(s.id, "url", s.link, stored=bool(s.url)))
         if s.code and s.code != s.link:
             out.append(Link(s.id, "code", s.code, stored=True))
+        for n, place in enumerate(places.json(places.fill(s.places, s.__dict__))):
+            if place.get("url"):
+                out.append(Link(s.id, f"places[{n}]", place["url"], stored=False))
     return out
 
 

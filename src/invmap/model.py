@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from invmap.fields import FIELDS, LIST_SEPARATOR
+from invmap.fields import FIELDS, KINDS, LIST_SEPARATOR, TABLE_FIELDS
 from invmap.fields import Field as FieldDecl
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, TRIAGE_CODES, layer_codes
 
@@ -61,7 +61,40 @@ ANNOTATIONS: dict[str, Any] = {
 }
 
 
+_PATH_CHAR = rf"[^/\s\\{FORBIDDEN}{LIST_SEPARATOR}]"
+_SEGMENT = rf"(?:[^./\s\\{FORBIDDEN}{LIST_SEPARATOR}]{_PATH_CHAR}*|\.[^./\s\\{FORBIDDEN}{LIST_SEPARATOR}]{_PATH_CHAR}*|\.\.{_PATH_CHAR}+)"
+# The forms of a table column (`fields.Column.form`): (pattern, what a value must be).
+COLUMN_FORMS: dict[str, tuple[str, str]] = {
+    "text": (CLEAN_ITEM, "text without control characters or ';'"),
+    "url": (
+        rf"^https?://[^\s/?#{FORBIDDEN}{LIST_SEPARATOR}]+(?:[/?#][^\s{FORBIDDEN}{LIST_SEPARATOR}]*)?$",
+        "an absolute http(s) URL without spaces",
+    ),
+    "commit": (r"^[0-9a-f]{40}$", "a commit: 40 lowercase hex digits"),
+    # relative: no leading /, no backslash, no `.` or `..` part, no empty part but a folder's final /
+    "path": (
+        rf"^{_SEGMENT}(?:/{_SEGMENT})*/?$",
+        "a path relative to the repository's root, without '..' (a folder ends in /)",
+    ),
+}
+
+
+def _table_item(f: FieldDecl) -> Any:
+    """The TypedDict of one item of a list-of-tables field, built from its columns."""
+    from typing_extensions import NotRequired, Required, TypedDict
+
+    columns = {
+        c.name: (Required if c.required else NotRequired)[Annotated[str, Field(pattern=COLUMN_FORMS[c.form][0])]]
+        for c in f.kind.columns  # type: ignore[attr-defined]
+    }
+    item = TypedDict(f.name.capitalize(), columns, total=False)  # type: ignore[operator]
+    item.__pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[attr-defined]
+    return Annotated[list[item], Field(min_length=1)]  # type: ignore[valid-type]
+
+
 def _annotation(f: FieldDecl) -> Any:
+    if f.kind.name == "tables":
+        return _table_item(f)
     if f.name in PATTERNS:
         return Annotated[str, Field(pattern=PATTERNS[f.name][0])]
     if f.kind.name == "choice":
@@ -99,6 +132,8 @@ def contract_value(source: Any, name: str) -> Any:
         return source.link
     if name == "layers":
         return list(source.layers)
+    if name in TABLE_FIELDS:
+        return KINDS[name].fill(getattr(source, name), source.__dict__)  # type: ignore[attr-defined]
     return getattr(source, name)
 
 

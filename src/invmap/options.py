@@ -352,6 +352,38 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "settings",
+        "Query",
+        "querying",
+        "List the engine flags that switch each source's mechanism on or tune it.",
+        "records",
+        ("output_no_fields",),
+        (
+            Opt(
+                "engine",
+                ("--engine", "-e"),
+                "Only this engine's flags (vLLM, SGLang, TGI, ...), any case. Repeat or use commas to OR.",
+                "ENGINE",
+                multiple=True,
+            ),
+        ),
+        (
+            Arg(
+                "names",
+                "SOURCE...",
+                "Only these sources (default: every source with settings). " + NAME_HELP,
+                multiple=True,
+                required=False,
+                complete="source",
+            ),
+        ),
+        (
+            "invmap settings pagedattention",
+            "invmap settings --engine sglang",
+            "invmap settings sarathi-serve --engine vllm --json | jq -r '.[].flag'",
+        ),
+    ),
+    Command(
         "fields",
         "Query",
         "querying",
@@ -430,10 +462,23 @@ COMMANDS: tuple[Command, ...] = (
                 kind="flag",
                 default=False,
             ),
+            Opt(
+                "place",
+                ("--place",),
+                "With --code: the Nth place in the code (as show numbers them under Where to look), at its "
+                "pinned commit.",
+                "N",
+                kind="count",
+            ),
             Opt("print_only", ("--print",), "Print the link instead of opening it.", kind="flag", default=False),
         ),
         (Arg("names", "NAME...", NAME_HELP, multiple=True, complete="source_or_code"),),
-        ("invmap open mooncake", "invmap open vllm --code", "invmap open gqa --print"),
+        (
+            "invmap open mooncake",
+            "invmap open vllm --code",
+            "invmap open --code lmcache --place 1 --print",
+            "invmap open gqa --print",
+        ),
     ),
     # --- authoring
     Command(

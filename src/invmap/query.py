@@ -8,6 +8,7 @@ index returns.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from invmap.errors import NotFoundError, UsageError
 from invmap.fields import KINDS, SORT_KEYS, SOURCE_FIELDS, TEXT_FIELDS
 from invmap.filters import FILTERS, SEARCHABLE, VALUE_CLAUSES
-from invmap.index import DEFAULT_COLUMNS, SEARCH_COLUMNS, WEIGHTS
+from invmap.index import CODE_COLUMNS, DEFAULT_CODE_COLUMNS, DEFAULT_COLUMNS, SEARCH_COLUMNS, WEIGHTS
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, layer_codes
 
 if TYPE_CHECKING:
@@ -378,19 +379,38 @@ def search(
     """(records, each with `score`, `matched` and `why`, best first; the parsed query)."""
     from invmap import search as engine
 
-    columns = list(DEFAULT_COLUMNS) if fields is None else [*fields, *(["level_words"] if "layer" in fields else [])]
-    query = engine.build_query(index, args, TEXT_FIELDS, exact=exact)
-    ranked = _ranking(index, query, filters, columns, limit)
+    if fields is None:
+        columns = [*DEFAULT_COLUMNS, *DEFAULT_CODE_COLUMNS]
+    else:
+        columns = [*fields, *(["level_words"] if "layer" in fields else [])]
+    main = [c for c in columns if c not in CODE_COLUMNS]
+    code = [c for c in columns if c in CODE_COLUMNS]
+    query = engine.build_query(index, args, TEXT_FIELDS, exact=exact, tables=("fts", "code_fts"))
+    ranked = _ranking(index, query, filters, main, limit) if main else []
     if not ranked and any(g.required for g in query.groups):  # no source holds the phrase: its words, then
-        query = engine.build_query(index, args, TEXT_FIELDS, exact=exact, phrases=False)
-        ranked = _ranking(index, query, filters, columns, limit)
+        query = engine.build_query(index, args, TEXT_FIELDS, exact=exact, tables=("fts", "code_fts"), phrases=False)
+        ranked = _ranking(index, query, filters, main, limit) if main else []
+    if code and (limit is None or len(ranked) < limit):  # then the places and settings: after, never above
+        seen = {h.rowid for h in ranked}
+        floor = ranked[-1].score if ranked else None
+        weights = [WEIGHTS[c] if c in code else 0.0 for c in CODE_COLUMNS]
+        for h in engine.rank(
+            index, query, "code_fts", code, weights, filters.where, filters.params, limit, table_columns=CODE_COLUMNS
+        ):
+            if h.rowid not in seen:
+                ranked.append(h if floor is None or h.score <= floor else dataclasses.replace(h, score=floor))
+        ranked = ranked[:limit]
     hits = [h for h in ranked if h.score >= min_score]  # scores only fall down the ranking
     records = index.at([h.rowid for h in hits])
-    every = " OR ".join(e for g in query.groups if (e := engine.group_expression(g, columns)))
+    searched = [
+        (table, own, " OR ".join(e for g in query.groups if (e := engine.group_expression(g, own, every))))
+        for table, own, every in (("fts", main, SEARCH_COLUMNS), ("code_fts", code, CODE_COLUMNS))
+        if own
+    ]
     corrected = dict(query.corrections())
     out = []
     for record, hit in zip(records, hits):
-        matched, why = _why(index, every, hit.rowid, columns, record)
+        matched, why = _why(index, searched, hit.rowid, record)
         out.append({**record, "score": hit.score, "matched": matched, "corrected": corrected, "why": why})
     return out, query
 
@@ -414,7 +434,7 @@ WHY_WIDTH = 70  # characters of context kept around the matched words in `why`
 
 
 def _why(
-    index: Index, expression: str, rowid: int, columns: Sequence[str], record: dict[str, Any]
+    index: Index, searched: Sequence[tuple[str, Sequence[str], str]], rowid: int, record: dict[str, Any]
 ) -> tuple[list[str], str]:
     """(the fields a result matched in, best first; the best one as `field: …text…` with the matched
     words between search.MARK). The index's own columns count as the fields they come from: a level's
@@ -422,7 +442,10 @@ def _why(
     from invmap import fields as declared
     from invmap.search import MARK
 
-    marked = index.highlights("fts", expression, rowid, columns, MARK)
+    marked: dict[str, str] = {}
+    for table, columns, expression in searched:  # (table, its columns searched, the query's expression there)
+        if expression:
+            marked.update(index.highlights(table, expression, rowid, columns, MARK))
     found: dict[str, tuple[int, float, str]] = {}
     for column, text in marked.items():
         if not text or MARK[0] not in text:
@@ -431,6 +454,9 @@ def _why(
         name = column
         if column == "level_words":
             name, text = "layer", f"{record['layer']} ({MARK[0]}{' '.join(sorted(words))}{MARK[1]} level)"
+        elif column in declared.TABLE_FIELDS:  # its searched columns only, as the index holds them
+            items = text.partition("\x1d")[0].split("\x1f")
+            text = "; ".join(" ".join(part for part in item.split("\x1e") if part) for item in items)
         elif column == "parts":
             holder = next(
                 (f for f in ("name", "title", "keywords") if any(w in _flat(record.get(f)).casefold() for w in words)),

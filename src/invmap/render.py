@@ -668,7 +668,7 @@ def plain_stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: 
     for n, r in enumerate(rows):
         if n or lead:
             lines.append("")
-        lines.extend((label + part).rstrip() for label, part in _labelled_parts(r, fields, width))
+        lines.extend((label + part).rstrip() for label, part, _ in _labelled_parts(r, fields, width))
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -686,44 +686,85 @@ def short_header(f: str) -> str:
 
 
 def field_lines(
-    record: dict[str, Any], fields: Sequence[str], width: int, color: bool, skip_empty: bool = False
+    record: dict[str, Any],
+    fields: Sequence[str],
+    width: int,
+    color: bool,
+    skip_empty: bool = False,
+    links: bool = False,
 ) -> list[Any]:
-    """`Label  value` lines, values wrapped at spaces to the width; links whole on their own line."""
+    """`Label  value` lines, values wrapped at spaces to the width; links whole on their own line (with
+    `links`, a place's permalink is an OSC 8 hyperlink too)."""
+    from rich.style import Style
     from rich.text import Text
 
     lines = []
-    for label, part in _labelled_parts(record, fields, width, skip_empty):
+    for label, part, link in _labelled_parts(record, fields, width, skip_empty):
         line = Text(no_wrap=True, overflow="ignore")
         line.append(label, style="bold" if color else "")
-        line.append(part)
+        line.append(part, style=Style(link=link) if links and link else "")
         lines.append(line)
     return lines
 
 
+# A list-of-tables field shown under another field's label: a place under `Where to look`, a setting
+# under `Code`; alone, under this label.
+UNDER = {"places": ("seam", "Where to look"), "settings": ("code", "Settings")}
+
+
 def _labelled_parts(
     record: dict[str, Any], fields: Sequence[str], width: int, skip_empty: bool = False
-) -> Iterator[tuple[str, str]]:
-    """(`Label  ` padded, or as many spaces on a continuation line; a piece of the value) pairs."""
+) -> Iterator[tuple[str, str, str | None]]:
+    """(`Label  ` padded, or as many spaces on a continuation line; a piece of the value; the http(s)
+    link that piece is, if any) triples."""
     import textwrap
 
     shown = [f for f in fields if not (skip_empty and record.get(f) in (None, "", []))]
-    label_width = max((len(short_header(f)) for f in shown), default=0)
+    labels = {f: "" if f in UNDER and UNDER[f][0] in shown else UNDER.get(f, ("", short_header(f)))[1] for f in shown}
+    label_width = max((len(labels[f]) for f in shown), default=0)
     room = max(width - label_width - 2, 20)
     for f in shown:
         value = record.get(f)
         content = escape(human_cell(f, value))
-        if f in ("url", "code") or not wraps(f):
-            parts = [content]  # identifiers and links whole, even past the edge
+        pieces: list[tuple[str, str | None]]
+        if f in UNDER and isinstance(value, list):
+            pieces = [p for n, item in enumerate(value, 1) for p in _item_lines(f, n, item, room)]
+        elif f in ("url", "code") or not wraps(f):
+            pieces = [(content, None)]  # identifiers and links whole, even past the edge
         elif isinstance(value, list):
-            parts = pack([escape(str(v)) for v in value], room)
+            pieces = [(p, None) for p in pack([escape(str(v)) for v in value], room)]
         else:
-            parts = textwrap.wrap(content, room, break_long_words=False, break_on_hyphens=False) or [""]
-        for i, part in enumerate(parts):
-            yield (short_header(f) if i == 0 else "").ljust(label_width) + "  ", part
+            wrapped = textwrap.wrap(content, room, break_long_words=False, break_on_hyphens=False) or [""]
+            pieces = [(p, None) for p in wrapped]
+        for i, (part, link) in enumerate(pieces):
+            yield (labels[f] if i == 0 else "").ljust(label_width) + "  ", part, link
 
 
-def record_view(record: dict[str, Any], fields: Sequence[str], width: int, color: bool) -> Any:
-    """`show` on a terminal: empty fields left out, the layer once with its codes, links whole."""
+def _item_lines(f: str, n: int, item: dict[str, Any], room: int) -> list[tuple[str, str | None]]:
+    """One place (`1. path (symbol): note`, then its permalink whole on a line of its own) or one setting
+    (`vLLM --flag: note (version)`), wrapped to `room`."""
+    import textwrap
+
+    if f == "places":
+        head = f"{n}. {item['path']}" + (f" ({item['symbol']})" if item.get("symbol") else "")
+        text = head + (f": {item['note']}" if item.get("note") else "")
+    else:
+        text = f"{item['engine']} {item['flag']}" + (f": {item['note']}" if item.get("note") else "")
+        text += f" ({item['version']})" if item.get("version") else ""
+    indent = "   " if f == "places" else "  "
+    lines = textwrap.wrap(
+        escape(text), room, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    ) or [""]
+    pieces: list[tuple[str, str | None]] = [(line, None) for line in lines]
+    link = item.get("url") if f == "places" else None
+    if isinstance(link, str) and link.startswith(("https://", "http://")):
+        pieces.append((indent + escape(link), link))
+    return pieces
+
+
+def record_view(record: dict[str, Any], fields: Sequence[str], width: int, color: bool, links: bool = False) -> Any:
+    """`show` on a terminal: empty fields left out, the layer once with its codes, links whole (a place's
+    permalink an OSC 8 hyperlink with `links`), places under Where to look and settings under Code."""
     from rich.console import Group
 
     shown = dict(record)
@@ -732,7 +773,7 @@ def record_view(record: dict[str, Any], fields: Sequence[str], width: int, color
         if codes != record["layer"]:
             shown["layer"] = f"{record['layer']} ({codes})"
     kept = [f for f in fields if not (f == "layers" and "layer" in fields)]
-    return Group(*field_lines(shown, kept, width, color, skip_empty=True))
+    return Group(*field_lines(shown, kept, width, color, skip_empty=True, links=links))
 
 
 # --- overview views ----------------------------------------------------------------------------

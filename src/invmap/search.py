@@ -296,8 +296,12 @@ def expression(alternatives: Sequence[Sequence[str]], columns: Sequence[str] | N
     return "{" + " ".join(columns) + "} : (" + body + ")"
 
 
-def group_expression(g: Group, columns: Sequence[str]) -> str | None:
+def group_expression(g: Group, columns: Sequence[str], table_columns: Sequence[str] | None = None) -> str | None:
+    """The FTS5 expression of one word's alternatives in `columns` (its own `field:` column if it names
+    one); None when that column is not one of `table_columns` (the table searched holds no such column)."""
     if not g.alternatives:
+        return None
+    if g.column and table_columns is not None and g.column not in table_columns:
         return None
     return expression(g.alternatives, [g.column] if g.column else columns)
 
@@ -311,10 +315,12 @@ def rank(
     where: str = "",
     params: Sequence[Any] = (),
     limit: int | None = None,
+    table_columns: Sequence[str] | None = None,
 ) -> list[Hit]:
     """Every row matching at least one of the query's words (and every quoted phrase), best first;
-    with `limit`, only that many of the best (scores are worked out for those alone)."""
-    expressions = [group_expression(g, columns) for g in query.groups]
+    with `limit`, only that many of the best (scores are worked out for those alone). A `field:word`
+    naming a column `table` does not hold (not among `table_columns`) matches nothing there."""
+    expressions = [group_expression(g, columns, table_columns) for g in query.groups]
     matched = _coverage(index, query, expressions, table, columns, where, params)
     if not matched:
         return []

@@ -38,19 +38,19 @@ def show(ctx: typer.Context, args: Args) -> None:
         records = [{**r, "reports": addressed.get(r["id"], [])} for r in records]
     shown = [query.reports_in_brief(r) if "reports" in fields and not out.machine else r for r in records]
     if len(records) == 1:
-        result = Result(shown, fields, single=True, draw=_record_drawing(shown[0], fields))
+        result = Result(shown, fields, single=True, draw=_record_drawing(shown[0], fields, out.links))
     else:
-        result = Result(shown, fields, draw=_records_drawing(shown, fields))
+        result = Result(shown, fields, draw=_records_drawing(shown, fields, out.links))
     emit(out, result)
 
 
-def _record_drawing(record: dict[str, Any], fields: list[str]) -> Any:
+def _record_drawing(record: dict[str, Any], fields: list[str], links: bool = False) -> Any:
     from invmap import render
 
-    return lambda width, color: render.record_view(record, fields, width, color)
+    return lambda width, color: render.record_view(record, fields, width, color, links)
 
 
-def _records_drawing(records: list[dict[str, Any]], fields: list[str]) -> Any:
+def _records_drawing(records: list[dict[str, Any]], fields: list[str], links: bool = False) -> Any:
     def draw(width: int, color: bool) -> Any:
         from rich.console import Group
         from rich.text import Text
@@ -61,7 +61,7 @@ def _records_drawing(records: list[dict[str, Any]], fields: list[str]) -> Any:
         for n, r in enumerate(records):
             if n:
                 parts.append(Text(""))
-            parts.append(render.record_view(r, fields, width, color))
+            parts.append(render.record_view(r, fields, width, color, links))
         return Group(*parts)
 
     return draw
@@ -159,6 +159,32 @@ def reports_cmd(ctx: typer.Context, args: Args) -> None:
     if stdout_is_terminal() and not out.machine:
         fields.remove("url")  # the table keeps titles whole; `--format plain` or `--json` give the links
     emit(out, Result(chosen, fields))
+
+
+@implements("settings")
+def settings(ctx: typer.Context, args: Args) -> None:
+    """Every name is resolved first (a miss fails the whole command); no name: every source."""
+    from invmap.engines import SETTING_FIELDS, engines_in, settings_of
+    from invmap.errors import NotFoundError
+
+    out = output(ctx, args)
+    idx = index(ctx)
+    columns = ("id", "name", "settings")
+    if args.names:
+        chosen = [{k: r.get(k) for k in columns} for r in query.resolve_all(idx, args.names)]
+    else:
+        chosen = idx.records("settings IS NOT NULL", (), columns)
+    engines = [e for value in args.engine or () for e in value.split(",") if e.strip()]
+    rows = settings_of(chosen, engines)
+    if not rows:
+        which = ", ".join(r["id"] for r in chosen) if args.names else "this catalog"
+        if engines:
+            known = engines_in(chosen)
+            hint = f" (engines named: {', '.join(known)})" if known else ""
+            raise NotFoundError(f"no {', '.join(engines)} settings for {which}{hint}")
+        raise NotFoundError(f"no settings for {which}: the catalog names no engine flag for it")
+    human = ["id", "engine", "flag", "note"] if not args.names or len(chosen) > 1 else ["engine", "flag", "note"]
+    emit(out, Result(rows, out.pick(human, list(SETTING_FIELDS))))
 
 
 @implements("fields")

@@ -11,7 +11,7 @@ import typer
 from invmap import query
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, filters, index, output, write
-from invmap.errors import FileAccessError, NotFoundError
+from invmap.errors import FileAccessError, NotFoundError, UsageError
 from invmap.fields import SCORED_FIELDS
 from invmap.render import Result
 
@@ -102,9 +102,21 @@ def guide(ctx: typer.Context, args: Args) -> None:
 def open_(ctx: typer.Context, args: Args) -> None:
     """Open a source's link (its page, arXiv or DOI) or, with --code, its repository, in the browser."""
     records = query.resolve_all(index(ctx), args.names)
+    if args.place is not None and not args.code:
+        raise UsageError("--place needs --code: it opens a place in the code (invmap open --code NAME --place N)")
     links = []
     for r in records:
         link = r["code"] if args.code else r["url"]
+        if args.place is not None:
+            places = r.get("places") or []
+            if not places:
+                raise NotFoundError(f"{r['name']} ({r['id']}) has no pinned places in its code")
+            if args.place > len(places):
+                raise NotFoundError(
+                    f"{r['name']} ({r['id']}) has {len(places)} place{'s' if len(places) != 1 else ''} in its code, "
+                    f"not {args.place} (see 'invmap show {r['id']}')"
+                )
+            link = places[args.place - 1].get("url")
         if not link:
             what = (
                 "no public source repository (code)"
