@@ -22,7 +22,7 @@ class Kind:
     name = "text"
     sql = "TEXT"
     metavar = "TEXT"
-    many = False  # a list: its option is repeatable and replaces the whole list
+    many = False  # a list: `add --X` repeats; `edit` has --X (add), --remove-X and --set-Xs (`Field`)
 
     def json(self, value):  # the model's value -> the JSON contract's
         return value
@@ -41,6 +41,9 @@ class Kind:
 
     def parse(self, texts):  # a command-line value (a list of them for a list) -> the model's; ValueError
         return texts
+
+    def parse_items(self, text: str):  # a list's `--set-Xs "a;b"` -> the model's value ([] clears it)
+        return self.parse(text.split(LIST_SEPARATOR)) or []
 
     def sort_key(self, value):  # (group, key): absent values sort last in either direction
         return (value is None, "" if value is None else str(value).casefold())
@@ -188,7 +191,18 @@ class Field(
 
     @property
     def flag(self) -> str:
+        """`add`'s and `edit`'s option; for a list it adds one item (`--keyword`)."""
         return "--" + (self.option or self.name).replace("_", "-")
+
+    @property
+    def remove_flag(self) -> str:
+        """A list's `edit` option removing one item (`--remove-keyword`)."""
+        return "--remove-" + (self.option or self.name).replace("_", "-")
+
+    @property
+    def set_flag(self) -> str:
+        """A list's `edit` option replacing the whole list (`--set-keywords "a;b"`)."""
+        return "--set-" + self.name.replace("_", "-")
 
 
 FIELDS: tuple[Field, ...] = (

@@ -85,7 +85,8 @@ class Result:
     fields: list[str]
     data: Any = None
     draw: Callable[[int, bool], Any] | None = None
-    single: bool = False  # one record (`show`): JSON is an object, plain is `field:<TAB>value` lines
+    single: bool = False  # one record (`show NAME`, `layers CODE`): JSON is an object, not an array
+    blocks: bool = False  # plain: one block of `field<TAB>value` lines a record, blank lines between (`show`)
     catalog: Callable[[], Any] | None = None
 
 
@@ -246,9 +247,9 @@ def markdown_text(result: Result, context: Context) -> Iterator[str]:
 
 def plain_text(result: Result, context: Context) -> Iterator[str]:
     fields = result.fields
-    if result.single:
-        record = next(batches(result))[0]
-        yield "".join(f"{f}:\t{_plain_cell(f, record[f])}\n" for f in fields)
+    if result.single or result.blocks:  # the same shape whatever the number of records
+        for n, record in enumerate(r for part in batches(result) for r in part):
+            yield ("\n" if n else "") + "".join(f"{f}\t{_plain_cell(f, record[f])}\n" for f in fields)
         return
     for part in batches(result):
         yield "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in part)

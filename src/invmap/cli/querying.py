@@ -35,7 +35,7 @@ def show(ctx: typer.Context, args: Args) -> None:
     if len(records) == 1:
         result = Result(records, fields, single=True, draw=_record_drawing(records[0], fields))
     else:
-        result = Result(records, fields, draw=_records_drawing(records, fields))
+        result = Result(records, fields, blocks=True, draw=_records_drawing(records, fields))
     emit(out, result)
 
 

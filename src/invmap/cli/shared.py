@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -262,7 +262,7 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     rows = result.rows[:TABLE_ROW_CAP] if capped else result.rows
     if hasattr(rows, "index") and not isinstance(rows, list):
         rows = list(rows)  # a lazy selection, read once
-    shown = render.Result(rows, result.fields, result.data, result.draw, result.single, result.catalog)
+    shown = replace(result, rows=rows)
     if terminal and out.pager:  # the pager decides on the whole text's height
         page("".join(renderer(shown, context)), True, size.lines)
     else:  # a pipe or a file: written piece by piece, never whole in memory
