@@ -391,6 +391,33 @@ FIELD_HELP: dict[str, str] = {f.name: f.help for f in (*FIELDS, *EXTRA)}
 WRAPPING: frozenset[str] = frozenset(f.name for f in (*FIELDS, *EXTRA) if f.wrap)
 KINDS: dict[str, Kind] = {f.name: f.kind for f in (*FIELDS, *EXTRA)}
 
+def _folded(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+def _aliases() -> dict[str, str]:
+    """A field by the words of its header, as `show` labels it (`where to look`, `where-to-look`) and
+    by the header's first word when no field name starts with it and no other header does (`where`,
+    `unresolved`): `--in` and `field:word` accept them."""
+    out: dict[str, str] = {}
+    firsts = [f.header.split()[0].casefold() for f in FIELDS]
+    for f, first in zip(FIELDS, firsts):
+        out.setdefault(_folded(f.header), f.name)
+        if firsts.count(first) == 1 and not any(g.name.startswith(first) for g in FIELDS):
+            out.setdefault(_folded(first), f.name)
+    for f in FIELDS:  # a field's own name always means itself
+        out[_folded(f.name)] = f.name
+    return out
+
+
+FIELD_ALIASES: dict[str, str] = _aliases()
+
+
+def field_named(text: str) -> str:
+    """The field a user's word names (its name, its header's words, an alias), else the word as given."""
+    return FIELD_ALIASES.get(_folded(text), text.strip().casefold())
+
+
 # Limits `check` warns about (a user's catalog may exceed them; the shipped one never does).
 MAX_ID = 24
 MAX_NAME = 32

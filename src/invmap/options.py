@@ -347,7 +347,16 @@ COMMANDS: tuple[Command, ...] = (
         "Query",
         "querying",
         "List the field names that --fields accepts.",
-        examples=("invmap fields", "invmap list --fields id,name,url"),
+        options=(
+            Opt(
+                "json_flag",
+                ("--json",),
+                "Print the fields as JSON: name, header, kind, help, stored, sortable, searchable.",
+                kind="flag",
+                default=False,
+            ),
+        ),
+        examples=("invmap fields", "invmap fields --json | jq -r '.[].name'", "invmap list --fields id,name,url"),
     ),
     # --- overview
     Command(
@@ -637,7 +646,14 @@ COMMANDS: tuple[Command, ...] = (
         "catalog",
         ("filters",),
         (
-            Opt("fmt", ("--format", "-f"), "FORMATS.", "FORMAT", complete="format", default="markdown"),
+            Opt(
+                "fmt",
+                ("--format", "-f"),
+                "FORMATS. Default: the one -o PATH's extension means (.bib, .csv, .tsv, .json, .jsonl, .md, .toml), "
+                "else markdown.",
+                "FORMAT",
+                complete="format",
+            ),
             OUTPUT_PATH,
             FORCE,
             Opt(
@@ -656,7 +672,7 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         examples=(
-            "invmap export --format bibtex -o map.bib",
+            "invmap export -o map.bib                # the format from the extension",
             "invmap export --format markdown --links",
             "invmap export --format csv --excel-safe -o map.csv",
         ),

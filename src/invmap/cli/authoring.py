@@ -10,7 +10,7 @@ import typer
 
 from invmap import catalog as catalogs
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, filters, index, say, state, write
+from invmap.cli.shared import emit, filters, index, notice, say, state, stdout_is_terminal, write
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import BY_NAME, FIELDS, SOURCE_FIELDS
 from invmap.safe import escape
@@ -436,41 +436,69 @@ def fmt_(ctx: typer.Context, args: Args) -> None:
 
 @implements("export")
 def export(ctx: typer.Context, args: Args) -> None:
-    """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML."""
+    """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML;
+    without --format, the format `-o PATH`'s extension means (else Markdown)."""
     from invmap import formats, query, render
     from invmap.index import open_catalog
 
     allowed = formats.names_for(formats.CATALOG)
-    if args.fmt not in allowed:
-        raise UsageError(f"unknown export format '{args.fmt}' (valid formats: {', '.join(allowed)})")
+    to_file = args.output_path is not None and args.output_path != "-"
+    meant = formats.for_path(args.output_path) if to_file else None
+    fmt = args.fmt or meant or "markdown"
+    if fmt not in allowed:
+        raise UsageError(f"unknown export format '{fmt}' (valid formats: {', '.join(allowed)})")
+    if args.fmt and meant and meant != args.fmt:
+        say(f"warning: writing {fmt} to {args.output_path}, a name that means {meant}")
     location = state(ctx).location
     filtered = any(args.filters.values())
     filters(ctx, args)  # a bad filter value is a usage error before anything is written
-    renderer = formats.renderer(args.fmt, formats.CATALOG)
+    renderer = formats.renderer(fmt, formats.CATALOG)
     context = render.Context(excel=args.excel_safe, cell_links=args.links)
+    counted: list[int] = []
 
     def result(idx: Any) -> render.Result:
         chosen = query.build_filters(idx, args.filters)
         records = query.lazy_selection(idx, chosen)
         if not records:
             raise NotFoundError("no source matches these filters: nothing to export")
+        counted.append(len(records))
         wanted = {r["id"] for r in idx.records(chosen.where, chosen.params, ("id",))} if filtered else None
 
         def catalog() -> Any:
             cat = catalogs.load(location)
             if wanted is not None:
                 cat = cat.model_copy(update={"sources": [s for s in cat.sources if s.id in wanted]})
+            if fmt == "markdown":
+                _markdown_leaves_out(cat, args.links)
             return cat
 
         return render.Result(records, list(SOURCE_FIELDS), catalog=catalog)
 
-    if args.output_path is None or args.output_path == "-":  # streamed, a batch at a time
+    if not to_file:  # streamed, a batch at a time
         for piece in renderer(result(index(ctx)), context):
             write(piece)
         return
     # Into a file: the text is built under the file's lock from what the catalog holds then (the
     # file may be the catalog itself, and an `add` may be waiting for the lock or holding it).
     _to_output(args.output_path, lambda: "".join(renderer(result(open_catalog(location)), context)), args.force)
+    count = counted[-1]
+    write(f"Wrote {escape(args.output_path)}: {count} source{'s' if count != 1 else ''} as {fmt}\n")
+
+
+def _markdown_leaves_out(cat: Any, links: bool) -> None:
+    """The seed's table has nine columns: say on stderr which fields holding values it cannot keep."""
+    from invmap.vocabulary import SEED_COLUMNS
+
+    kept = {key for _, key in SEED_COLUMNS} | ({"url", "code"} if links else set())
+    lost = [f.name for f in FIELDS if f.stored and f.name not in kept and any(getattr(s, f.name) for s in cat.sources)]
+    if cat.layers or cat.glossary:
+        lost += [name for name in ("layers", "glossary") if getattr(cat, name)]
+    if lost:
+        say(
+            f"note: a Markdown export keeps the seed's nine columns and leaves out {', '.join(lost)} "
+            "('invmap import' derives id, name, authors, arXiv id and DOI from the Source cell again); "
+            "--format toml or json keeps every field"
+        )
 
 
 @implements("import")
@@ -526,6 +554,8 @@ def diff(ctx: typer.Context, args: Args) -> None:
     emit(out, Result(rows, ["change", "id", "field", "old", "new"], data=difference))
     if not diffing.is_empty(difference):
         raise typer.Exit(1)
+    if not out.machine and stdout_is_terminal():
+        notice("no differences")  # a table of nothing prints nothing: say why
 
 
 def check_links(ctx: typer.Context, args: Args) -> None:

@@ -272,6 +272,15 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
         notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
 
 
+def help_out(ctx: Any, text: str) -> None:
+    """`--help` (and a bare `invmap`): through the pager, as other long output, when stdout is a
+    terminal the text is taller than, unless --no-pager (given before or after the command)."""
+    root = ctx.find_root()
+    obj = root.obj
+    off = (isinstance(obj, State) and not obj.pager) or root.params.get("no_pager") or "--no-pager" in sys.argv[1:]
+    page(text, stdout_is_terminal() and not off, terminal_size().lines)
+
+
 def page(text: str, allowed: bool, height: int) -> None:
     """Through `$INVMAP_PAGER`, else `$PAGER`, else `less` (-FRX), when the text is taller than the
     terminal; an empty INVMAP_PAGER or `cat` means no pager; a pager that cannot start means print,
