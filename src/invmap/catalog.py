@@ -166,6 +166,55 @@ def parse_text(text: str, path: str) -> dict[str, Any]:
         raise CatalogError(path, ["too large to parse in the memory available"]) from None
 
 
+_AT = re.compile(r"\bat line (\d+)(?:, column (\d+))?")
+_SOURCE_AT = re.compile(r"^(overlay )?sources? (\d+)(?: \(([^)]*)\))?")
+_FIELD_NAMED = re.compile(r"field '([A-Za-z_]+)'")
+
+
+def locate_problems(data: bytes, problems: list[str]) -> list[tuple[int, int] | None]:
+    """(line, column) in the file of each problem `check` reports, where it can be told: a TOML error
+    where the parser stopped; a source's problem at its field's key (`field 'id'`), else at its
+    `[[sources]]` header; None for the rest (a `[layers]` value, a file-wide problem)."""
+    from invmap import edits, overlay
+
+    text = data.decode("utf-8", "replace").removeprefix(BOM)
+    tables: list[tuple[int, int]] | None = None
+    ids: list[Any] = []
+    out: list[tuple[int, int] | None] = []
+    for problem in problems:
+        if m := _AT.search(problem):
+            out.append((int(m.group(1)), int(m.group(2) or 1)))
+            continue
+        m = _SOURCE_AT.match(problem)
+        if m is None:
+            out.append(None)
+            continue
+        if tables is None:
+            try:
+                raw = parse_text(text, "")
+            except CatalogError:
+                raw = {}
+            own = raw.get("sources") if isinstance(raw.get("sources"), list) else []
+            tables = edits._spans_by_tokens(text)
+            ids = [s.get("id") if isinstance(s, dict) else None for s in own]
+            plain = overlay.extends_of(raw) is None
+        n = int(m.group(2)) - 1
+        if not (plain or m.group(1)) and m.group(3) in ids:  # an overlay's merged map: found by its id
+            n = ids.index(m.group(3))
+        if not 0 <= n < len(tables):
+            out.append(None)
+            continue
+        start, end = tables[n]
+        offset = start + len(text[start:end]) - len(text[start:end].lstrip())
+        if f := _FIELD_NAMED.search(problem):
+            key = re.compile(rf"(?m)^[ \t]*{re.escape(f.group(1))}[ \t]*=").search(text, start, end)
+            if key is not None:
+                offset = key.start() + len(key.group()) - len(key.group().lstrip())
+        line_start = text.rfind("\n", 0, offset) + 1
+        out.append((text.count("\n", 0, offset) + 1, offset - line_start + 1))
+    return out
+
+
 def read_table(path: str) -> dict[str, Any]:
     """Read and parse a catalog file, letting go of its bytes before parsing (a large file's peak)."""
     data = read_bytes(path)
@@ -986,8 +1035,20 @@ def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool 
     return updated
 
 
-def reformat(location: Location, check_only: bool) -> bool:
-    """`fmt`: True if the file was (or, with `check_only`, would be) rewritten."""
+def comment_lines(text: str) -> list[int]:
+    """The lines holding a TOML comment (whole-line or after a value), strings skipped whole."""
+    from invmap.edits import _TOKEN
+
+    lines = []
+    for m in _TOKEN.finditer(text):
+        if m.group().startswith("#"):
+            lines.append(text.count("\n", 0, m.start()) + 1)
+    return lines
+
+
+def reformat(location: Location, check_only: bool, drop_comments: bool = False) -> bool:
+    """`fmt`: True if the file was (or, with `check_only`, would be) rewritten. The canonical form has
+    no comments: a file holding some is refused (exit 2, untouched) unless `drop_comments`."""
     if not check_only:
         require_writable(location)
     with locked(location.path) if not check_only else contextlib.nullcontext():
@@ -1001,6 +1062,14 @@ def reformat(location: Location, check_only: bool) -> bool:
         current = text.removeprefix(BOM).replace("\r\n", "\n")
         if current == canonical:  # the content; the file's own line endings and BOM are its style
             return False
+        comments = comment_lines(current)
+        if comments and not check_only and not drop_comments:
+            shown = ", ".join(map(str, comments[:10])) + (", ..." if len(comments) > 10 else "")
+            many = len(comments) != 1
+            raise UsageError(
+                f"fmt would drop {len(comments)} comment{'s' if many else ''} "
+                f"(line{'s' if many else ''} {shown}); --drop-comments to proceed"
+            )
         if not check_only:
             bom = BOM if text.startswith(BOM) else ""
             write_atomic(location.path, bom + canonical, newline=_newline_of(text))

@@ -489,10 +489,19 @@ COMMANDS: tuple[Command, ...] = (
                 default=10.0,
             ),
         ),
-        (Arg("ids", "ID...", "With --links: only these sources.", multiple=True, required=False, complete="source"),),
+        (
+            Arg(
+                "ids",
+                "PATH|ID...",
+                "The catalog file to check (default: the active one); with --links: only these sources.",
+                multiple=True,
+                required=False,
+                complete="source",
+            ),
+        ),
         (
             "invmap check",
-            "invmap --catalog my-map.toml check --json",
+            "invmap check my-map.toml --json",
             "invmap check --links",
             "invmap check --links vllm --json",
         ),
@@ -635,8 +644,24 @@ COMMANDS: tuple[Command, ...] = (
                 kind="flag",
                 default=False,
             ),
+            Opt(
+                "drop_comments",
+                ("--drop-comments",),
+                "Rewrite the file although its comments would be lost (fmt refuses otherwise).",
+                kind="flag",
+                default=False,
+            ),
         ),
-        examples=("invmap -c my-map.toml fmt", "invmap -c my-map.toml fmt --check"),
+        (
+            Arg(
+                "path",
+                "PATH",
+                "The catalog file to rewrite (default: the active one).",
+                required=False,
+                complete="catalog_file",
+            ),
+        ),
+        ("invmap fmt my-map.toml", "invmap fmt --check my-map.toml"),
     ),
     Command(
         "export",

@@ -11,7 +11,7 @@ import typer
 from invmap import catalog as catalogs
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, filters, index, notice, say, state, stdout_is_terminal, write
-from invmap.errors import CatalogError, NotFoundError, UsageError
+from invmap.errors import CatalogError, InvmapError, NotFoundError, UsageError
 from invmap.fields import BY_NAME, FIELDS, SOURCE_FIELDS
 from invmap.safe import escape
 
@@ -59,33 +59,79 @@ def where(ctx: typer.Context, args: Args) -> None:
         write("\n".join(lines) + "\n")
 
 
+def _path_argument(ctx: typer.Context, paths: list[str] | None, command: str) -> Any:
+    """`invmap check FILE`, `invmap fmt FILE`: a positional is the catalog (as ruff and taplo take
+    theirs); with --catalog too, it is said twice (exit 2)."""
+    from invmap import location as catalog_location
+
+    here = state(ctx)
+    if not paths:
+        return here.location
+    if len(paths) > 1:
+        raise UsageError(f"{command} takes one catalog PATH, not {len(paths)}")
+    if here.location.reason.startswith("--catalog"):
+        raise UsageError(f"give the catalog once: as {command}'s PATH or with --catalog, not both")
+    found = catalog_location.locate(paths[0])
+    here.location = found._replace(reason="PATH argument")
+    here._index = None
+    return here.location
+
+
 @implements("check")
 def check(ctx: typer.Context, args: Args) -> None:
-    """Validate the active catalog and report every problem (exit 0 when valid, 3 when not)."""
+    """Validate the active catalog (or PATH) and report every problem (exit 0 when valid, 3 when not),
+    each with its line and column."""
     from invmap.render import to_json
 
-    location = state(ctx).location
     if args.links:
         return check_links(ctx, args)
-    if args.ids or args.all_links or args.update_redirects:
-        raise UsageError("ID..., --all and --update-redirects go with --links")
+    if args.all_links or args.update_redirects:
+        raise UsageError("--all and --update-redirects go with --links")
+    location = _path_argument(ctx, args.ids, "check")
     try:
         cat = catalogs.load(location)
     except CatalogError as exc:
-        if not args.json_flag:
-            raise
-        write(
-            to_json({"path": location.path, "valid": False, "sources": None, "problems": exc.problems, "warnings": []})
-        )
+        where = _located(location, exc.problems)
+        if args.json_flag:
+            data = {"path": location.path, "valid": False, "sources": None, "problems": exc.problems}
+            details = [{"problem": p, "line": at and at[0], "column": at and at[1]} for p, at in where]
+            write(to_json({**data, "warnings": [], "details": details}))
+            raise typer.Exit(exc.exit_code) from None
+        lines = [f"{location.path}:{at[0]}:{at[1]}: {p}" if at else f"{location.path}: {p}" for p, at in where]
+        if len(lines) > 1:
+            lines.insert(0, f"{location.path} has {len(lines)} problems:")
+        say("Error: " + "\n".join(lines))
         raise typer.Exit(exc.exit_code) from None
     warnings = catalogs.warnings(cat)
     count = len(cat.sources)
     if args.json_flag:
-        write(to_json({"path": location.path, "valid": True, "sources": count, "problems": [], "warnings": warnings}))
+        write(
+            to_json(
+                {
+                    "path": location.path,
+                    "valid": True,
+                    "sources": count,
+                    "problems": [],
+                    "warnings": warnings,
+                    "details": [],
+                }
+            )
+        )
         return
-    for line in warnings:
-        say(f"warning: {location.path}: {line}")
+    for line, at in _located(location, warnings):
+        say(f"warning: {location.path}:{at[0]}:{at[1]}: {line}" if at else f"warning: {location.path}: {line}")
     write(f"{escape(location.path)}: ok, {count} source{'s' if count != 1 else ''}\n")
+
+
+def _located(location: Any, problems: list[str]) -> list[tuple[str, tuple[int, int] | None]]:
+    """Each problem with its (line, column) in the file, where one can be told (not for stdin)."""
+    if not problems or location.is_stdin:
+        return [(p, None) for p in problems]
+    try:
+        data = catalogs.read_bytes(location.path)
+    except InvmapError:
+        return [(p, None) for p in problems]
+    return list(zip(problems, catalogs.locate_problems(data, problems)))
 
 
 @implements("init")
@@ -420,10 +466,10 @@ def _ordered(entry: dict[str, Any]) -> dict[str, Any]:
 @implements("fmt")
 def fmt_(ctx: typer.Context, args: Args) -> None:
     """Rewrite the active catalog in its one canonical form."""
-    location = state(ctx).location
+    location = _path_argument(ctx, [args.path] if args.path else None, "fmt")
     if not args.check_only and not location.is_stdin:
         _warn_links(location.path)
-    changed = catalogs.reformat(location, args.check_only)
+    changed = catalogs.reformat(location, args.check_only, args.drop_comments)
     shown = escape(location.path)
     if not changed:
         write(f"{shown}: already canonical\n")
