@@ -32,6 +32,7 @@ EXTRA_HEADERS = {
     "valid": "Valid",
     "addresses": "Addresses",
     "path": "File",
+    "problem": "Why not valid",
     "term": "Term",
     "expansion": "Expansion",
     "definition": "Definition",
@@ -66,6 +67,8 @@ WRAP_EXTRA = frozenset(
         "error",
         "final_url",
         "expansion",
+        "problem",
+        "path",
     }
 )
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"  # around matched words in `why` (search.MARK)
@@ -404,6 +407,13 @@ def layout(
     widths = {f: minimum(f) for f in shown}
     _widened(widths, natural, width - sum(widths.values()) - GAP * (len(shown) - 1))
     return shown, widths
+
+
+def hidden_columns(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int) -> list[str]:
+    """The headers of the columns `layout` leaves out at `width` (none when every column fits, or when
+    each record is a block of its own)."""
+    fitted = layout(rows, fields, width)
+    return [header(f) for f in fields if fitted and f not in fitted[0]]
 
 
 def _measured(rows: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:

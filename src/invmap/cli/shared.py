@@ -270,6 +270,10 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
             write(piece)
     if capped:
         notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
+    if terminal and result.draw is None and rows:
+        hidden = render.hidden_columns(rows, result.fields, size.columns)
+        if hidden:  # a column the width left out is said, never dropped silently
+            notice(f"{', '.join(hidden)} hidden at {size.columns} columns; --fields to choose")
 
 
 def help_out(ctx: Any, text: str) -> None:
