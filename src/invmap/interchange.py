@@ -196,8 +196,7 @@ def _make_ids_unique(sources: list[dict[str, Any]]) -> None:
 
     taken: set[str] = set()
     for entry in sources:
-        if entry["id"] in taken:
-            entry["id"] = unique_slug(entry["name"], taken)
+        entry["id"] = unique_slug(entry["name"], taken)
         taken.add(entry["id"])
 
 

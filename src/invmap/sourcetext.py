@@ -25,12 +25,12 @@ class Derived(NamedTuple):
     doi: str | None
 
 
-def slug(text: str, limit: int = MAX_ID) -> str:
-    """Lowercase kebab-case: `PagedAttention` -> `pagedattention`, `llm-d` -> `llm-d`; at most `limit`
-    characters, cut after a whole word (`fast-inference-from` for a long title), inside the first
-    word only when it alone is longer."""
+def slug(text: str, limit: int | None = None) -> str:
+    """Lowercase kebab-case: `PagedAttention` -> `pagedattention`, `llm-d` -> `llm-d`; with `limit`, at
+    most that many characters, cut after a whole word (`fast-inference-from` for a long title), inside
+    the first word only when it alone is longer."""
     whole = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    if len(whole) <= limit:
+    if limit is None or len(whole) <= limit:
         return whole
     cut = whole[: limit + 1].rpartition("-")[0] if whole[limit] != "-" else whole[:limit]
     return (cut or whole[:limit]).strip("-")

@@ -12,7 +12,7 @@ from invmap import catalog as catalogs
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, filters, index, notice, say, state, stdout_is_terminal, write
 from invmap.errors import CatalogError, InvmapError, NotFoundError, UsageError
-from invmap.fields import BY_NAME, FIELDS, SOURCE_FIELDS
+from invmap.fields import BY_NAME, FIELDS, MAX_ID, SOURCE_FIELDS
 from invmap.safe import escape
 
 
@@ -230,7 +230,7 @@ def add(ctx: typer.Context, args: Args) -> None:
     if args.from_id:
         _fill_from(values, args.from_id)
     entry = entry_from_options(values, partial=False)
-    entry.setdefault("id", slug(entry["name"]))
+    entry.setdefault("id", slug(entry["name"], MAX_ID))  # as `import` derives them: check never warns
     entry.setdefault("accessed", dt.date.today())
     entry["type"] = catalog_type(index(ctx).types(), entry["type"], args.new_type)
     _warn_links(location.path)
