@@ -533,3 +533,24 @@ def test_markdown_export_names_the_fields_it_leaves_out(sh):
     )
     assert "code" not in sh("export", "--format", "markdown", "--links").err.split("leaves out ")[1].split(" (")[0]
     assert sh("export", "--format", "toml").err == ""
+
+
+def test_readme_own_catalog_block_runs_as_written(tmp_path):
+    """README's "Your own catalogs" block, as one shell session in an empty folder: every line succeeds
+    (diff exits 1: the map differs), and the edit keeps vLLM's keywords."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"### Your own catalogs\n.*?```sh\n(.*?)```", readme, re.S).group(1)
+    commands = block.replace("\\\n", " ").splitlines()
+    script = "".join(f"{line}\necho \"== $?\"\n" for line in commands if line.strip())
+    env = {k: v for k, v in os.environ.items() if k != "INVMAP_CATALOG"}
+    env["PATH"] = f"{Path(installed_invmap()).parent}:{env['PATH']}"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    statuses = re.findall(r"(?m)^== (\d+)$", done.stdout)
+    assert statuses == ["0"] * (len(statuses) - 1) + ["1"], (done.stdout, done.stderr)
+    assert [line.split()[1] for line in commands if line.strip()][-1] == "diff"
+    listed = subprocess.run(
+        [installed_invmap(), "--catalog", str(tmp_path / "my-map.toml"), "show", "vllm", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert len(json.loads(listed.stdout)["keywords"]) == 12
