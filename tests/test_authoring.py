@@ -490,10 +490,7 @@ def test_import_validates_like_check(cli):
     table[2] = table[2].replace("| n.d. |", "| soon |")
     result = cli("import", "-", input="\n".join(table) + "\n")
     assert result.code == 3
-    assert (
-        result.err
-        == "Error: -: source 1 (official-inference): field 'year': expected an integer, got text 'soon'\n"
-    )
+    assert result.err == "Error: -: source 1 (official-inference): field 'year': expected an integer, got text 'soon'\n"
 
 
 def test_tsv_and_jsonl_exports_parse_back(cli):

@@ -391,6 +391,7 @@ FIELD_HELP: dict[str, str] = {f.name: f.help for f in (*FIELDS, *EXTRA)}
 WRAPPING: frozenset[str] = frozenset(f.name for f in (*FIELDS, *EXTRA) if f.wrap)
 KINDS: dict[str, Kind] = {f.name: f.kind for f in (*FIELDS, *EXTRA)}
 
+
 def _folded(text: str) -> str:
     return "".join(c for c in text.casefold() if c.isalnum())
 

@@ -31,9 +31,7 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
 
 
-class Format(
-    namedtuple("Format", ("name", "machine", "help", "views", "escapes", "extensions"), defaults=(False, ()))
-):
+class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes", "extensions"), defaults=(False, ()))):
     """`views`: view -> renderer (`module:function`) for each view the format serves; `escapes`: the
     renderer writes control characters escaped itself (rich's tables, JSON's `\\u` escapes). Every
     other format's text has them escaped on the way out (`safe.data_text`): a record's field or a file

@@ -299,7 +299,11 @@ def _list_changes(values: dict[str, Any]) -> dict[str, Any]:
     for f in FIELDS:
         if not (f.stored and f.kind.many):
             continue
-        added, removed, replace = values.get(f.name), values.get(REMOVE_PREFIX + f.name), values.get(SET_PREFIX + f.name)
+        added, removed, replace = (
+            values.get(f.name),
+            values.get(REMOVE_PREFIX + f.name),
+            values.get(SET_PREFIX + f.name),
+        )
         if not added and not removed and replace is None:
             continue
         if replace is not None and (added or removed):
