@@ -35,7 +35,9 @@ def test_layers_counts_and_members(cli):
     assert list(rows[2]) == ["code", "title", "scope", "question", "metrics", "symptoms", "count", "sources", "names"]
     assert rows[2]["names"] == ["PagedAttention", "vLLM", "vAttention", "Mooncake", "SGLang", "LMCache"]
     free = [(r["code"], r["title"], r["count"]) for r in rows[8:]]
-    assert free == [(None, label, 1) for label in ["Guide navigation", "Transformer anatomy", "Model and KV memory", "Future map"]]
+    assert free == [
+        (None, label, 1) for label in ["Guide navigation", "Transformer anatomy", "Model and KV memory", "Future map"]
+    ]
     assert (
         cli("layers").out.splitlines()[4]
         == "L5\tCluster architecture\t6\tmooncake;lmcache;distserve;smartgen;prefill-deflection;llm-d"

@@ -127,7 +127,11 @@ def column_words(column: list[str]) -> set[str]:
 
 def test_a_catalog_without_level_data_says_so(cli, mine):
     result = cli("--catalog", str(mine), "triage", "kv", "cache", "--json")
-    assert (result.code, result.out, result.err) == (1, "", "Error: this catalog has no level data (see 'invmap layers')\n")
+    assert (result.code, result.out, result.err) == (
+        1,
+        "",
+        "Error: this catalog has no level data (see 'invmap layers')\n",
+    )
 
 
 FILTERING = [c.path for c in COMMANDS if any(o.dest == "has_code" for o in options_of(c))]

@@ -166,55 +166,6 @@ def parse_text(text: str, path: str) -> dict[str, Any]:
         raise CatalogError(path, ["too large to parse in the memory available"]) from None
 
 
-_AT = re.compile(r"\bat line (\d+)(?:, column (\d+))?")
-_SOURCE_AT = re.compile(r"^(overlay )?sources? (\d+)(?: \(([^)]*)\))?")
-_FIELD_NAMED = re.compile(r"field '([A-Za-z_]+)'")
-
-
-def locate_problems(data: bytes, problems: list[str]) -> list[tuple[int, int] | None]:
-    """(line, column) in the file of each problem `check` reports, where it can be told: a TOML error
-    where the parser stopped; a source's problem at its field's key (`field 'id'`), else at its
-    `[[sources]]` header; None for the rest (a `[layers]` value, a file-wide problem)."""
-    from invmap import edits, overlay
-
-    text = data.decode("utf-8", "replace").removeprefix(BOM)
-    tables: list[tuple[int, int]] | None = None
-    ids: list[Any] = []
-    out: list[tuple[int, int] | None] = []
-    for problem in problems:
-        if m := _AT.search(problem):
-            out.append((int(m.group(1)), int(m.group(2) or 1)))
-            continue
-        m = _SOURCE_AT.match(problem)
-        if m is None:
-            out.append(None)
-            continue
-        if tables is None:
-            try:
-                raw = parse_text(text, "")
-            except CatalogError:
-                raw = {}
-            own = raw.get("sources") if isinstance(raw.get("sources"), list) else []
-            tables = edits._spans_by_tokens(text)
-            ids = [s.get("id") if isinstance(s, dict) else None for s in own]
-            plain = overlay.extends_of(raw) is None
-        n = int(m.group(2)) - 1
-        if not (plain or m.group(1)) and m.group(3) in ids:  # an overlay's merged map: found by its id
-            n = ids.index(m.group(3))
-        if not 0 <= n < len(tables):
-            out.append(None)
-            continue
-        start, end = tables[n]
-        offset = start + len(text[start:end]) - len(text[start:end].lstrip())
-        if f := _FIELD_NAMED.search(problem):
-            key = re.compile(rf"(?m)^[ \t]*{re.escape(f.group(1))}[ \t]*=").search(text, start, end)
-            if key is not None:
-                offset = key.start() + len(key.group()) - len(key.group().lstrip())
-        line_start = text.rfind("\n", 0, offset) + 1
-        out.append((text.count("\n", 0, offset) + 1, offset - line_start + 1))
-    return out
-
-
 def read_table(path: str) -> dict[str, Any]:
     """Read and parse a catalog file, letting go of its bytes before parsing (a large file's peak)."""
     data = read_bytes(path)
@@ -1035,12 +986,23 @@ def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool 
     return updated
 
 
+# TOML's strings (each kind), comments, a `[` opening a line, and brackets: scanned token by token, a
+# value's text is never taken for a header or a comment (`comment_lines`, `edits._spans_by_tokens`).
+TOML_TOKEN = re.compile(
+    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?!")|"""(?:[^"\\]|\\[\s\S]|"(?!""))*""""?"?'
+    r"|'''[\s\S]*?'''(?:'{1,2}(?!'))?"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'[^'\n]*'"
+    r"|#[^\n]*"
+    r"|(?:^|(?<=\n))[ \t]*\["
+    r"|[\[\]{}]",
+)
+
+
 def comment_lines(text: str) -> list[int]:
     """The lines holding a TOML comment (whole-line or after a value), strings skipped whole."""
-    from invmap.edits import _TOKEN
-
     lines = []
-    for m in _TOKEN.finditer(text):
+    for m in TOML_TOKEN.finditer(text):
         if m.group().startswith("#"):
             lines.append(text.count("\n", 0, m.start()) + 1)
     return lines

@@ -79,15 +79,7 @@ def _trimmed(text: str, start: int, end: int) -> int:
     return kept - 1 if text[kept - 1 : kept] == "\r" else kept
 
 
-_TOKEN = re.compile(
-    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?!")|"""(?:[^"\\]|\\[\s\S]|"(?!""))*""""?"?'
-    r"|'''[\s\S]*?'''(?:'{1,2}(?!'))?"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'[^'\n]*'"
-    r"|#[^\n]*"
-    r"|(?:^|(?<=\n))[ \t]*\["
-    r"|[\[\]{}]",
-)
+_TOKEN = catalogs.TOML_TOKEN
 
 
 def _spans_by_tokens(text: str) -> list[tuple[int, int]]:
@@ -425,3 +417,50 @@ def _base_ids(raw: dict[str, Any], path: str) -> set[str]:
         return set()
     merged = catalogs.resolve_overlay({"catalog": raw.get("catalog"), "sources": []}, path, [], [])
     return {s["id"] for s in merged.get("sources", []) if isinstance(s, dict) and isinstance(s.get("id"), str)}
+
+
+_AT = re.compile(r"\bat line (\d+)(?:, column (\d+))?")
+_SOURCE_AT = re.compile(r"^(overlay )?sources? (\d+)(?: \(([^)]*)\))?")
+_FIELD_NAMED = re.compile(r"field '([A-Za-z_]+)'")
+
+
+def locate_problems(data: bytes, problems: list[str]) -> list[tuple[int, int] | None]:
+    """(line, column) in the file of each problem `check` reports, where it can be told: a TOML error
+    where the parser stopped; a source's problem at its field's key (`field 'id'`), else at its
+    `[[sources]]` header; None for the rest (a `[layers]` value, a file-wide problem)."""
+    text = data.decode("utf-8", "replace").removeprefix(catalogs.BOM)
+    tables: list[tuple[int, int]] | None = None
+    ids: list[Any] = []
+    out: list[tuple[int, int] | None] = []
+    for problem in problems:
+        if m := _AT.search(problem):
+            out.append((int(m.group(1)), int(m.group(2) or 1)))
+            continue
+        m = _SOURCE_AT.match(problem)
+        if m is None:
+            out.append(None)
+            continue
+        if tables is None:
+            try:
+                raw = catalogs.parse_text(text, "")
+            except CatalogError:
+                raw = {}
+            own = raw.get("sources") if isinstance(raw.get("sources"), list) else []
+            tables = _spans_by_tokens(text)
+            ids = [s.get("id") if isinstance(s, dict) else None for s in own]
+            plain = overlay.extends_of(raw) is None
+        n = int(m.group(2)) - 1
+        if not (plain or m.group(1)) and m.group(3) in ids:  # an overlay's merged map: found by its id
+            n = ids.index(m.group(3))
+        if not 0 <= n < len(tables):
+            out.append(None)
+            continue
+        start, end = tables[n]
+        offset = start + len(text[start:end]) - len(text[start:end].lstrip())
+        if f := _FIELD_NAMED.search(problem):
+            key = re.compile(rf"(?m)^[ \t]*{re.escape(f.group(1))}[ \t]*=").search(text, start, end)
+            if key is not None:
+                offset = key.start() + len(key.group()) - len(key.group().lstrip())
+        line_start = text.rfind("\n", 0, offset) + 1
+        out.append((text.count("\n", 0, offset) + 1, offset - line_start + 1))
+    return out

@@ -131,7 +131,9 @@ def _located(location: Any, problems: list[str]) -> list[tuple[str, tuple[int, i
         data = catalogs.read_bytes(location.path)
     except InvmapError:
         return [(p, None) for p in problems]
-    return list(zip(problems, catalogs.locate_problems(data, problems)))
+    from invmap import edits
+
+    return list(zip(problems, edits.locate_problems(data, problems)))
 
 
 @implements("init")

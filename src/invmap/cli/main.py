@@ -100,7 +100,9 @@ def dash_words_hint(args: list[str]) -> None:
     one dash, is no option of `search` and is letters only means a word to exclude, which must come
     after `--`: a usage error that shows where to put it."""
     globals_with_values = {flag for o in decl.GLOBAL if o.kind != "flag" for flag in o.flags}
-    at = next((n for n, w in enumerate(args) if w == "search" and (n == 0 or args[n - 1] not in globals_with_values)), None)
+    at = next(
+        (n for n, w in enumerate(args) if w == "search" and (n == 0 or args[n - 1] not in globals_with_values)), None
+    )
     if at is None:
         return
     options = {flag: o for o in decl.options_of(decl.TOP["search"]) for flag in o.flags}
