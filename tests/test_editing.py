@@ -22,7 +22,10 @@ def test_edit_changes_only_that_table_and_keeps_every_other_byte(cli, mine):
     )
     mine.write_text(text, encoding="utf-8")
     result = cli("--catalog", str(mine), "edit", "pagedattention", "--seam", "the block manager", "--keyword", "paging")
-    assert (result.code, result.out) == (0, f"Changed pagedattention in {mine}\n")
+    assert (result.code, result.out) == (
+        0,
+        f"Changed pagedattention in {mine}:\n  keywords: +paging\n  seam: (none) → the block manager\n",
+    )
     after = mine.read_text(encoding="utf-8")
     paged = after.index('id = "pagedattention"')
     assert after[:paged] == text[:paged]  # comments and the other tables before it
@@ -58,11 +61,11 @@ def test_every_field_is_set_by_add_and_changed_by_edit(cli, mine, field):
     assert show(cli, mine, "mooncake") == after
 
 
-def test_edit_lists_replace_and_unset_clears(cli, mine):
+def test_edit_lists_add_and_unset_clears(cli, mine):
     cli("--catalog", str(mine), "edit", "mooncake", "--keyword", "a", "--keyword", "b")
     assert show(cli, mine, "mooncake")["keywords"] == ["a", "b"]
     cli("--catalog", str(mine), "edit", "mooncake", "--keyword", "c")
-    assert show(cli, mine, "mooncake")["keywords"] == ["c"]
+    assert show(cli, mine, "mooncake")["keywords"] == ["a", "b", "c"]
     assert cli("--catalog", str(mine), "edit", "mooncake", "--unset", "keywords,arxiv").code == 0
     record = show(cli, mine, "mooncake")
     assert (record["keywords"], record["arxiv"]) == ([], None)
@@ -78,8 +81,8 @@ def test_edit_lists_replace_and_unset_clears(cli, mine):
         (["edit", "mooncake"], 2, "Error: edit needs a field to change (--FIELD VALUE) or --unset FIELD"),
         (["edit", "mooncake", "--year", "20x"], 2, "Error: --year takes a year such as 2024"),
         (["edit", "mooncake", "--id", "pagedattention"], 2, "Error: cannot change 'mooncake' in"),
-        (["edit", "nosuch", "--seam", "x"], 1, "Error: no source matches 'nosuch'"),
-        (["rm", "nosuch"], 1, "Error: no source matches 'nosuch'"),
+        (["edit", "nosuch", "--seam", "x"], 1, "Error: no source 'nosuch'"),
+        (["rm", "--yes", "nosuch"], 1, "Error: no source 'nosuch'"),
         (["edit", "mooncake", "--type", "Curent"], 2, "Error: unknown type 'Curent'"),
     ],
 )
@@ -91,7 +94,7 @@ def test_bad_edits_change_nothing(cli, mine, args, code, message):
 
 
 def test_edit_and_rm_refuse_the_shipped_catalog(cli):
-    for args in (["edit", "vllm", "--seam", "x"], ["rm", "vllm"]):
+    for args in (["edit", "vllm", "--seam", "x"], ["rm", "--yes", "vllm"]):
         result = cli(*args)
         assert result.code == 2 and "refusing to change the catalog shipped with invmap" in result.err
 
@@ -99,9 +102,9 @@ def test_edit_and_rm_refuse_the_shipped_catalog(cli):
 def test_rm_removes_the_table_and_nothing_else(cli, mine):
     before = mine.read_text(encoding="utf-8")
     cli("--catalog", str(mine), "add", *add_args("Z"))
-    assert cli("--catalog", str(mine), "rm", "z").out == f"Removed z from {mine}\n"
+    assert cli("--catalog", str(mine), "rm", "--yes", "z").out == f"Removed z from {mine}\n"
     assert mine.read_text(encoding="utf-8") == before
-    result = cli("--catalog", str(mine), "rm", "pagedattention", "mooncake")
+    result = cli("--catalog", str(mine), "rm", "--yes", "pagedattention", "mooncake")
     assert result.code == 2 and "cannot remove every source" in result.err
     assert mine.read_text(encoding="utf-8") == before
 
@@ -123,14 +126,19 @@ def test_a_header_inside_a_string_never_cuts_a_table(cli, mine):
     assert cli("--catalog", str(mine), "edit", "mooncake", "--seam", "t").code == 0
     assert (show(cli, mine, "pagedattention")["seam"], show(cli, mine, "mooncake")["seam"]) == ("s", "t")
     assert mine.read_text(encoding="utf-8").startswith(text[: text.index('[[sources]]\nid = "pagedattention"')])
-    assert cli("--catalog", str(mine), "rm", "pagedattention").code == 0
+    assert cli("--catalog", str(mine), "rm", "--yes", "pagedattention").code == 0
     assert ids_of(cli("--catalog", str(mine), "list", "--json")) == ["mooncake"]
 
 
-def test_edit_by_name_resolves_as_show_does(cli, mine):
-    assert cli("--catalog", str(mine), "edit", "PagedAttention", "--seam", "by name").out == (
-        f"Changed pagedattention in {mine}\n"
+def test_edit_by_identifier_but_never_by_a_name(cli, mine):
+    """A writer takes an exact id, arXiv id, DOI or link: a name is a near miss (exit 1, nothing written)."""
+    assert cli("--catalog", str(mine), "edit", "https://arxiv.org/abs/2407.00079v2", "--seam", "by link").out == (
+        f"Changed mooncake in {mine}:\n  seam: (none) → by link\n"
     )
+    before = mine.read_bytes()
+    result = cli("--catalog", str(mine), "edit", "PagedAttention", "--seam", "by name")
+    assert (result.code, result.out, mine.read_bytes()) == (1, "", before)
+    assert result.err.startswith("Error: no source 'PagedAttention'; did you mean 'pagedattention'?\n")
 
 
 def test_edit_is_quick_on_a_large_catalog(tmp_path, sh):
@@ -170,7 +178,7 @@ def test_add_edit_rm_on_an_overlay_write_only_the_overlay(cli, overlay):
     shipped = (REPO / "catalog.toml").read_bytes()
     assert cli("--catalog", str(overlay), "add", *add_args("Mine")).code == 0
     assert cli("--catalog", str(overlay), "edit", "vllm", "--seam", "my seam", "--unset", "keywords").code == 0
-    assert cli("--catalog", str(overlay), "rm", "kiely-guide").code == 0
+    assert cli("--catalog", str(overlay), "rm", "--yes", "kiely-guide").code == 0
     assert (REPO / "catalog.toml").read_bytes() == shipped
     listed = ids_of(cli("--catalog", str(overlay), "list", "--json"))
     assert "mine" in listed and "kiely-guide" not in listed and len(listed) == 30
@@ -180,7 +188,7 @@ def test_add_edit_rm_on_an_overlay_write_only_the_overlay(cli, overlay):
     assert 'id = "vllm"\nseam = "my seam"\nunset = [\n    "keywords",\n]' in text
     assert 'id = "kiely-guide"\nremove = true' in text
     assert cli("--catalog", str(overlay), "fmt", "--check").code == 0
-    assert cli("--catalog", str(overlay), "rm", "vllm").code == 0  # its change becomes a removal
+    assert cli("--catalog", str(overlay), "rm", "--yes", "vllm").code == 0  # its change becomes a removal
     assert "vllm" not in ids_of(cli("--catalog", str(overlay), "list", "--json"))
 
 
@@ -242,7 +250,7 @@ def test_diff_of_a_catalog_with_itself_is_empty_and_exit_0(cli):
 def test_diff_names_added_removed_and_changed_fields(cli, tmp_path, overlay):
     cli("--catalog", str(overlay), "add", *add_args("Mine"))
     cli("--catalog", str(overlay), "edit", "vllm", "--seam", "my seam")
-    cli("--catalog", str(overlay), "rm", "kiely-guide")
+    cli("--catalog", str(overlay), "rm", "--yes", "kiely-guide")
     overlay.write_text(overlay.read_text() + '\n[glossary.TTFT]\ndefinition = "Mine."\n', encoding="utf-8")
     result = cli("diff", "shipped", str(overlay), "--json")
     assert result.code == 1

@@ -154,8 +154,8 @@ def test_guide_is_the_catalogs_text(cli):
 
 
 def test_show_prints_the_link(cli):
-    assert "url:\thttps://arxiv.org/abs/2407.00079" in cli("show", "mooncake").out.splitlines()
-    assert "url:\thttps://doi.org/10.1145/3731569.3764815" in cli("show", "aegaeon").out.splitlines()
+    assert "url\thttps://arxiv.org/abs/2407.00079" in cli("show", "mooncake").out.splitlines()
+    assert "url\thttps://doi.org/10.1145/3731569.3764815" in cli("show", "aegaeon").out.splitlines()
 
 
 @pytest.mark.parametrize(

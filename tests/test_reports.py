@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from collections import Counter
 
 import pytest
+import tomllib
 
 from conftest import REPO, screen
 from invmap.query import REPORT_KEYS

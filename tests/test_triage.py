@@ -105,7 +105,7 @@ def test_one_level_shows_everything(cli):
     level = json.loads(cli("layers", "L3", "--json").out)
     assert level["title"] == "Cache management" and "allocation-failure reasons" in level["metrics"]
     assert [s["id"] for s in level["sources"]] == ids_of(cli("list", "--layer", "L3", "--json"))
-    plain = dict(line.split(":\t", 1) for line in cli("layers", "L3", "--format", "plain").out.splitlines())
+    plain = dict(line.split("\t", 1) for line in cli("layers", "L3", "--format", "plain").out.splitlines())
     assert plain["sources"] == ";".join(s["id"] for s in level["sources"])
 
 
@@ -201,7 +201,7 @@ def test_readme_from_symptom_to_source_runs_as_written(tmp_path):
         outs.append(done.stdout)
     assert outs[0].splitlines()[0].split("\t")[:2] == ["L2", "Phase scheduling"]
     assert "time to first token climbs when long prompts arrive" in outs[0].splitlines()[0]
-    assert "seam:\tThe Sarathi scheduler" in outs[1]
+    assert "seam\tThe Sarathi scheduler" in outs[1]
     assert outs[2] == "https://github.com/microsoft/sarathi-serve\n"
     record = json.loads((tmp_path / "experiments" / "chunk-tail.json").read_text())
     assert record["artifacts"]["source_id"] == "sarathi-serve"

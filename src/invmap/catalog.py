@@ -473,7 +473,49 @@ def warnings(catalog: Catalog) -> list[str]:
             out.append(f"source {position} ({s.id}): id is {len(s.id)} characters; at most {MAX_ID} read well")
         if len(s.name) > MAX_NAME:
             out.append(f"source {position} ({s.id}): name is {len(s.name)} characters; at most {MAX_NAME} read well")
-    return out + type_warnings(catalog)
+    return out + duplicate_warnings(catalog) + type_warnings(catalog)
+
+
+# The identifiers two sources should not share (a code repository may serve several papers).
+_UNIQUE_IDENTIFIERS = {"arxiv": "arXiv id", "doi": "DOI", "url": "link"}
+
+
+def _identifier_keys(get: Callable[[str], Any]) -> dict[str, str]:
+    """key -> how a message names it (`arXiv id 2309.06180`), for a source's arXiv id, DOI and own link."""
+    from invmap.identifiers import canonical_link
+
+    keys = {}
+    for name, label in _UNIQUE_IDENTIFIERS.items():
+        value = get(name)
+        if isinstance(value, str) and value:
+            key = {"arxiv": value.split("v")[0], "doi": value.lower(), "url": canonical_link(value)}[name]
+            keys[f"{name}:{key}"] = f"{label} {value}"
+    return keys
+
+
+def identifier_clashes(entry: dict[str, Any], sources: Any) -> list[tuple[str, str]]:
+    """(other source's id, what they share) for each arXiv id, DOI or own link of `entry` that a source
+    of `sources` holds already."""
+    wanted = _identifier_keys(entry.get)
+    out = []
+    for s in sources:
+        for key in _identifier_keys(lambda name, s=s: getattr(s, name, None)).keys() & wanted.keys():
+            out.append((s.id, wanted[key]))
+    return out
+
+
+def duplicate_warnings(catalog: Catalog) -> list[str]:
+    """Two sources holding one arXiv id, DOI or own link: most likely one source added twice."""
+    first: dict[str, tuple[int, str]] = {}
+    out = []
+    for position, s in enumerate(catalog.sources, start=1):
+        for key, what in _identifier_keys(lambda name, s=s: getattr(s, name, None)).items():
+            if key in first:
+                n, other = first[key]
+                out.append(f"source {position} ({s.id}): {what} is also source {n}'s ({other}): one source twice?")
+            else:
+                first[key] = (position, s.id)
+    return out
 
 
 def type_warnings(catalog: Catalog) -> list[str]:
@@ -978,7 +1020,7 @@ def link_warning(path: str | Path) -> str | None:
 # --- editing -----------------------------------------------------------------------------------
 
 
-def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
+def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool = False) -> Catalog:
     """Append one `[[sources]]` table to the file, keeping everything already in it byte for byte.
 
     Under the file's lock: the catalog is re-read, must be valid (else CatalogError, exit 3), and the
@@ -989,7 +1031,16 @@ def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
     path = require_writable(location)
     with locked(path):
         data = read_bytes(str(path))
-        validate_bytes(data, str(path))  # an invalid catalog is refused before anything else
+        current = validate_bytes(data, str(path))  # an invalid catalog is refused before anything else
+        ident = entry.get("id")
+        if any(s.id == ident for s in current.sources):  # the file's own, or a base's (an overlay would patch it)
+            raise UsageError(f"id '{ident}' already exists; use `invmap edit {ident}`, or --id for a new one")
+        if not allow_duplicate:
+            for other, what in identifier_clashes(entry, current.sources):
+                raise UsageError(
+                    f"{what} is already in the map, as {other}: one source, added twice?",
+                    hint="pass --allow-duplicate to add it anyway",
+                )
         text = data.decode("utf-8")  # a leading BOM stays, as does every line's own ending
         newline = _newline_of(text)
         block = ("[[sources]]\n" + entry_toml(entry)).replace("\n", newline)  # never an inline array
@@ -1004,8 +1055,31 @@ def add_source(location: Location, entry: dict[str, Any]) -> Catalog:
     return updated
 
 
-def reformat(location: Location, check_only: bool) -> bool:
-    """`fmt`: True if the file was (or, with `check_only`, would be) rewritten."""
+# TOML's strings (each kind), comments, a `[` opening a line, and brackets: scanned token by token, a
+# value's text is never taken for a header or a comment (`comment_lines`, `edits._spans_by_tokens`).
+TOML_TOKEN = re.compile(
+    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?!")|"""(?:[^"\\]|\\[\s\S]|"(?!""))*""""?"?'
+    r"|'''[\s\S]*?'''(?:'{1,2}(?!'))?"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'[^'\n]*'"
+    r"|#[^\n]*"
+    r"|(?:^|(?<=\n))[ \t]*\["
+    r"|[\[\]{}]",
+)
+
+
+def comment_lines(text: str) -> list[int]:
+    """The lines holding a TOML comment (whole-line or after a value), strings skipped whole."""
+    lines = []
+    for m in TOML_TOKEN.finditer(text):
+        if m.group().startswith("#"):
+            lines.append(text.count("\n", 0, m.start()) + 1)
+    return lines
+
+
+def reformat(location: Location, check_only: bool, drop_comments: bool = False) -> bool:
+    """`fmt`: True if the file was (or, with `check_only`, would be) rewritten. The canonical form has
+    no comments: a file holding some is refused (exit 2, untouched) unless `drop_comments`."""
     if not check_only:
         require_writable(location)
     with locked(location.path) if not check_only else contextlib.nullcontext():
@@ -1019,6 +1093,14 @@ def reformat(location: Location, check_only: bool) -> bool:
         current = text.removeprefix(BOM).replace("\r\n", "\n")
         if current == canonical:  # the content; the file's own line endings and BOM are its style
             return False
+        comments = comment_lines(current)
+        if comments and not check_only and not drop_comments:
+            shown = ", ".join(map(str, comments[:10])) + (", ..." if len(comments) > 10 else "")
+            many = len(comments) != 1
+            raise UsageError(
+                f"fmt would drop {len(comments)} comment{'s' if many else ''} "
+                f"(line{'s' if many else ''} {shown}); --drop-comments to proceed"
+            )
         if not check_only:
             bom = BOM if text.startswith(BOM) else ""
             write_atomic(location.path, bom + canonical, newline=_newline_of(text))

@@ -22,7 +22,19 @@ if TYPE_CHECKING:
 
 # Completion names of `options.py` answered from the catalog's index, and those with fixed choices.
 INDEX_KINDS = frozenset(
-    {"source", "source_or_code", "code_source", "layer", "level", "type", "term", "engine", "report", "triage_level"}
+    {
+        "source",
+        "source_id",
+        "source_or_code",
+        "code_source",
+        "layer",
+        "level",
+        "type",
+        "term",
+        "engine",
+        "report",
+        "triage_level",
+    }
 )
 CHOICES: dict[str, tuple[str, ...]] = {
     "color": ("auto", "always", "never"),
@@ -70,7 +82,8 @@ def from_index(index: Any, kind: str, incomplete: str = "") -> dict[str, Any]:
     last = incomplete.rpartition(",")[2] if kind == "layer" else incomplete
     typed = normalize(last.replace("\\ ", " "))
     columns = ("id", "name", "code")
-    rows = index.at(index.prefixed(typed, ("id", "name")), columns) if typed else index.records(columns=columns)
+    prefixed = ("id",) if kind == "source_id" else ("id", "name")
+    rows = index.at(index.prefixed(typed, prefixed), columns) if typed else index.records(columns=columns)
     if kind == "code_source":
         rows = [r for r in rows if r["code"]]
     return {"sources": [(r["id"], r["name"]) for r in rows]}
@@ -80,6 +93,8 @@ def candidates(kind: str, index: dict[str, Any], incomplete: str) -> list[tuple[
     """The candidates of an index kind, from what `from_index` returned."""
     if kind in ("source", "source_or_code", "code_source"):
         return sources(index, incomplete)
+    if kind == "source_id":  # `edit`, `rm`: they take ids only
+        return [(_shell_word(v), h) for v, h in _matching(list(index["sources"]), incomplete.replace("\\ ", " "))]
     if kind == "layer":
         return layers(index, incomplete)
     if kind == "level":

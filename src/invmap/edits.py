@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from invmap import catalog as catalogs
 from invmap import overlay
 from invmap.errors import CatalogError, NotFoundError, UsageError
-from invmap.fields import STORED_FIELDS
+from invmap.fields import KINDS, STORED_FIELDS
 from invmap.location import Location
 
 
@@ -77,15 +77,7 @@ def _trimmed(text: str, start: int, end: int) -> int:
     return kept - 1 if text[kept - 1 : kept] == "\r" else kept
 
 
-_TOKEN = re.compile(
-    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?!")|"""(?:[^"\\]|\\[\s\S]|"(?!""))*""""?"?'
-    r"|'''[\s\S]*?'''(?:'{1,2}(?!'))?"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'[^'\n]*'"
-    r"|#[^\n]*"
-    r"|(?:^|(?<=\n))[ \t]*\["
-    r"|[\[\]{}]",
-)
+_TOKEN = catalogs.TOML_TOKEN
 
 
 def _spans_by_tokens(text: str) -> list[tuple[int, int]]:
@@ -190,37 +182,153 @@ def _write(path: Any, text: str, verb: str, before: bytes | None = None) -> Any:
     return updated
 
 
+class ListChange(NamedTuple):
+    """What `edit` does to one list field: items to add and to remove, or (`replace`) the whole list."""
+
+    add: Sequence[Any] = ()
+    remove: Sequence[Any] = ()
+    replace: Sequence[Any] | None = None
+
+
+class Edit(NamedTuple):
+    """What `edit_source` did: the catalog after it, the source's id after it, and the source's stored
+    fields before and after (JSON forms, absent ones left out): the CLI says what changed."""
+
+    catalog: Any
+    ident: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
+class Removed(NotFoundError):
+    """The id names a base source that this overlay removes (`rm --undo` brings it back)."""
+
+
+def stored_values(source: Any) -> dict[str, Any]:
+    """A source's stored fields (a raw `[[sources]]` table or a model) in their JSON forms, absent ones
+    and empty lists left out."""
+    get = source.get if isinstance(source, dict) else lambda name: getattr(source, name, None)
+    out = {}
+    for name in STORED_FIELDS:
+        value = get(name)
+        if value is not None and value != [] and value != ():
+            out[name] = KINDS[name].json(value)
+    return out
+
+
+def _identifier_keys(get: Callable[[str], Any]) -> set[str]:
+    """The keys a source is found by as an identifier (as `index.source_keys` makes them)."""
+    from invmap.identifiers import canonical_link
+
+    keys = set()
+    if isinstance(arxiv := get("arxiv"), str):
+        keys.add("arxiv:" + arxiv.split("v")[0].lower())
+    if isinstance(doi := get("doi"), str):
+        keys.add("doi:" + doi.lower())
+    for link in (get("url"), get("code")):
+        if isinstance(link, str):
+            keys.add("link:" + canonical_link(link))
+    return keys
+
+
+def target_id(sources: Sequence[Any], target: str, removed: set[str], path: Any) -> str:
+    """The id of the one source `target` names exactly: its id, or an arXiv id, DOI or link it holds.
+    Never a guess (a writer must not change a source the user did not name): anything else is
+    NoSuchId; a base source this overlay removes is `Removed`."""
+    from invmap.identifiers import keys_for_query
+
+    def getter(s: Any) -> Callable[[str], Any]:
+        return s.get if isinstance(s, dict) else lambda name: getattr(s, name, None)
+
+    ids = [getter(s)("id") for s in sources]
+    if target in ids:
+        return target
+    if target in removed:
+        raise Removed(
+            f"{target} is removed by this overlay ({path})", hint=f"'invmap rm --undo {target}' brings it back"
+        )
+    keys = keys_for_query(target)
+    if keys:
+        found = [i for s, i in zip(sources, ids) if _identifier_keys(getter(s)) & set(keys)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise NotFoundError(
+                f"'{target}' is ambiguous: {len(found)} sources hold it", candidates=found, hint="use an id"
+            )
+    raise NoSuchId(f"no source '{target}' in {path}")
+
+
+def _removed_ids(raw: dict[str, Any]) -> set[str]:
+    """The ids an overlay's own tables remove (`remove = true`)."""
+    if overlay.extends_of(raw) is None:
+        return set()
+    return {
+        s["id"]
+        for s in raw.get("sources") or ()
+        if isinstance(s, dict) and s.get("remove") is True and isinstance(s.get("id"), str)
+    }
+
+
+def _listed(current: list[Any], change: ListChange, flag: str, ident: str) -> list[Any]:
+    """A list field's new value: replaced, or the current one with items removed then added (an item
+    already there is not added twice); removing an item it does not hold is a usage error."""
+    if change.replace is not None:
+        return list(dict.fromkeys(change.replace))
+    missing = [item for item in change.remove if item not in current]
+    if missing:
+        held = "; ".join(str(i) for i in current)
+        raise UsageError(f"{flag} '{missing[0]}': {ident} does not hold it", hint=f"it holds: {held}" if held else None)
+    value = [item for item in current if item not in change.remove]
+    return value + [item for item in dict.fromkeys(change.add) if item not in value]
+
+
 def edit_source(
     location: Location,
-    ident: str,
+    target: str,
     changes: dict[str, Any],
     unset: Sequence[str],
     check_types: Callable[[list[str]], None] | None = None,
-) -> Any:
-    """Change fields of source `ident`; `unset` names optional fields to clear; `check_types` is
-    called with the catalog's types before anything changes (it may respell `changes["type"]`).
-    Returns the catalog."""
+    lists: dict[str, ListChange] | None = None,
+    flags: dict[str, str] | None = None,
+) -> Edit:
+    """Change fields of the source `target` names exactly (`target_id`, checked under the lock);
+    `unset` names optional fields to clear; `lists` changes list fields item by item (`flags` names
+    their options in messages); `check_types` is called with the catalog's types before anything
+    changes (it may respell `changes["type"]`). Nothing is written when nothing would change."""
     path = catalogs.require_writable(location)
     with catalogs.locked(path):
         data = catalogs.read_bytes(str(path))
         raw = catalogs.parse(data, str(path))
         if overlay.extends_of(raw) is None:  # the file's own tables say what exists: no second parse
-            own = [s for s in raw.get("sources") or () if isinstance(s, dict)]
-            ids, types = {s.get("id") for s in own}, [s.get("type") for s in own]
+            sources: list[Any] = [s for s in raw.get("sources") or () if isinstance(s, dict)]
         else:  # an overlay: what the merged map holds
-            current = catalogs.validate_bytes(data, str(path))
-            ids, types = {s.id for s in current.sources}, [s.type for s in current.sources]
-        if ident not in ids:
+            sources = list(catalogs.validate_bytes(data, str(path)).sources)
+        types = [s.get("type") if isinstance(s, dict) else s.type for s in sources]
+        try:
+            ident = target_id(sources, target, _removed_ids(raw), path)
+        except NotFoundError:
             catalogs.validate_bytes(data, str(path))  # an invalid catalog is reported as such (exit 3)
-            raise NoSuchId(f"no source with id '{ident}' in {path}")
+            raise
         if check_types is not None:
             check_types(list(dict.fromkeys(sorted((t for t in types if isinstance(t, str)), key=str.casefold))))
+        before = stored_values(next(s for s in sources if (s.get("id") if isinstance(s, dict) else s.id) == ident))
+        changes, unset = dict(changes), list(unset)
+        for name, change in (lists or {}).items():
+            value = _listed(list(before.get(name, [])), change, (flags or {}).get(name, name), ident)
+            if value:
+                changes[name] = value
+            elif name in before:
+                unset.append(name)
         text = data.decode("utf-8")
         newline = catalogs._newline_of(text)
         n = _own_index(raw, ident)
         in_base = ident in _base_ids(raw, str(path))
         if "id" in changes and changes["id"] != ident and in_base:
             raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
+        planned = {k: v for k, v in {**before, **stored_values(changes)}.items() if k not in unset or k in changes}
+        if planned == before:  # every value already so: the file stays as it is
+            return Edit(catalogs.validate_bytes(data, str(path)), ident, before, before)
         if n is None:  # a base source: a change entry of its own
             entry = _changed({"id": ident}, changes, unset, in_base=True)
             new_text = _appended(text, table_text(entry, newline), newline)
@@ -228,7 +336,10 @@ def edit_source(
             entry = _changed(dict(raw["sources"][n]), changes, unset, in_base)
             span = _span_of(text, raw["sources"], n, str(path))
             new_text = _replaced(text, span, table_text(entry, newline))
-        return _write(path, new_text, f"change '{ident}' in", before=data)
+        updated = _write(path, new_text, f"change '{ident}' in", before=data)
+        new_id = changes.get("id", ident)
+        after = stored_values(next(s for s in updated.sources if s.id == new_id))
+        return Edit(updated, new_id, before, after)
 
 
 def _changed(entry: dict[str, Any], changes: dict[str, Any], unset: Sequence[str], in_base: bool) -> dict[str, Any]:
@@ -244,20 +355,21 @@ def _changed(entry: dict[str, Any], changes: dict[str, Any], unset: Sequence[str
     return entry
 
 
-def remove_sources(location: Location, idents: Sequence[str]) -> Any:
-    """Remove sources (on an overlay, hide the base's with `remove = true`). Returns the catalog."""
+def remove_sources(location: Location, targets: Sequence[str]) -> tuple[Any, list[str]]:
+    """Remove the sources `targets` name exactly (on an overlay, hide the base's with `remove = true`).
+    Returns the catalog and the ids removed."""
     path = catalogs.require_writable(location)
     with catalogs.locked(path):
         data = catalogs.read_bytes(str(path))
         current = catalogs.validate_bytes(data, str(path))
+        first = catalogs.parse(data, str(path))
+        removed = _removed_ids(first)
+        idents = list(dict.fromkeys(target_id(current.sources, t, removed, path) for t in targets))
         known = {s.id for s in current.sources}
-        missing = [i for i in idents if i not in known]
-        if missing:
-            raise NoSuchId(f"no source with id {', '.join(repr(m) for m in missing)} in {path}")
         text = data.decode("utf-8")
         newline = catalogs._newline_of(text)
-        in_base = _base_ids(catalogs.parse(data, str(path)), str(path))
-        for ident in dict.fromkeys(idents):
+        in_base = _base_ids(first, str(path))
+        for ident in idents:
             raw = catalogs.parse(text.encode("utf-8"), str(path))
             n = _own_index(raw, ident)
             if n is None:  # only the base has it
@@ -270,7 +382,31 @@ def remove_sources(location: Location, idents: Sequence[str]) -> Any:
                 text = _removed(text, span)
         if len(known - set(idents)) == 0:
             raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
-        return _write(path, text, "remove from")
+        return _write(path, text, "remove from"), idents
+
+
+def restore_sources(location: Location, idents: Sequence[str]) -> Any:
+    """`rm --undo`: the overlay's `remove = true` taken back from each base source named (its table
+    goes when it held nothing else), so the base's source shows again. Returns the catalog."""
+    path = catalogs.require_writable(location)
+    with catalogs.locked(path):
+        data = catalogs.read_bytes(str(path))
+        catalogs.validate_bytes(data, str(path))
+        text = data.decode("utf-8")
+        newline = catalogs._newline_of(text)
+        for ident in dict.fromkeys(idents):
+            raw = catalogs.parse(text.encode("utf-8"), str(path))
+            if ident not in _removed_ids(raw):
+                if overlay.extends_of(raw) is None:
+                    why = "only an overlay's removals can be undone (a removed table is gone from this file)"
+                else:
+                    why = "this overlay does not remove it"
+                raise NotFoundError(f"nothing to undo for '{ident}' in {path}: {why}")
+            n = _own_index(raw, ident)
+            span = _span_of(text, raw["sources"], n, str(path))
+            entry = {k: v for k, v in raw["sources"][n].items() if k != "remove"}
+            text = _removed(text, span) if set(entry) == {"id"} else _replaced(text, span, table_text(entry, newline))
+        return _write(path, text, "restore in")
 
 
 def _base_ids(raw: dict[str, Any], path: str) -> set[str]:
@@ -279,3 +415,50 @@ def _base_ids(raw: dict[str, Any], path: str) -> set[str]:
         return set()
     merged = catalogs.resolve_overlay({"catalog": raw.get("catalog"), "sources": []}, path, [], [])
     return {s["id"] for s in merged.get("sources", []) if isinstance(s, dict) and isinstance(s.get("id"), str)}
+
+
+_AT = re.compile(r"\bat line (\d+)(?:, column (\d+))?")
+_SOURCE_AT = re.compile(r"^(overlay )?sources? (\d+)(?: \(([^)]*)\))?")
+_FIELD_NAMED = re.compile(r"field '([A-Za-z_]+)'")
+
+
+def locate_problems(data: bytes, problems: list[str]) -> list[tuple[int, int] | None]:
+    """(line, column) in the file of each problem `check` reports, where it can be told: a TOML error
+    where the parser stopped; a source's problem at its field's key (`field 'id'`), else at its
+    `[[sources]]` header; None for the rest (a `[layers]` value, a file-wide problem)."""
+    text = data.decode("utf-8", "replace").removeprefix(catalogs.BOM)
+    tables: list[tuple[int, int]] | None = None
+    ids: list[Any] = []
+    out: list[tuple[int, int] | None] = []
+    for problem in problems:
+        if m := _AT.search(problem):
+            out.append((int(m.group(1)), int(m.group(2) or 1)))
+            continue
+        m = _SOURCE_AT.match(problem)
+        if m is None:
+            out.append(None)
+            continue
+        if tables is None:
+            try:
+                raw = catalogs.parse_text(text, "")
+            except CatalogError:
+                raw = {}
+            own = raw.get("sources") if isinstance(raw.get("sources"), list) else []
+            tables = _spans_by_tokens(text)
+            ids = [s.get("id") if isinstance(s, dict) else None for s in own]
+            plain = overlay.extends_of(raw) is None
+        n = int(m.group(2)) - 1
+        if not (plain or m.group(1)) and m.group(3) in ids:  # an overlay's merged map: found by its id
+            n = ids.index(m.group(3))
+        if not 0 <= n < len(tables):
+            out.append(None)
+            continue
+        start, end = tables[n]
+        offset = start + len(text[start:end]) - len(text[start:end].lstrip())
+        if f := _FIELD_NAMED.search(problem):
+            key = re.compile(rf"(?m)^[ \t]*{re.escape(f.group(1))}[ \t]*=").search(text, start, end)
+            if key is not None:
+                offset = key.start() + len(key.group()) - len(key.group().lstrip())
+        line_start = text.rfind("\n", 0, offset) + 1
+        out.append((text.count("\n", 0, offset) + 1, offset - line_start + 1))
+    return out

@@ -22,7 +22,7 @@ class Kind:
     name = "text"
     sql = "TEXT"
     metavar = "TEXT"
-    many = False  # a list: its option is repeatable and replaces the whole list
+    many = False  # a list: `add --X` repeats; `edit` has --X (add), --remove-X and --set-Xs (`Field`)
 
     def json(self, value):  # the model's value -> the JSON contract's
         return value
@@ -41,6 +41,9 @@ class Kind:
 
     def parse(self, texts):  # a command-line value (a list of them for a list) -> the model's; ValueError
         return texts
+
+    def parse_items(self, text: str):  # a list's `--set-Xs "a;b"` -> the model's value ([] clears it)
+        return self.parse(text.split(LIST_SEPARATOR)) or []
 
     def sort_key(self, value):  # (group, key): absent values sort last in either direction
         return (value is None, "" if value is None else str(value).casefold())
@@ -351,7 +354,18 @@ class Field(
 
     @property
     def flag(self) -> str:
+        """`add`'s and `edit`'s option; for a list it adds one item (`--keyword`)."""
         return "--" + (self.option or self.name).replace("_", "-")
+
+    @property
+    def remove_flag(self) -> str:
+        """A list's `edit` option removing one item (`--remove-keyword`)."""
+        return "--remove-" + (self.option or self.name).replace("_", "-")
+
+    @property
+    def set_flag(self) -> str:
+        """A list's `edit` option replacing the whole list (`--set-keywords "a;b"`)."""
+        return "--set-" + self.name.replace("_", "-")
 
 
 FIELDS: tuple[Field, ...] = (
@@ -569,6 +583,34 @@ HEADERS: dict[str, str] = {f.name: f.header for f in (*FIELDS, *EXTRA)}
 FIELD_HELP: dict[str, str] = {f.name: f.help for f in (*FIELDS, *EXTRA)}
 WRAPPING: frozenset[str] = frozenset(f.name for f in (*FIELDS, *EXTRA) if f.wrap)
 KINDS: dict[str, Kind] = {f.name: f.kind for f in (*FIELDS, *EXTRA)}
+
+
+def _folded(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+def _aliases() -> dict[str, str]:
+    """A field by the words of its header, as `show` labels it (`where to look`, `where-to-look`) and
+    by the header's first word when no field name starts with it and no other header does (`where`,
+    `unresolved`): `--in` and `field:word` accept them."""
+    out: dict[str, str] = {}
+    firsts = [f.header.split()[0].casefold() for f in FIELDS]
+    for f, first in zip(FIELDS, firsts):
+        out.setdefault(_folded(f.header), f.name)
+        if firsts.count(first) == 1 and not any(g.name.startswith(first) for g in FIELDS):
+            out.setdefault(_folded(first), f.name)
+    for f in FIELDS:  # a field's own name always means itself
+        out[_folded(f.name)] = f.name
+    return out
+
+
+FIELD_ALIASES: dict[str, str] = _aliases()
+
+
+def field_named(text: str) -> str:
+    """The field a user's word names (its name, its header's words, an alias), else the word as given."""
+    return FIELD_ALIASES.get(_folded(text), text.strip().casefold())
+
 
 # Limits `check` warns about (a user's catalog may exceed them; the shipped one never does).
 MAX_ID = 24

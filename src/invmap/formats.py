@@ -31,11 +31,11 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
 
 
-class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes"), defaults=(False,))):
+class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes", "extensions"), defaults=(False, ()))):
     """`views`: view -> renderer (`module:function`) for each view the format serves; `escapes`: the
     renderer writes control characters escaped itself (rich's tables, JSON's `\\u` escapes). Every
     other format's text has them escaped on the way out (`safe.data_text`): a record's field or a file
-    name may hold any."""
+    name may hold any. `extensions`: the file names that mean it (`export -o map.bib`)."""
 
     __slots__ = ()
 
@@ -58,19 +58,29 @@ FORMATS: tuple[Format, ...] = (
         "JSON: an array of objects (one object for `show` and the overviews)",
         _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG), "invmap.render:json_text"),
         True,
+        (".json",),
     ),
-    Format("jsonl", True, "one JSON object per line", _each((*_LISTS, CATALOG), "invmap.render:jsonl_text"), True),
+    Format(
+        "jsonl",
+        True,
+        "one JSON object per line",
+        _each((*_LISTS, CATALOG), "invmap.render:jsonl_text"),
+        True,
+        (".jsonl",),
+    ),
     Format(
         "csv",
         True,
         "comma-separated values with a header row",
         _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), "invmap.render:csv_text"),
+        extensions=(".csv",),
     ),
     Format(
         "tsv",
         True,
         "tab-separated values with a header row",
         _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), "invmap.render:tsv_text"),
+        extensions=(".tsv",),
     ),
     Format(
         "markdown",
@@ -81,6 +91,7 @@ FORMATS: tuple[Format, ...] = (
             DOCUMENT: "invmap.render:document_markdown",
             CATALOG: "invmap.interchange:markdown_document",
         },
+        extensions=(".md", ".markdown"),
     ),
     Format(
         "plain",
@@ -88,13 +99,31 @@ FORMATS: tuple[Format, ...] = (
         "tab-separated lines without a header (the default in a pipe)",
         {**_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render:plain_text"), DOCUMENT: "invmap.render:document_plain"},
     ),
-    Format("bibtex", True, "BibTeX, one entry per source", {CATALOG: "invmap.interchange:bibtex_document"}),
-    Format("toml", True, "the catalog's canonical TOML", {CATALOG: "invmap.interchange:toml_document"}),
+    Format(
+        "bibtex",
+        True,
+        "BibTeX, one entry per source",
+        {CATALOG: "invmap.interchange:bibtex_document"},
+        extensions=(".bib",),
+    ),
+    Format(
+        "toml",
+        True,
+        "the catalog's canonical TOML",
+        {CATALOG: "invmap.interchange:toml_document"},
+        extensions=(".toml",),
+    ),
 )
 
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}
 NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 MACHINE: frozenset[str] = frozenset(f.name for f in FORMATS if f.machine)
+
+
+def for_path(path: str, view: str = CATALOG) -> str | None:
+    """The format a file name's extension means (`map.bib` -> bibtex), among those serving `view`."""
+    lowered = path.lower()
+    return next((f.name for f in FORMATS if view in f.views and lowered.endswith(f.extensions or ("\0",))), None)
 
 
 def names_for(view: str) -> tuple[str, ...]:

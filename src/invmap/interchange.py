@@ -191,12 +191,14 @@ def _source_from_cells(cells: dict[str, str]) -> dict[str, Any]:
 
 
 def _make_ids_unique(sources: list[dict[str, Any]]) -> None:
-    seen: dict[str, int] = {}
+    """Ids derived from names are cut to at most 24 characters (`sourcetext.slug`); a clash takes
+    `-2`, `-3`, ..."""
+    from invmap.sourcetext import unique_slug
+
+    taken: set[str] = set()
     for entry in sources:
-        base = entry["id"]
-        seen[base] = seen.get(base, 0) + 1
-        if seen[base] > 1:
-            entry["id"] = f"{base}-{seen[base]}"
+        entry["id"] = unique_slug(entry["name"], taken)
+        taken.add(entry["id"])
 
 
 def seed_cell(source: Source, key: str) -> str:

@@ -50,6 +50,8 @@ def locate(option: str | None) -> Location:
     if option is not None:
         if not option.strip():
             raise UsageError("--catalog needs a path (or '-' for stdin)")
+        if option == "shipped":  # as `diff` reads it (a file of that name: ./shipped)
+            return Location(str(shipped_path()), "--catalog shipped")
         return Location(option, "--catalog option")
     if env := os.environ.get(ENV_VAR):
         return Location(env, f"${ENV_VAR}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from invmap.fields import FIELDS, SORT_KEYS
+from invmap.fields import FIELDS, LIST_SEPARATOR, SORT_KEYS
 from invmap.filters import FILTERS, Opt
 
 
@@ -115,6 +115,8 @@ GLOBAL: tuple[Opt, ...] = (
 )
 
 NAME_HELP = "Id, name, Source text, title, arXiv id, DOI or link; case, spacing and small typos are forgiven."
+# Writers never guess: `edit` and `rm` take a source's exact id, or an identifier it holds.
+EXACT_HELP = "The exact id, arXiv id, DOI or link of the {what} (a near miss is an error naming the closest)."
 NAMES = Arg("names", "NAME...", NAME_HELP, multiple=True, complete="source")
 NAME = Arg("name", "NAME", NAME_HELP, complete="source")
 OUTPUT_PATH = Opt("output_path", ("--output", "-o"), "Write to PATH ('-' is stdout) instead of stdout.", "PATH")
@@ -128,7 +130,7 @@ def _option_help(f, command: str) -> str:
     if f.kind.many:
         singular = f.flag.removeprefix("--").replace("-", " ")
         meaning = f"one {singular}, of {meaning}; repeat the option for each" + (
-            " (the list given replaces the whole list)" if command == "edit" else ""
+            f" (added to the list: see {f.remove_flag} and {f.set_flag})" if command == "edit" else ""
         )
     elif f.name == "year":
         meaning = "publication year, or n.d. for an undated source"
@@ -147,19 +149,47 @@ def _option_help(f, command: str) -> str:
 
 
 def _field_options(command: str) -> tuple[Opt, ...]:
-    """`add`'s and `edit`'s options, one per stored field (a list's is singular and repeatable)."""
-    return tuple(
-        Opt(
-            f.name,
-            (f.flag,),
-            _option_help(f, command),
-            f.kind.metavar,
-            multiple=f.kind.many,
-            complete="type" if f.name == "type" else f.name if f.kind.name == "choice" else None,
+    """`add`'s and `edit`'s options, one per stored field (a list's is singular and repeatable); `edit`
+    has two more for each list field, declared here once for every list field: `--remove-X` (one item,
+    repeatable) and `--set-Xs "a;b"` (the whole list)."""
+    out = []
+    for f in FIELDS:
+        if not f.stored:
+            continue
+        out.append(
+            Opt(
+                f.name,
+                (f.flag,),
+                _option_help(f, command),
+                f.kind.metavar,
+                multiple=f.kind.many,
+                complete="type" if f.name == "type" else f.name if f.kind.name == "choice" else None,
+            )
         )
-        for f in FIELDS
-        if f.stored
-    )
+        if f.kind.many and command == "edit":
+            singular = f.flag.removeprefix("--").replace("-", " ")
+            out.append(
+                Opt(
+                    REMOVE_PREFIX + f.name,
+                    (f.remove_flag,),
+                    f"Remove one {singular} from the list; repeat the option for each.",
+                    f.kind.metavar,
+                    multiple=True,
+                )
+            )
+            out.append(
+                Opt(
+                    SET_PREFIX + f.name,
+                    (f.set_flag,),
+                    f"Replace the whole list with these, separated by '{LIST_SEPARATOR}' (\"\" empties it).",
+                    f"A{LIST_SEPARATOR}B",
+                )
+            )
+    return tuple(out)
+
+
+# The `dest` of a list field's `edit --remove-X` and `--set-Xs` options: the prefix, then the field's name.
+REMOVE_PREFIX, SET_PREFIX = "remove_", "set_"
 
 
 NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not use yet.", kind="flag", default=False)
@@ -388,7 +418,16 @@ COMMANDS: tuple[Command, ...] = (
         "Query",
         "querying",
         "List the field names that --fields accepts.",
-        examples=("invmap fields", "invmap list --fields id,name,url"),
+        options=(
+            Opt(
+                "json_flag",
+                ("--json",),
+                "Print the fields as JSON: name, header, kind, help, stored, sortable, searchable.",
+                kind="flag",
+                default=False,
+            ),
+        ),
+        examples=("invmap fields", "invmap fields --json | jq -r '.[].name'", "invmap list --fields id,name,url"),
     ),
     # --- overview
     Command(
@@ -534,10 +573,19 @@ COMMANDS: tuple[Command, ...] = (
                 default=10.0,
             ),
         ),
-        (Arg("ids", "ID...", "With --links: only these sources.", multiple=True, required=False, complete="source"),),
+        (
+            Arg(
+                "ids",
+                "PATH|ID...",
+                "The catalog file to check (default: the active one); with --links: only these sources.",
+                multiple=True,
+                required=False,
+                complete="source",
+            ),
+        ),
         (
             "invmap check",
-            "invmap --catalog my-map.toml check --json",
+            "invmap check my-map.toml --json",
             "invmap check --links",
             "invmap check --links vllm --json",
         ),
@@ -581,6 +629,13 @@ COMMANDS: tuple[Command, ...] = (
             ),
             NEW_TYPE,
             Opt(
+                "allow_duplicate",
+                ("--allow-duplicate",),
+                "Add it although a source of the map has its arXiv id, DOI or link.",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
                 "json_flag",
                 ("--json",),
                 "Print the added source as JSON (the JSON contract).",
@@ -622,7 +677,7 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
         ),
-        (Arg("target", "ID", "The id (or any name 'show' takes) of the source to change.", complete="source"),),
+        (Arg("target", "ID", EXACT_HELP.format(what="source to change"), complete="source_id"),),
         (
             'invmap -c my-map.toml edit vllm --seam "the scheduler and the KV-cache manager"',
             "invmap -c my-map.toml edit gqa --keyword GQA --keyword MQA --unset venue",
@@ -635,9 +690,28 @@ COMMANDS: tuple[Command, ...] = (
         "Remove sources from your catalog.",
         "",
         (),
-        (),
-        (Arg("targets", "ID...", "The ids (or names) of the sources to remove.", multiple=True, complete="source"),),
-        ("invmap -c my-map.toml rm testserve", "invmap -c overlay.toml rm kiely-guide  # hides a shipped source"),
+        (
+            Opt(
+                "yes",
+                ("--yes",),
+                "Remove without asking (rm asks on a terminal, and needs --yes elsewhere).",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
+                "undo",
+                ("--undo",),
+                "Bring back base sources this overlay removes (the ids given).",
+                kind="flag",
+                default=False,
+            ),
+        ),
+        (Arg("targets", "ID...", EXACT_HELP.format(what="sources to remove"), multiple=True, complete="source_id"),),
+        (
+            "invmap -c my-map.toml rm testserve --yes",
+            "invmap -c overlay.toml rm kiely-guide  # hides a shipped source",
+            "invmap -c overlay.toml rm --undo kiely-guide",
+        ),
     ),
     Command(
         "fmt",
@@ -654,8 +728,24 @@ COMMANDS: tuple[Command, ...] = (
                 kind="flag",
                 default=False,
             ),
+            Opt(
+                "drop_comments",
+                ("--drop-comments",),
+                "Rewrite the file although its comments would be lost (fmt refuses otherwise).",
+                kind="flag",
+                default=False,
+            ),
         ),
-        examples=("invmap -c my-map.toml fmt", "invmap -c my-map.toml fmt --check"),
+        (
+            Arg(
+                "path",
+                "PATH",
+                "The catalog file to rewrite (default: the active one).",
+                required=False,
+                complete="catalog_file",
+            ),
+        ),
+        ("invmap fmt my-map.toml", "invmap fmt --check my-map.toml"),
     ),
     Command(
         "export",
@@ -665,7 +755,14 @@ COMMANDS: tuple[Command, ...] = (
         "catalog",
         ("filters",),
         (
-            Opt("fmt", ("--format", "-f"), "FORMATS.", "FORMAT", complete="format", default="markdown"),
+            Opt(
+                "fmt",
+                ("--format", "-f"),
+                "FORMATS. Default: the one -o PATH's extension means (.bib, .csv, .tsv, .json, .jsonl, .md, .toml), "
+                "else markdown.",
+                "FORMAT",
+                complete="format",
+            ),
             OUTPUT_PATH,
             FORCE,
             Opt(
@@ -684,7 +781,7 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         examples=(
-            "invmap export --format bibtex -o map.bib",
+            "invmap export -o map.bib                # the format from the extension",
             "invmap export --format markdown --links",
             "invmap export --format csv --excel-safe -o map.csv",
         ),

@@ -354,7 +354,9 @@ def resolve_all(index: Index, queries: Sequence[str]) -> list[dict[str, Any]]:
 
 def search_fields(within: Sequence[str] | None) -> list[str] | None:
     """`--in` values -> the fields to search, or None for the default (every field with a weight)."""
-    values = split_values(within)
+    from invmap.fields import field_named
+
+    values = [v if v == "all" else field_named(v) for v in split_values(within)]
     if not values:
         return None
     if "all" in values:

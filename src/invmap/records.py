@@ -182,6 +182,11 @@ def _describe(exc: ValidationError) -> list[str]:
         if kind == "value_error":
             out.extend(str(err["msg"]).removeprefix("Value error, ").split("; "))
             continue
+        if kind == "missing" and (path.endswith(".value") or ".value." in path):
+            if path not in seen_value_paths:
+                seen_value_paths.add(path)
+                out.append(f"{path} is missing (a JSON number is required)")
+            continue
         if path.endswith(".value") or ".value." in path:
             if path in seen_value_paths:
                 continue  # one line for a value that fails both number types
@@ -360,6 +365,8 @@ def scan(idx: Index, folder: Path) -> tuple[list[dict[str, Any]], list[tuple[Pat
                 "title": data.get("title") if isinstance(data.get("title"), str) else None,
                 "result_type": data.get("result_type") if isinstance(data.get("result_type"), str) else None,
                 "valid": not problems,
+                "problem": problems[0] if problems else None,  # the first: a table's cell
+                "problems": problems,
                 "addresses": list(dict.fromkeys(addresses)),
                 "sources": [u for u in urls if isinstance(u, str)],
             }

@@ -32,6 +32,7 @@ EXTRA_HEADERS = {
     "valid": "Valid",
     "addresses": "Addresses",
     "path": "File",
+    "problem": "Why not valid",
     "term": "Term",
     "expansion": "Expansion",
     "definition": "Definition",
@@ -66,6 +67,8 @@ WRAP_EXTRA = frozenset(
         "error",
         "final_url",
         "expansion",
+        "problem",
+        "path",
     }
 )
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"  # around matched words in `why` (search.MARK)
@@ -85,7 +88,8 @@ class Result:
     fields: list[str]
     data: Any = None
     draw: Callable[[int, bool], Any] | None = None
-    single: bool = False  # one record (`show`): JSON is an object, plain is `field:<TAB>value` lines
+    single: bool = False  # one record (`show NAME`, `layers CODE`): JSON is an object, not an array
+    blocks: bool = False  # plain: one block of `field<TAB>value` lines a record, blank lines between (`show`)
     catalog: Callable[[], Any] | None = None
 
 
@@ -256,9 +260,9 @@ def markdown_text(result: Result, context: Context) -> Iterator[str]:
 
 def plain_text(result: Result, context: Context) -> Iterator[str]:
     fields = result.fields
-    if result.single:
-        record = next(batches(result))[0]
-        yield "".join(f"{f}:\t{_plain_cell(f, record[f])}\n" for f in fields)
+    if result.single or result.blocks:  # the same shape whatever the number of records
+        for n, record in enumerate(r for part in batches(result) for r in part):
+            yield ("\n" if n else "") + "".join(f"{f}\t{_plain_cell(f, record[f])}\n" for f in fields)
         return
     for part in batches(result):
         yield "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in part)
@@ -413,6 +417,13 @@ def layout(
     widths = {f: minimum(f) for f in shown}
     _widened(widths, natural, width - sum(widths.values()) - GAP * (len(shown) - 1))
     return shown, widths
+
+
+def hidden_columns(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int) -> list[str]:
+    """The headers of the columns `layout` leaves out at `width` (none when every column fits, or when
+    each record is a block of its own)."""
+    fitted = layout(rows, fields, width)
+    return [header(f) for f in fields if fitted and f not in fitted[0]]
 
 
 def _measured(rows: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from invmap.errors import UsageError
+from invmap.fields import field_named
 
 if TYPE_CHECKING:
     from invmap.index import Index
@@ -119,10 +120,10 @@ def parse(args: Sequence[str], fields: Sequence[str]) -> tuple[list[tuple[str, s
                 excluded.extend(words_of(token[1:]))
                 continue
             name, colon, rest = token.partition(":")
-            if colon and rest.startswith("//"):  # a URL (`http://...`) is text, never a field
+            if rest.startswith("//"):  # a URL (`http://...`) is text to look for, not a field
                 parts.append((token, None, False))
-            elif colon and rest and name.casefold() in fields:
-                parts.append((rest, name.casefold(), False))
+            elif colon and rest and field_named(name) in fields:
+                parts.append((rest, field_named(name), False))
             elif colon and rest and re.fullmatch(r"[a-z_]+", name.casefold()):
                 raise UsageError(f"cannot search field '{name}' (searchable: {', '.join(fields)})")
             else:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from invmap.fields import MAX_ID
+
 # "vLLM documentation and public source" is the project vLLM; the suffix describes the reading.
 _PROJECT_SUFFIX = re.compile(r"\s+documentation and public source$", re.IGNORECASE)
 _ARXIV = re.compile(r"^arXiv:\s*(\S+)$", re.IGNORECASE)
@@ -23,9 +25,26 @@ class Derived(NamedTuple):
     doi: str | None
 
 
-def slug(text: str) -> str:
-    """Lowercase kebab-case: `PagedAttention` -> `pagedattention`, `llm-d` -> `llm-d`."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+def slug(text: str, limit: int | None = None) -> str:
+    """Lowercase kebab-case: `PagedAttention` -> `pagedattention`, `llm-d` -> `llm-d`; with `limit`, at
+    most that many characters, cut after a whole word (`fast-inference-from` for a long title), inside
+    the first word only when it alone is longer."""
+    whole = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if limit is None or len(whole) <= limit:
+        return whole
+    cut = whole[: limit + 1].rpartition("-")[0] if whole[limit] != "-" else whole[:limit]
+    return (cut or whole[:limit]).strip("-")
+
+
+def unique_slug(text: str, taken: set[str], limit: int = MAX_ID) -> str:
+    """`slug(text)`, or with `-2`, `-3`, ... when that id is taken (the whole still at most `limit`)."""
+    ident = slug(text, limit) or "source"
+    n = 1
+    while ident in taken:
+        n += 1
+        suffix = f"-{n}"
+        ident = (slug(text, limit - len(suffix)) or "source") + suffix
+    return ident
 
 
 def derive(source: str) -> Derived:

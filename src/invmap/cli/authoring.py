@@ -10,9 +10,9 @@ import typer
 
 from invmap import catalog as catalogs
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, filters, index, say, state, write
-from invmap.errors import CatalogError, NotFoundError, UsageError
-from invmap.fields import FIELDS, SOURCE_FIELDS
+from invmap.cli.shared import emit, filters, index, notice, say, state, stdout_is_terminal, write
+from invmap.errors import CatalogError, InvmapError, NotFoundError, UsageError
+from invmap.fields import BY_NAME, FIELDS, MAX_ID, SOURCE_FIELDS
 from invmap.safe import escape
 
 
@@ -59,33 +59,81 @@ def where(ctx: typer.Context, args: Args) -> None:
         write("\n".join(lines) + "\n")
 
 
+def _path_argument(ctx: typer.Context, paths: list[str] | None, command: str) -> Any:
+    """`invmap check FILE`, `invmap fmt FILE`: a positional is the catalog (as ruff and taplo take
+    theirs); with --catalog too, it is said twice (exit 2)."""
+    from invmap import location as catalog_location
+
+    here = state(ctx)
+    if not paths:
+        return here.location
+    if len(paths) > 1:
+        raise UsageError(f"{command} takes one catalog PATH, not {len(paths)}")
+    if here.location.reason.startswith("--catalog"):
+        raise UsageError(f"give the catalog once: as {command}'s PATH or with --catalog, not both")
+    found = catalog_location.locate(paths[0])
+    here.location = found._replace(reason="PATH argument")
+    here._index = None
+    return here.location
+
+
 @implements("check")
 def check(ctx: typer.Context, args: Args) -> None:
-    """Validate the active catalog and report every problem (exit 0 when valid, 3 when not)."""
+    """Validate the active catalog (or PATH) and report every problem (exit 0 when valid, 3 when not),
+    each with its line and column."""
     from invmap.render import to_json
 
-    location = state(ctx).location
     if args.links:
         return check_links(ctx, args)
-    if args.ids or args.all_links or args.update_redirects:
-        raise UsageError("ID..., --all and --update-redirects go with --links")
+    if args.all_links or args.update_redirects:
+        raise UsageError("--all and --update-redirects go with --links")
+    location = _path_argument(ctx, args.ids, "check")
     try:
         cat = catalogs.load(location)
     except CatalogError as exc:
-        if not args.json_flag:
-            raise
-        write(
-            to_json({"path": location.path, "valid": False, "sources": None, "problems": exc.problems, "warnings": []})
-        )
+        where = _located(location, exc.problems)
+        if args.json_flag:
+            data = {"path": location.path, "valid": False, "sources": None, "problems": exc.problems}
+            details = [{"problem": p, "line": at and at[0], "column": at and at[1]} for p, at in where]
+            write(to_json({**data, "warnings": [], "details": details}))
+            raise typer.Exit(exc.exit_code) from None
+        lines = [f"{location.path}:{at[0]}:{at[1]}: {p}" if at else f"{location.path}: {p}" for p, at in where]
+        if len(lines) > 1:
+            lines.insert(0, f"{location.path} has {len(lines)} problems:")
+        say("Error: " + "\n".join(lines))
         raise typer.Exit(exc.exit_code) from None
     warnings = catalogs.warnings(cat)
     count = len(cat.sources)
     if args.json_flag:
-        write(to_json({"path": location.path, "valid": True, "sources": count, "problems": [], "warnings": warnings}))
+        write(
+            to_json(
+                {
+                    "path": location.path,
+                    "valid": True,
+                    "sources": count,
+                    "problems": [],
+                    "warnings": warnings,
+                    "details": [],
+                }
+            )
+        )
         return
-    for line in warnings:
-        say(f"warning: {location.path}: {line}")
+    for line, at in _located(location, warnings):
+        say(f"warning: {location.path}:{at[0]}:{at[1]}: {line}" if at else f"warning: {location.path}: {line}")
     write(f"{escape(location.path)}: ok, {count} source{'s' if count != 1 else ''}\n")
+
+
+def _located(location: Any, problems: list[str]) -> list[tuple[str, tuple[int, int] | None]]:
+    """Each problem with its (line, column) in the file, where one can be told (not for stdin)."""
+    if not problems or location.is_stdin:
+        return [(p, None) for p in problems]
+    try:
+        data = catalogs.read_bytes(location.path)
+    except InvmapError:
+        return [(p, None) for p in problems]
+    from invmap import edits
+
+    return list(zip(problems, edits.locate_problems(data, problems)))
 
 
 @implements("init")
@@ -184,11 +232,11 @@ def add(ctx: typer.Context, args: Args) -> None:
     if args.from_id:
         _fill_from(values, args.from_id)
     entry = entry_from_options(values, partial=False)
-    entry.setdefault("id", slug(entry["name"]))
+    entry.setdefault("id", slug(entry["name"], MAX_ID))  # as `import` derives them: check never warns
     entry.setdefault("accessed", dt.date.today())
     entry["type"] = catalog_type(index(ctx).types(), entry["type"], args.new_type)
     _warn_links(location.path)
-    updated = catalogs.add_source(location, _ordered(entry))
+    updated = catalogs.add_source(location, _ordered(entry), allow_duplicate=args.allow_duplicate)
     added = next(s for s in reversed(updated.sources) if s.id == entry["id"])
     if args.json_flag:
         from invmap.render import to_json
@@ -200,20 +248,24 @@ def add(ctx: typer.Context, args: Args) -> None:
 
 @implements("edit")
 def edit(ctx: typer.Context, args: Args) -> None:
-    """Change fields of one source; only its `[[sources]]` table is rewritten."""
-    from invmap import edits, query
+    """Change fields of one source, named exactly (id, arXiv id, DOI or link); only its `[[sources]]`
+    table is rewritten. A list field's option adds an item, `--remove-X` removes one, `--set-Xs`
+    replaces the list; what changed is printed field by field."""
+    from invmap import edits
 
     location = state(ctx).location
     catalogs.require_writable(location)
-    changes = entry_from_options(dict(args.__dict__), partial=True)
+    values = dict(args.__dict__)
+    lists = _list_changes(values)
+    changes = entry_from_options({k: v for k, v in values.items() if k not in lists}, partial=True)
     unset = _unset_fields(args.unset)
     if "year" in changes and changes["year"] is None:  # --year n.d.
         del changes["year"]
         unset.append("year")
-    clash = sorted(set(unset) & set(changes))
+    clash = sorted(set(unset) & (set(changes) | set(lists)))
     if clash:
-        raise UsageError(f"--unset {clash[0]} and --{clash[0].replace('_', '-')} cannot both be given")
-    if not changes and not unset:
+        raise UsageError(f"--unset {clash[0]} and {_flags(clash[0])} cannot both be given")
+    if not changes and not unset and not lists:
         raise UsageError("edit needs a field to change (--FIELD VALUE) or --unset FIELD; see 'invmap edit --help'")
     typed = changes.get("type")
 
@@ -222,20 +274,94 @@ def edit(ctx: typer.Context, args: Args) -> None:
             changes["type"] = catalog_type(types, typed, args.new_type)
 
     _warn_links(location.path)
-    target = args.target
-    try:  # an id needs no index (the catalog may just have changed: a rebuild would cost more than the edit)
-        updated = edits.edit_source(location, target, changes, unset, spelled)
+    flags = {name: BY_NAME[name].remove_flag for name in lists}
+    try:  # no index needed: the target is named exactly, and checked under the file's lock
+        done = edits.edit_source(location, args.target, changes, unset, spelled, lists, flags)
     except edits.NoSuchId:
-        target = query.resolve(index(ctx), args.target)["id"]
-        updated = edits.edit_source(location, target, changes, unset, spelled)
-    ident = changes.get("id", target)
-    edited = next(s for s in updated.sources if s.id == ident)
+        raise _near_miss(ctx, args.target) from None
     if args.json_flag:
         from invmap.render import to_json
 
-        write(to_json(edited.to_dict()))
-    else:
-        write(f"Changed {escape(ident)} in {escape(location.path)}\n")
+        write(to_json(next(s for s in done.catalog.sources if s.id == done.ident).to_dict()))
+        return
+    lines = _what_changed(done.before, done.after)
+    if not lines:
+        write(f"Unchanged {escape(done.ident)} in {escape(location.path)}: every value was already so\n")
+        return
+    write(f"Changed {escape(done.ident)} in {escape(location.path)}:\n" + "".join(f"  {line}\n" for line in lines))
+
+
+def _list_changes(values: dict[str, Any]) -> dict[str, Any]:
+    """`edit`'s list options (`--keyword`, `--remove-keyword`, `--set-keywords`) -> one
+    `edits.ListChange` per list field given, each item read by the field's kind."""
+    from invmap import edits
+    from invmap.options import REMOVE_PREFIX, SET_PREFIX
+
+    out = {}
+    for f in FIELDS:
+        if not (f.stored and f.kind.many):
+            continue
+        added, removed, replace = (
+            values.get(f.name),
+            values.get(REMOVE_PREFIX + f.name),
+            values.get(SET_PREFIX + f.name),
+        )
+        if not added and not removed and replace is None:
+            continue
+        if replace is not None and (added or removed):
+            given = f.flag if added else f.remove_flag
+            raise UsageError(f"{f.set_flag} replaces the whole list: give every item there, without {given}")
+        for option, texts in ((f.flag, added), (f.remove_flag, removed), (f.set_flag, [replace] if replace else [])):
+            if any("\udc80" <= c <= "\udcff" for t in texts or () for c in t):
+                raise UsageError(f"{option} is not valid UTF-8 text")
+        try:
+            out[f.name] = edits.ListChange(
+                f.kind.parse(added or []) or [],
+                f.kind.parse(removed or []) or [],
+                None if replace is None else f.kind.parse_items(replace),
+            )
+        except ValueError as exc:
+            raise UsageError(f"{f.flag} {exc}") from None
+    return out
+
+
+def _flags(name: str) -> str:
+    """The options that change field `name`, as a user reads them in a message."""
+    f = BY_NAME[name]
+    return f"{f.flag}, {f.remove_flag} or {f.set_flag}" if f.kind.many else f.flag
+
+
+def _what_changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """`keywords: +prefix caching`, `seam: (none) -> the scheduler`: one line a changed field, in the
+    fields' order; a list by the items it gained and lost."""
+    lines = []
+    for f in FIELDS:
+        old, new = before.get(f.name), after.get(f.name)
+        if old == new:
+            continue
+        if f.kind.many:
+            old, new = old or [], new or []
+            parts = [f"+{item}" for item in new if item not in old] + [f"-{item}" for item in old if item not in new]
+            lines.append(f"{f.name}: {escape(', '.join(parts))}")
+        else:
+            shown = [escape(str(v)) if v is not None else "(none)" for v in (old, new)]
+            lines.append(f"{f.name}: {shown[0]} → {shown[1]}")
+    return lines
+
+
+def _near_miss(ctx: typer.Context, target: str) -> NotFoundError:
+    """No source has exactly this id, arXiv id, DOI or link: say so, and name the source `show`
+    would have found (a writer never guesses)."""
+    from invmap import query
+
+    try:
+        near = query.resolve(index(ctx), target)["id"]
+    except NotFoundError as exc:
+        near = exc.candidates[0].rpartition("(")[2].rstrip(")") if exc.candidates else None
+    hint = "edit and rm take an exact id, arXiv id, DOI or link (see 'invmap list')"
+    if near is not None and near != target:
+        return NotFoundError(f"no source '{target}'; did you mean '{near}'?", hint=hint)
+    return NotFoundError(f"no source '{target}'", hint=hint)
 
 
 def _unset_fields(values: Any) -> list[str]:
@@ -256,19 +382,58 @@ def _unset_fields(values: Any) -> list[str]:
 
 @implements("rm")
 def rm(ctx: typer.Context, args: Args) -> None:
-    """Remove sources (on an overlay, hide the base's)."""
-    from invmap import edits, query
+    """Remove sources named exactly (on an overlay, hide the base's); asks first on a terminal unless
+    --yes, and needs --yes elsewhere. `--undo` brings back base sources the overlay removes."""
+    from invmap import edits
 
     location = state(ctx).location
     catalogs.require_writable(location)
+    targets = list(dict.fromkeys(args.targets))
+    if args.undo:
+        edits.restore_sources(location, targets)
+        write(f"Restored {', '.join(escape(i) for i in targets)} in {escape(location.path)}\n")
+        return
+    if not args.yes:
+        _confirm_removal(ctx, location, targets)
     _warn_links(location.path)
-    ids = list(dict.fromkeys(args.targets))
     try:
-        edits.remove_sources(location, ids)
-    except edits.NoSuchId:
-        ids = list(dict.fromkeys(r["id"] for r in query.resolve_all(index(ctx), args.targets)))
-        edits.remove_sources(location, ids)
+        _, ids = edits.remove_sources(location, targets)
+    except edits.NoSuchId as exc:
+        missed = next(t for t in targets if f"'{t}'" in exc.message)
+        raise _near_miss(ctx, missed) from None
     write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}\n")
+
+
+def _confirm_removal(ctx: typer.Context, location: Any, targets: list[str]) -> None:
+    """On a terminal, ask before removing (what would go, by id and name); off one, --yes is needed."""
+    import sys
+
+    from invmap import edits
+
+    if not (_is_terminal(sys.stdin) and _stderr_is_terminal()):
+        raise UsageError("rm needs --yes when it cannot ask (stdin or stderr is not a terminal)")
+    cat = catalogs.load(location)
+    removed = edits._removed_ids(catalogs.parse(catalogs.read_bytes(location.path), location.path))
+    try:
+        ids = list(dict.fromkeys(edits.target_id(cat.sources, t, removed, location.path) for t in targets))
+    except edits.NoSuchId as exc:
+        missed = next(t for t in targets if f"'{t}'" in exc.message)
+        raise _near_miss(ctx, missed) from None
+    names = {s.id: s.name for s in cat.sources}
+    shown = ", ".join(f"{i} ({names[i]})" for i in ids)
+    sys.stderr.write(escape(f"Remove {shown} from {location.path}? [y/N] "))
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if answer.strip().casefold() not in ("y", "yes"):
+        say("nothing removed")
+        raise typer.Exit(0)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream and stream.isatty())
+    except (OSError, ValueError):
+        return False
 
 
 # What `add --from` can fill: the paper's own facts, and a name and Source text derived from them.
@@ -307,10 +472,10 @@ def _ordered(entry: dict[str, Any]) -> dict[str, Any]:
 @implements("fmt")
 def fmt_(ctx: typer.Context, args: Args) -> None:
     """Rewrite the active catalog in its one canonical form."""
-    location = state(ctx).location
+    location = _path_argument(ctx, [args.path] if args.path else None, "fmt")
     if not args.check_only and not location.is_stdin:
         _warn_links(location.path)
-    changed = catalogs.reformat(location, args.check_only)
+    changed = catalogs.reformat(location, args.check_only, args.drop_comments)
     shown = escape(location.path)
     if not changed:
         write(f"{shown}: already canonical\n")
@@ -323,41 +488,69 @@ def fmt_(ctx: typer.Context, args: Args) -> None:
 
 @implements("export")
 def export(ctx: typer.Context, args: Args) -> None:
-    """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML."""
+    """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML;
+    without --format, the format `-o PATH`'s extension means (else Markdown)."""
     from invmap import formats, query, render
     from invmap.index import open_catalog
 
     allowed = formats.names_for(formats.CATALOG)
-    if args.fmt not in allowed:
-        raise UsageError(f"unknown export format '{args.fmt}' (valid formats: {', '.join(allowed)})")
+    to_file = args.output_path is not None and args.output_path != "-"
+    meant = formats.for_path(args.output_path) if to_file else None
+    fmt = args.fmt or meant or "markdown"
+    if fmt not in allowed:
+        raise UsageError(f"unknown export format '{fmt}' (valid formats: {', '.join(allowed)})")
+    if args.fmt and meant and meant != args.fmt:
+        say(f"warning: writing {fmt} to {args.output_path}, a name that means {meant}")
     location = state(ctx).location
     filtered = any(args.filters.values())
     filters(ctx, args)  # a bad filter value is a usage error before anything is written
-    renderer = formats.renderer(args.fmt, formats.CATALOG)
+    renderer = formats.renderer(fmt, formats.CATALOG)
     context = render.Context(excel=args.excel_safe, cell_links=args.links)
+    counted: list[int] = []
 
     def result(idx: Any) -> render.Result:
         chosen = query.build_filters(idx, args.filters)
         records = query.lazy_selection(idx, chosen)
         if not records:
             raise NotFoundError("no source matches these filters: nothing to export")
+        counted.append(len(records))
         wanted = {r["id"] for r in idx.records(chosen.where, chosen.params, ("id",))} if filtered else None
 
         def catalog() -> Any:
             cat = catalogs.load(location)
             if wanted is not None:
                 cat = cat.model_copy(update={"sources": [s for s in cat.sources if s.id in wanted]})
+            if fmt == "markdown":
+                _markdown_leaves_out(cat, args.links)
             return cat
 
         return render.Result(records, list(SOURCE_FIELDS), catalog=catalog)
 
-    if args.output_path is None or args.output_path == "-":  # streamed, a batch at a time
+    if not to_file:  # streamed, a batch at a time
         for piece in renderer(result(index(ctx)), context):
             write(piece)
         return
     # Into a file: the text is built under the file's lock from what the catalog holds then (the
     # file may be the catalog itself, and an `add` may be waiting for the lock or holding it).
     _to_output(args.output_path, lambda: "".join(renderer(result(open_catalog(location)), context)), args.force)
+    count = counted[-1]
+    write(f"Wrote {escape(args.output_path)}: {count} source{'s' if count != 1 else ''} as {fmt}\n")
+
+
+def _markdown_leaves_out(cat: Any, links: bool) -> None:
+    """The seed's table has nine columns: say on stderr which fields holding values it cannot keep."""
+    from invmap.vocabulary import SEED_COLUMNS
+
+    kept = {key for _, key in SEED_COLUMNS} | ({"url", "code"} if links else set())
+    lost = [f.name for f in FIELDS if f.stored and f.name not in kept and any(getattr(s, f.name) for s in cat.sources)]
+    if cat.layers or cat.glossary:
+        lost += [name for name in ("layers", "glossary") if getattr(cat, name)]
+    if lost:
+        say(
+            f"note: a Markdown export keeps the seed's nine columns and leaves out {', '.join(lost)} "
+            "('invmap import' derives id, name, authors, arXiv id and DOI from the Source cell again); "
+            "--format toml or json keeps every field"
+        )
 
 
 @implements("import")
@@ -413,6 +606,8 @@ def diff(ctx: typer.Context, args: Args) -> None:
     emit(out, Result(rows, ["change", "id", "field", "old", "new"], data=difference))
     if not diffing.is_empty(difference):
         raise typer.Exit(1)
+    if not out.machine and stdout_is_terminal():
+        notice("no differences")  # a table of nothing prints nothing: say why
 
 
 def check_links(ctx: typer.Context, args: Args) -> None:

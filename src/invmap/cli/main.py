@@ -17,7 +17,7 @@ from invmap import location as catalog_location
 from invmap import options as decl
 from invmap.cli import shortcuts
 from invmap.cli.shared import State, color_mode, complete_color
-from invmap.errors import InvmapError, NotFoundError
+from invmap.errors import InvmapError, NotFoundError, UsageError
 
 COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 COMMANDS: dict[str, str] = {name: c.module for name, c in decl.TOP.items()}
@@ -52,10 +52,15 @@ class InvmapGroup(typer.core.TyperGroup):
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if not args and not ctx.resilient_parsing:  # bare `invmap`: the help, as a success
-            from invmap.cli.shared import write
+            from invmap.cli.shared import help_out
 
-            write(ctx.get_help() + "\n")
+            help_out(ctx, ctx.get_help() + "\n")
             ctx.exit(0)
+        try:
+            dash_words_hint(args)
+        except InvmapError as exc:
+            report(exc)
+            ctx.exit(exc.exit_code)
         if "--install-completion" in args:
             # Typer's flag installs for the shell it detects; `--install-completion zsh` names one.
             at = args.index("--install-completion")
@@ -90,6 +95,42 @@ class InvmapGroup(typer.core.TyperGroup):
             raise typer.Exit(exc.exit_code) from None
 
 
+def dash_words_hint(args: list[str]) -> None:
+    """`invmap search kv cache -survey`: click would say "No such option: -s". A word that starts with
+    one dash, is no option of `search` and is letters only means a word to exclude, which must come
+    after `--`: a usage error that shows where to put it."""
+    globals_with_values = {flag for o in decl.GLOBAL if o.kind != "flag" for flag in o.flags}
+    at = next(
+        (n for n, w in enumerate(args) if w == "search" and (n == 0 or args[n - 1] not in globals_with_values)), None
+    )
+    if at is None:
+        return
+    options = {flag: o for o in decl.options_of(decl.TOP["search"]) for flag in o.flags}
+    given: list[str] = []  # options and their values, then the words: the hint puts `--` between
+    words: list[str] = []
+    odd = None
+    rest = iter(args[at + 1 :])
+    for word in rest:
+        if word == "--":
+            return
+        option = options.get(word.split("=", 1)[0]) if word.startswith("-") and word != "-" else None
+        if option is not None:
+            given.append(word)
+            if option.takes_value and "=" not in word:
+                given.append(next(rest, ""))
+            continue
+        if word.startswith("-") and word != "-":
+            if word.startswith("--") or not word[1:].isalpha() or word[:2] in options or len(word) < 3:
+                return  # click's own message says it better
+            odd = odd or word
+        words.append(word)
+    if odd is not None:
+        import shlex
+
+        shown = shlex.join(["invmap", "search", *given, "--", *words])
+        raise UsageError(f"no such option: {odd}", hint=f"exclude words after --: {shown}")
+
+
 def report(exc: InvmapError) -> None:
     """The error on stderr, with every control character escaped: a message may quote a hostile
     argument, file name or catalog cell."""
@@ -119,6 +160,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 shortcuts.zsh_matches_any_case()
+shortcuts.help_keeps_words_whole()
 shortcuts.errors_keep_their_status()
 
 

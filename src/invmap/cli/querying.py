@@ -40,7 +40,7 @@ def show(ctx: typer.Context, args: Args) -> None:
     if len(records) == 1:
         result = Result(shown, fields, single=True, draw=_record_drawing(shown[0], fields, out.links))
     else:
-        result = Result(shown, fields, draw=_records_drawing(shown, fields, out.links))
+        result = Result(shown, fields, blocks=True, draw=_records_drawing(shown, fields, out.links))
     emit(out, result)
 
 
@@ -190,9 +190,29 @@ def settings(ctx: typer.Context, args: Args) -> None:
 @implements("fields")
 def fields_cmd(ctx: typer.Context, args: Args) -> None:
     """List the field names that --fields accepts, with their meanings, wrapped to the terminal."""
-    from invmap.fields import EXTRA
+    from invmap.fields import EXTRA, FIELDS, SORT_KEYS, TEXT_FIELDS
     from invmap.render import fields_text
 
+    if args.json_flag:
+        from invmap.render import to_json
+
+        write(
+            to_json(
+                [
+                    {
+                        "name": f.name,
+                        "header": f.header,
+                        "kind": f.kind.name,
+                        "help": f.help,
+                        "stored": f.stored and f in FIELDS,
+                        "sortable": f.name in SORT_KEYS,
+                        "searchable": f.name in TEXT_FIELDS,
+                    }
+                    for f in (*FIELDS, *EXTRA)
+                ]
+            )
+        )
+        return
     width = None
     if stdout_is_terminal():
         from invmap.cli.shared import terminal_size

@@ -85,7 +85,8 @@ def records_cmd(ctx: typer.Context, args: Args) -> None:
         say(f"note: skipped {path}: {why}")
     if not found:
         notice(f"no records in {where or experiment.DEFAULT_FOLDER}")
-    fields = ["record_id", "title", "result_type", "valid", "addresses"]
+    # The file tells apart two drafts sharing an id; an invalid record says why (its first problem).
+    fields = ["path", "record_id", "title", "result_type", "valid", "problem", "addresses"]
     if out.machine:
-        fields = ["path", "record_id", "title", "result_type", "valid", "addresses", "sources"]
+        fields = ["path", "record_id", "title", "result_type", "valid", "problems", "addresses", "sources"]
     emit(out, Result(found, fields))

@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -262,7 +262,7 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     rows = result.rows[:TABLE_ROW_CAP] if capped else result.rows
     if hasattr(rows, "index") and not isinstance(rows, list):
         rows = list(rows)  # a lazy selection, read once
-    shown = render.Result(rows, result.fields, result.data, result.draw, result.single, result.catalog)
+    shown = replace(result, rows=rows)
     if terminal and out.pager:  # the pager decides on the whole text's height
         page("".join(renderer(shown, context)), True, size.lines)
     else:  # a pipe or a file: written piece by piece, never whole in memory
@@ -270,6 +270,19 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
             write(piece)
     if capped:
         notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
+    if terminal and result.draw is None and rows:
+        hidden = render.hidden_columns(rows, result.fields, size.columns)
+        if hidden:  # a column the width left out is said, never dropped silently
+            notice(f"{', '.join(hidden)} hidden at {size.columns} columns; --fields to choose")
+
+
+def help_out(ctx: Any, text: str) -> None:
+    """`--help` (and a bare `invmap`): through the pager, as other long output, when stdout is a
+    terminal the text is taller than, unless --no-pager (given before or after the command)."""
+    root = ctx.find_root()
+    obj = root.obj
+    off = (isinstance(obj, State) and not obj.pager) or root.params.get("no_pager") or "--no-pager" in sys.argv[1:]
+    page(text, stdout_is_terminal() and not off, terminal_size().lines)
 
 
 def page(text: str, allowed: bool, height: int) -> None:

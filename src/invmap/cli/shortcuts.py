@@ -19,9 +19,12 @@ whole suite once that way), and a Typer upgrade is a question about this file al
   script Typer writes gains a `matcher` style for invmap alone, so zsh accepts `Attention Is All You
   Need` for `att` as bash (a single candidate replaces the word) and fish (which matches any case
   itself) do.
-- `help_through_write` (always applied): `--help` is written as every output is (`shared.write`), so
+- `help_through_write` (always applied): `--help` is written as every output is (`shared.help_out`:
+  paged on a terminal when taller than it, as other long output), so
   a full or closed stdout is exit 4 and a reader that went away a quiet 0; click's help option
   would skip a closed stdout silently and raise a traceback on a full one.
+- `help_keeps_words_whole` (always applied): click's help wrapping breaks at spaces only, never
+  inside a URL or an option name at its hyphens.
 - `errors_keep_their_status` (always applied): click's usage errors are written to stderr; a full or
   closed stderr must not turn exit 2 into a traceback or another status.
 - `real_case_completion`: Typer keeps only candidates that start with the typed text in its case;
@@ -81,16 +84,34 @@ def errors_keep_their_status() -> None:
         cls.show = quiet
 
 
+def help_keeps_words_whole() -> None:
+    """Click wraps help text with a TextWrapper that breaks at hyphens and inside long words: a URL
+    (`https://github.com/vllm-` / `project/vllm`) or an option (`--remove-` / `author-name`) split
+    across lines cannot be copied. Its wrapper breaks at spaces only."""
+    from typer._click import _textwrap
+
+    wrapper = _textwrap.TextWrapper
+    if getattr(wrapper, "_invmap", False):
+        return
+    made = wrapper.__init__
+
+    def whole_words(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **{**kwargs, "break_on_hyphens": False, "break_long_words": False})
+
+    wrapper.__init__ = whole_words  # type: ignore[method-assign]
+    wrapper._invmap = True  # type: ignore[attr-defined]
+
+
 def own_help_option(option: Any) -> Any:
-    """Click's `--help` option, printing through `shared.write`."""
+    """Click's `--help` option, printing through `shared.help_out` (paged like other long output)."""
     if option is None:
         return None
 
     def show(ctx: Any, param: Any, value: Any) -> None:
         if value and not ctx.resilient_parsing:
-            from invmap.cli.shared import write
+            from invmap.cli.shared import help_out
 
-            write(ctx.get_help() + "\n")
+            help_out(ctx, ctx.get_help() + "\n")
             ctx.exit()
 
     option.callback = show
