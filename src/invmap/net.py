@@ -73,14 +73,15 @@ def fetch(
     method: str = "GET",
     follow_redirects: bool = True,
     client: httpx.Client | None = None,
+    read_body: bool = True,
 ) -> Answer:
     """Ask `url` (`method`, no body sent); the Answer, whatever its status (>= 400 included).
 
     NetworkError (exit 4, one line naming `service`) when the server cannot be reached, does not
     answer in full within `deadline` seconds, sends more than `cap` decoded bytes, redirects more
     than MAX_REDIRECTS times or to a scheme other than http(s), or sends a broken answer. `client`
-    (kept open) is used when given, else one is made and closed for this request. A HEAD request's
-    body is not read.
+    (kept open) is used when given, else one is made and closed for this request. The body of a
+    HEAD request, or of any request with `read_body=False` (a link check), is not read: `body` is b"".
     """
     scheme = urlsplit(url).scheme.lower()
     if scheme not in SCHEMES:
@@ -94,7 +95,10 @@ def fetch(
     def work() -> None:
         try:
             end = started + deadline
-            outcome.append(_exchange(url, service, end, deadline, cap, headers, method, follow_redirects, client, stop))
+            read = read_body and method.upper() != "HEAD"
+            outcome.append(
+                _exchange(url, service, end, deadline, cap, headers, method, follow_redirects, client, stop, read)
+            )
         except BaseException as exc:  # handed to the caller's thread, which raises it
             outcome.append(exc)
 
@@ -121,6 +125,7 @@ def _exchange(
     follow: bool,
     client: Any,
     stop: threading.Event,
+    read: bool,
 ) -> Answer:
     import httpx  # here, not at the top: warm commands never pay for it (tests/test_startup.py)
 
@@ -154,7 +159,7 @@ def _exchange(
                         )
                     current = target
                     continue
-                body = b"" if method.upper() == "HEAD" else _read(response, service, end, deadline, cap, stop)
+                body = _read(response, service, end, deadline, cap, stop) if read else b""
                 return Answer(current, response.status_code, dict(response.headers), body)
             finally:
                 response.close()
