@@ -168,3 +168,66 @@ def test_refresh_write_is_all_or_nothing(cli, tmp_path, monkeypatch):
     assert result.code == 2 and path.read_bytes() == before
     assert result.err.startswith(f"Error: cannot change sources in {path}:\n") and "U+001B" in result.err
     assert "\x1b" not in result.err
+
+
+LINK = """[[sources]]
+id = "{id}"
+name = "{id}"
+source = "{id}"
+url = "{url}"
+type = "Current"
+year = 2024
+layer = "L3"
+mechanism = "m"
+objective = "o"
+question = "q"
+availability = "a"
+accessed = 2026-08-07
+"""
+
+
+def _links(tmp_path, urls: dict[str, str]):
+    path = tmp_path / "links.toml"
+    path.write_text("".join(LINK.format(id=i, url=u) for i, u in urls.items()), encoding="utf-8")
+    return path
+
+
+def test_check_links_gives_up_on_dribbling_servers_at_the_timeout(sh, tmp_path):
+    """The installed invmap: headers dribbled, a body dribbled (GET, after a refused HEAD), a 10 GB
+    body; --timeout 2 is the whole of each request, and the process ends soon after."""
+
+    def body_after_head(head):
+        if head.startswith(b"HEAD"):
+            yield 0.0, answer(b"", "405 Method Not Allowed")
+        else:
+            yield from dribble_body(0.3)(head)
+
+    with Server(dribble_headers(0.3)) as a, Server(body_after_head) as b, Server(huge_length()) as c:
+        path = _links(tmp_path, {"headers": a.url + "/x", "body": b.url + "/y", "huge": c.url + "/z"})
+        started = time.monotonic()
+        result = sh("--catalog", str(path), "check", "--links", "--json", "--all", "--timeout", "2")
+        took = time.monotonic() - started
+    found = {r["id"]: (r["status"], r["error"]) for r in json.loads(result.out)}
+    assert found == {
+        "headers": ("timeout", "no answer in time"),
+        "body": ("alive", None),  # the body of a link is never read: its status is the answer
+        "huge": ("alive", None),
+    }
+    assert result.code == 0 and took < 8
+
+
+def test_check_links_has_a_deadline_for_the_run(cli, tmp_path, monkeypatch):
+    monkeypatch.setattr("invmap.links.RUN_DEADLINE", 1.5)
+
+    def slowly(head):
+        yield 0.6, answer(b"")
+
+    with Server(slowly) as server:
+        path = _links(tmp_path, {f"s{n}": f"{server.url}/{n}" for n in range(6)})
+        started = time.monotonic()
+        result = cli("--catalog", str(path), "check", "--links", "--json", "--all", "--per-host", "1")
+        took = time.monotonic() - started
+    found = [(r["status"], r["error"]) for r in json.loads(result.out)]
+    assert found[:2] == [("alive", None)] * 2
+    assert found[3:] == [("timeout", "not checked within the run's 1.5 s")] * 3
+    assert took < 3
