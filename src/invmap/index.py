@@ -584,7 +584,16 @@ def _record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     return record
 
 
+class Damaged(sqlite3.DatabaseError):
+    """What was read breaks what the index was built to hold (a NULL where the table says NOT NULL,
+    a level missing): a damaged page that SQLite read without complaint. The index is rebuilt."""
+
+
 _READ_ERRORS = (sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError)
+
+
+def _texts(values: Sequence[Any]) -> bool:
+    return all(isinstance(v, str) for v in values)
 
 
 class Index:
@@ -599,27 +608,36 @@ class Index:
         self._items = False
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._with(lambda con: con.execute(sql, params).fetchall())
+
+    def _with(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        """`work(connection)`, again on a rebuilt index should the file turn out to be damaged. `work`
+        makes the temporary tables it needs itself (`IF NOT EXISTS`): a rebuild is a new connection,
+        and what the old one held in `temp` is gone with it."""
         try:
-            return self._con.execute(sql, params).fetchall()
+            return work(self._con)
         except sqlite3.OperationalError as exc:
             if "fts5: syntax error" in str(exc) or "no such column" in str(exc):
                 raise  # a query this code built wrong: a bug, not damage
-            return self._again(sql, params)
+            return self._again(work)
         except _READ_ERRORS:
-            return self._again(sql, params)
+            return self._again(work)
 
-    def _again(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _again(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
         # A damaged file (a bad page, text that is not UTF-8): rebuilt from the catalog, then asked
         # again. An index built in this run that still fails is a bug, and raises.
         if self._rebuilt:
-            return self._con.execute(sql, params).fetchall()
+            return work(self._con)
         self._rebuilt = True
         with contextlib.suppress(sqlite3.Error):
             self._con.close()
         trace("index: damaged, rebuilding")
         self._con = self._rebuild()
+        had_items = self._items
         self._stemmer = self._items = False
-        return self._con.execute(sql, params).fetchall()
+        if had_items:  # a query over the level items may be what is asked again
+            self.level_items()
+        return work(self._con)
 
     def count(self) -> int:
         return self._rows("SELECT count(*) FROM sources")[0][0]
@@ -682,7 +700,16 @@ class Index:
 
     def level_details(self) -> list[dict[str, Any]]:
         """Every level the catalog describes: code, title, scope, question, metrics, symptoms, in catalog order."""
-        rows = self._rows("SELECT pos, code, title, scope, question, metrics, symptoms FROM levels ORDER BY pos")
+
+        def read(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            rows = con.execute("SELECT pos, code, title, scope, question, metrics, symptoms FROM levels ORDER BY pos")
+            rows = rows.fetchall()
+            indexed = con.execute("SELECT count(*) FROM levels_fts_docsize").fetchone()[0]
+            if [r[0] for r in rows] != list(range(indexed)) or not all(_texts(r[1:3]) for r in rows):
+                raise Damaged("the levels table does not hold what was built")
+            return rows
+
+        rows = self._with(read)
         return [
             {
                 "pos": pos,
@@ -701,17 +728,21 @@ class Index:
         and each metric and symptom alone; `kind` says which), rowid `pos * ITEM_STRIDE + n`, so that a
         symptom that holds more of a query counts for more than words scattered over a level."""
         if not self._items:
-            con = self._con
-            con.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.level_items USING fts5(kind UNINDEXED, text, tokenize='{TOKENIZE}')"
-            )
-            con.execute("DELETE FROM temp.level_items")
             rows = []
             for level in self.level_details():
                 texts = [("title", level["title"]), ("scope", level["scope"]), ("question", level["question"])]
                 texts += [("metrics", m) for m in level["metrics"]] + [("symptoms", t) for t in level["symptoms"]]
                 rows += [(level["pos"] * ITEM_STRIDE + n, kind, text) for n, (kind, text) in enumerate(texts) if text]
-            con.executemany("INSERT INTO temp.level_items (rowid, kind, text) VALUES (?, ?, ?)", rows)
+
+            def fill(con: sqlite3.Connection) -> None:
+                con.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.level_items "
+                    f"USING fts5(kind UNINDEXED, text, tokenize='{TOKENIZE}')"
+                )
+                con.execute("DELETE FROM temp.level_items")
+                con.executemany("INSERT INTO temp.level_items (rowid, kind, text) VALUES (?, ?, ?)", rows)
+
+            self._with(fill)
             self._items = True
         return "level_items"
 
@@ -727,7 +758,14 @@ class Index:
 
     def glossary(self) -> list[dict[str, Any]]:
         """Every glossary term: term, expansion, aliases, definition, in alphabetical order of term."""
-        rows = self._rows("SELECT term, expansion, aliases, definition FROM glossary")
+
+        def read(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            rows = con.execute("SELECT term, expansion, aliases, definition FROM glossary").fetchall()
+            if not all(_texts((r[0], r[3])) for r in rows):
+                raise Damaged("the glossary table does not hold what was built")
+            return rows
+
+        rows = self._with(read)
         return sorted(
             (
                 {"term": t, "expansion": e, "aliases": a.split(LIST_JOIN) if a else [], "definition": d}
@@ -793,31 +831,40 @@ class Index:
         ['multi', 'model']): SQLite's own Porter stemmer, in a temporary table beside the index."""
         if not words:
             return []
-        con = self._con
-        if not self._stemmer:
-            con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, tokenize='{TOKENIZE}')")
-            con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_terms USING fts5vocab(temp, stem, 'instance')")
-            self._stemmer = True
-        con.execute("DELETE FROM temp.stem")
-        con.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)", enumerate(words))
-        out: list[list[str]] = [[] for _ in words]
-        for doc, term in con.execute("SELECT doc, term FROM temp.stem_terms ORDER BY doc, offset"):
-            out[doc].append(term)
-        return out
+
+        def stem(con: sqlite3.Connection) -> list[list[str]]:
+            if not self._stemmer:
+                con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, tokenize='{TOKENIZE}')")
+                con.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_terms USING fts5vocab(temp, stem, 'instance')"
+                )
+                self._stemmer = True
+            con.execute("DELETE FROM temp.stem")
+            con.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)", enumerate(words))
+            out: list[list[str]] = [[] for _ in words]
+            for doc, term in con.execute("SELECT doc, term FROM temp.stem_terms ORDER BY doc, offset"):
+                out[doc].append(term)
+            return out
+
+        return self._with(stem)
 
     def known(self, terms: Sequence[str], tables: Sequence[str] = ("fts",)) -> set[str]:
         """Which stems the searched text of `tables` (`fts`, `levels_fts`) holds."""
         if not terms:
             return set()
-        con = self._con
-        found: set[str] = set()
         marks = ", ".join("?" * len(terms))
+        found: set[str] = set()
         for table in tables:
-            con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_terms USING fts5vocab(main, {table}, 'row')")
-            found |= {
-                row[0]
-                for row in self._rows(f"SELECT term FROM temp.{table}_terms WHERE term IN ({marks})", list(terms))
-            }
+
+            def ask(con: sqlite3.Connection, table: str = table) -> list[tuple[Any, ...]]:
+                con.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_terms USING fts5vocab(main, {table}, 'row')"
+                )
+                return con.execute(
+                    f"SELECT term FROM temp.{table}_terms WHERE term IN ({marks})", list(terms)
+                ).fetchall()
+
+            found |= {row[0] for row in self._with(ask)}
         return found
 
     def vocabulary(self, shortest: int, longest: int) -> list[tuple[str, int]]:
@@ -826,9 +873,12 @@ class Index:
 
     def surface(self, term: str) -> str | None:
         """A word of the catalog's text that stems to `term` (for saying what a typo was read as)."""
-        con = self._con
-        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_places USING fts5vocab(main, fts, 'instance')")
-        place = self._rows("SELECT doc, col, offset FROM temp.fts_places WHERE term = ? LIMIT 1", [term])
+
+        def ask(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_places USING fts5vocab(main, fts, 'instance')")
+            return con.execute("SELECT doc, col, offset FROM temp.fts_places WHERE term = ? LIMIT 1", [term]).fetchall()
+
+        place = self._with(ask)
         if not place:
             return None
         doc, column, offset = place[0]
