@@ -5,7 +5,8 @@ catalog.toml stays the source of truth; the index is a rebuildable copy in the u
 real path, size, mtime, inode and ctime (and those of every catalog it extends), invmap's version and
 the field schema (`fields.SCHEMA`). A stale or missing index is rebuilt in a temporary file, synced,
 and renamed into place, so readers never see half of one; readers open it read-only and never write
-it. An index that is damaged, of another schema, not owned by this user or writable by others is
+it. One invmap builds a catalog's index at a time (a lock beside it, `index-....lock`): the others
+wait, then read what it built; SIGINT, SIGTERM or SIGHUP during a build removes the partial file. An index that is damaged, of another schema, not owned by this user or writable by others is
 never trusted: it is rebuilt, or the catalog is indexed in memory. Input that cannot have a persisted
 index (`-c -`, a FIFO, `INVMAP_NO_CACHE=1`, an unusable cache folder) gets the same schema in
 `:memory:`. Columns are always named from `fields.FIELDS`, never read by position.
@@ -526,49 +527,72 @@ def build(
 ) -> sqlite3.Connection:
     """Index `catalog` (a Catalog, or a `catalog.Validation` to index as it is validated): persisted
     for `key` where the cache folder is usable, else in memory."""
-    from invmap.catalog import Validation
+    from invmap.catalog import _signals_clean_up, _Stopped
 
     where = _usable_folder(create=True) if key is not None and enabled() else None
     if where is not None:
-        target = index_path(key)  # type: ignore[arg-type]
-        tmp = None
-        import tempfile
-
-        _tidy(where)
-        try:
-            fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
-            os.close(fd)
-            os.chmod(tmp, 0o600)
-            con = sqlite3.connect(tmp, isolation_level=None, check_same_thread=False)
-            con.execute("PRAGMA page_size = 16384")  # fewer, fuller pages for the full-text index
-            con.execute("PRAGMA journal_mode = OFF")
-            con.execute("PRAGMA synchronous = OFF")
-            try:
-                catalog = _fill(con, catalog, key, progress, bases)
-            finally:
-                con.close()
-            _sync(tmp)  # on disk before it takes the index's name: a crash never leaves half a file there
-            os.replace(tmp, target)
-            tmp = None
-            _sync(where)
-            opened = open_current(key)  # type: ignore[arg-type]
-            if opened is not None:
-                trace(f"index: built {target}")
-                return opened
-        except (OSError, sqlite3.Error):
-            if isinstance(catalog, Validation):  # the rest is still to be checked: then kept in memory
-                for _ in catalog.chunks():
-                    pass
-                catalog = catalog.catalog()
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-        progress = None  # the rows were counted once already
+        try:  # SIGINT, SIGTERM, SIGHUP while building: the partial file is removed, then exit 128 + N
+            with _signals_clean_up():
+                return _build_persisted(catalog, key, progress, bases, where)
+        except _Stopped as stopped:
+            raise SystemExit(128 + stopped.signum) from None
+        except _InMemory as fallback:
+            catalog = fallback.catalog
+            progress = None  # the rows were counted once already
     trace("index: in memory")
     con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     _fill(con, catalog, None, progress)
     return con
+
+
+class _InMemory(Exception):
+    """The persisted build could not be done (or opened after): index `catalog` in memory instead."""
+
+    def __init__(self, catalog: Any) -> None:
+        super().__init__("in memory")
+        self.catalog = catalog
+
+
+def _build_persisted(
+    catalog: Any, key: Any, progress: Callable[[int], None] | None, bases: Sequence[dict[str, Any]], where: str
+) -> sqlite3.Connection:
+    from invmap.catalog import Validation
+
+    target = index_path(key)  # type: ignore[arg-type]
+    tmp = None
+    import tempfile
+
+    _tidy(where)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
+        os.close(fd)
+        os.chmod(tmp, 0o600)
+        con = sqlite3.connect(tmp, isolation_level=None, check_same_thread=False)
+        con.execute("PRAGMA page_size = 16384")  # fewer, fuller pages for the full-text index
+        con.execute("PRAGMA journal_mode = OFF")
+        con.execute("PRAGMA synchronous = OFF")
+        try:
+            catalog = _fill(con, catalog, key, progress, bases)
+        finally:
+            con.close()
+        _sync(tmp)  # on disk before it takes the index's name: a crash never leaves half a file there
+        os.replace(tmp, target)
+        tmp = None
+        _sync(where)
+        opened = open_current(key)  # type: ignore[arg-type]
+        if opened is not None:
+            trace(f"index: built {target}")
+            return opened
+    except (OSError, sqlite3.Error):
+        if isinstance(catalog, Validation):  # the rest is still to be checked: then kept in memory
+            for _ in catalog.chunks():
+                pass
+            catalog = catalog.catalog()
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    raise _InMemory(catalog)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -904,7 +928,48 @@ def open_catalog(
     if key is not None and (con := open_current(key)) is not None:
         trace(f"index: current {index_path(key)}")
         return Index(con, lambda: _from_toml(location, key, None))
-    return Index(_from_toml(location, key, progress), lambda: _from_toml(location, None, None))
+    if key is None:
+        return Index(_from_toml(location, key, progress), lambda: _from_toml(location, None, None))
+    with _one_builder(key) as waited:  # twenty first runs at once: one builds, the others read its index
+        if waited:
+            key = key_of(location.path)  # the catalog may have changed while we waited
+            if key is not None and (con := open_current(key)) is not None:
+                trace(f"index: current {index_path(key)} (built by another invmap)")
+                return Index(con, lambda: _from_toml(location, key, None))
+        return Index(_from_toml(location, key, progress), lambda: _from_toml(location, None, None))
+
+
+@contextlib.contextmanager
+def _one_builder(key: dict[str, Any]) -> Iterator[bool]:
+    """Held while this catalog's index is built: an exclusive lock on `index-....lock` beside the
+    index, so that one invmap builds it at a time. Yields whether another invmap held it first (it
+    has then probably built the index). No lock to be had (no usable cache folder, a file system
+    without locks): yields False and the build goes on unlocked, as before."""
+    import fcntl
+
+    if _usable_folder(create=True) is None:
+        yield False
+        return
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(index_path(key)[: -len(".sqlite3")] + ".lock", flags, 0o600)
+    except OSError:
+        yield False
+        return
+    try:
+        waited = False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            trace("index: waiting for another invmap that is building it")
+            waited = True
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield waited
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _from_toml(location: Location, key: dict[str, Any] | None, progress: Any) -> sqlite3.Connection:
