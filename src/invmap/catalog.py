@@ -492,6 +492,13 @@ _EXPECTED = {
 }
 
 
+def number_text(value: int) -> str:
+    """An integer as text, however long (Python refuses to write one of more than 4,300 digits)."""
+    if -(10**18) < value < 10**18:
+        return str(value)
+    return f"of about {int(abs(value).bit_length() * 0.30103):,} digits"
+
+
 def _describe_value(value: Any) -> str:
     from invmap.safe import escape
 
@@ -507,7 +514,10 @@ def _describe_value(value: Any) -> str:
         dict: "a table",
     }
     kind = kinds.get(type(value), type(value).__name__)
-    shown = escape(repr(value)) if isinstance(value, (str, int, float)) else ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        shown = number_text(value)
+    else:
+        shown = escape(repr(value)) if isinstance(value, (str, float)) else ""
     if len(shown) > 40:
         shown = shown[:37] + "..."
     return f"{kind} {shown}".strip()
@@ -539,7 +549,7 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
         return f"{where}field '{field}': {_pattern_mismatch(field, value, (err.get('ctx') or {}).get('pattern'))}"
     if kind in ("greater_than_equal", "less_than_equal") and field == "year":
         return (
-            f"{where}field 'year': implausible year {value} "
+            f"{where}field 'year': implausible year {number_text(value) if isinstance(value, int) else value} "
             f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)"
         )
     message = escape(str(err["msg"]).removeprefix("Value error, "))

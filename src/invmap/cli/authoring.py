@@ -401,7 +401,8 @@ def _catalog_at(name: str) -> Any:
         return catalogs.validate(interchange.read_markdown(text, name), name)
     if name == "-":
         data = catalogs.read_bytes(name)
-        if data.lstrip().startswith((b"#", b"|")) and b"|---" in data:  # a Markdown map on stdin
+        head = data.removeprefix(catalogs.BOM.encode("utf-8")).lstrip()  # a BOM, as a file by path may have
+        if head.startswith((b"#", b"|")) and b"|---" in data:  # a Markdown map on stdin
             return catalogs.validate(interchange.read_markdown(data.decode("utf-8-sig"), name), name)
         return catalogs.validate_bytes(data, name)
     return catalogs.load(name)
