@@ -35,9 +35,16 @@ def test_hostile_argument_is_escaped(sh):
     assert result.code == 1 and "\x1b" not in result.err and "\\x1b]0;pwned\\x07" in result.err
 
 
-def test_oversize_catalog_and_dev_zero(sh):
-    result = sh("--catalog", "/dev/zero", "list", env={"INVMAP_MAX_CATALOG": "1M"})
+def test_oversize_catalog_and_dev_zero(sh, tmp_path):
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (2**20 + 1))
+    result = sh("--catalog", str(big), "list", env={"INVMAP_MAX_CATALOG": "1M"})
     assert result.code == 3 and "larger than" in result.err and "Traceback" not in result.err
+    result = sh("--catalog", "/dev/zero", "list")  # not a regular file: refused before a byte is read
+    assert (result.code, result.err) == (
+        4,
+        "Error: cannot read /dev/zero: it is a character device, not a regular file\n",
+    )
 
 
 def test_malformed_completion_environment_is_silent(tmp_path):

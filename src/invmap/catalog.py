@@ -54,11 +54,19 @@ def read_bytes(path: str) -> bytes:
             raise CatalogError(path, [too_big])
         return data
     try:
-        with open(path, "rb") as handle:
-            info = os.fstat(handle.fileno())
+        # O_NONBLOCK: opening a FIFO never waits for a writer; what is opened is then checked, by its
+        # descriptor (no window between a check and the open), to be a regular file.
+        seen = os.stat(path).st_mode  # a socket cannot even be opened: its kind is said first
+        if not (stat.S_ISREG(seen) or stat.S_ISDIR(seen)):
+            raise FileAccessError(f"cannot read {path}: it is {_kind_of(seen)}, not a regular file")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb") as handle:
+            info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):
                 raise IsADirectoryError
-            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+            if not stat.S_ISREG(info.st_mode):
+                raise FileAccessError(f"cannot read {path}: it is {_kind_of(info.st_mode)}, not a regular file")
+            if info.st_size > limit:
                 raise CatalogError(path, [too_big])
             data = read_capped(handle, limit)
     except FileNotFoundError:
@@ -166,6 +174,13 @@ def parse_text(text: str, path: str) -> dict[str, Any]:
         raise CatalogError(path, ["too large to parse in the memory available"]) from None
 
 
+def _kind_of(mode: int) -> str:
+    """`a FIFO`, `a character device`, ...: what a path that is not a regular file is."""
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kinds += ((stat.S_ISSOCK, "a socket"),)
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
 def read_table(path: str) -> dict[str, Any]:
     """Read and parse a catalog file, letting go of its bytes before parsing (a large file's peak)."""
     data = read_bytes(path)
@@ -226,10 +241,19 @@ def resolve_overlay(
         raise CatalogError(path, [f"[catalog] extends '{extends}', which extends this file again (a loop)"])
     if len(here) > MAX_CHAIN:
         raise CatalogError(path, [f"[catalog] extends a chain of more than {MAX_CHAIN} catalogs"])
-    base_raw = resolve_overlay(read_table(base), base, bases, problems, here)
     from invmap.cache import key_of
 
-    if (key := key_of(base)) is not None:
+    # The base's key is taken BEFORE it is read (as the plain catalog path does) and checked again
+    # after: a base replaced mid-read is read again, and a key that describes an older file than the
+    # one read only ever costs a rebuild, never an index that stays stale.
+    for _ in range(3):
+        key = key_of(base)
+        seen = len(bases)
+        base_raw = resolve_overlay(read_table(base), base, bases, problems, here)
+        if key_of(base) == key:
+            break
+        del bases[seen:]
+    if key is not None:
         bases.append(key)
     merged, found = overlay.merge(base_raw, raw, REQUIRED_FIELDS)
     problems.extend(found)
@@ -245,7 +269,7 @@ def chain_of(path: str) -> list[str]:
     while len(out) < MAX_CHAIN:
         try:
             extends = overlay.extends_of(read_table(path))
-        except CatalogError:
+        except (CatalogError, FileAccessError):
             break
         if extends is None:
             break
@@ -591,6 +615,13 @@ _EXPECTED = {
 }
 
 
+def number_text(value: int) -> str:
+    """An integer as text, however long (Python refuses to write one of more than 4,300 digits)."""
+    if -(10**18) < value < 10**18:
+        return str(value)
+    return f"of about {int(abs(value).bit_length() * 0.30103):,} digits"
+
+
 def _describe_value(value: Any) -> str:
     from invmap.safe import escape
 
@@ -606,7 +637,10 @@ def _describe_value(value: Any) -> str:
         dict: "a table",
     }
     kind = kinds.get(type(value), type(value).__name__)
-    shown = escape(repr(value)) if isinstance(value, (str, int, float)) else ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        shown = number_text(value)
+    else:
+        shown = escape(repr(value)) if isinstance(value, (str, float)) else ""
     if len(shown) > 40:
         shown = shown[:37] + "..."
     return f"{kind} {shown}".strip()
@@ -642,7 +676,7 @@ def describe_error(err: Any, raw: dict[str, Any]) -> str:
         return f"{where}field '{field}': {_pattern_mismatch(field, value, (err.get('ctx') or {}).get('pattern'))}"
     if kind in ("greater_than_equal", "less_than_equal") and field == "year":
         return (
-            f"{where}field 'year': implausible year {value} "
+            f"{where}field 'year': implausible year {number_text(value) if isinstance(value, int) else value} "
             f"(expected {FIRST_YEAR} to {LAST_YEAR}, or leave it out for n.d.)"
         )
     message = escape(str(err["msg"]).removeprefix("Value error, "))

@@ -342,6 +342,34 @@ def edit_source(
         return Edit(updated, new_id, before, after)
 
 
+def edit_sources(location: Location, changes: dict[str, dict[str, Any]]) -> Any:
+    """Change fields of several sources (id -> changes) in one write: every change is made to the
+    text, the result validated as a whole, then written once; any problem writes nothing (`refresh
+    --write`). Returns the catalog."""
+    path = catalogs.require_writable(location)
+    with catalogs.locked(path):
+        data = catalogs.read_bytes(str(path))
+        raw = catalogs.parse(data, str(path))
+        current = catalogs.validate_bytes(data, str(path))  # an invalid catalog is reported as such (exit 3)
+        missing = [i for i in changes if i not in {s.id for s in current.sources}]
+        if missing:
+            raise NoSuchId(f"no source with id {', '.join(repr(m) for m in missing)} in {path}")
+        text = data.decode("utf-8")
+        newline = catalogs._newline_of(text)
+        in_base = _base_ids(raw, str(path))
+        for ident, fields in changes.items():
+            if "id" in fields and fields["id"] != ident and ident in in_base:
+                raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
+            raw = catalogs.parse(text.encode("utf-8"), str(path))
+            n = _own_index(raw, ident)
+            if n is None:
+                text = _appended(text, table_text(_changed({"id": ident}, fields, (), in_base=True), newline), newline)
+            else:
+                entry = _changed(dict(raw["sources"][n]), fields, (), ident in in_base)
+                text = _replaced(text, _span_of(text, raw["sources"], n, str(path)), table_text(entry, newline))
+        return _write(path, text, "change sources in", before=data)
+
+
 def _changed(entry: dict[str, Any], changes: dict[str, Any], unset: Sequence[str], in_base: bool) -> dict[str, Any]:
     """An entry with `changes` made and `unset` fields cleared. An entry over a base source (an
     overlay's change) clears a field by naming it in `unset`: the base's value would show through."""

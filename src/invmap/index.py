@@ -5,7 +5,8 @@ catalog.toml stays the source of truth; the index is a rebuildable copy in the u
 real path, size, mtime, inode and ctime (and those of every catalog it extends), invmap's version and
 the field schema (`fields.SCHEMA`). A stale or missing index is rebuilt in a temporary file, synced,
 and renamed into place, so readers never see half of one; readers open it read-only and never write
-it. An index that is damaged, of another schema, not owned by this user or writable by others is
+it. One invmap builds a catalog's index at a time (a lock beside it, `index-....lock`): the others
+wait, then read what it built; SIGINT, SIGTERM or SIGHUP during a build removes the partial file. An index that is damaged, of another schema, not owned by this user or writable by others is
 never trusted: it is rebuilt, or the catalog is indexed in memory. Input that cannot have a persisted
 index (`-c -`, a FIFO, `INVMAP_NO_CACHE=1`, an unusable cache folder) gets the same schema in
 `:memory:`. Columns are always named from `fields.FIELDS`, never read by position.
@@ -479,49 +480,72 @@ def build(
 ) -> sqlite3.Connection:
     """Index `catalog` (a Catalog, or a `catalog.Validation` to index as it is validated): persisted
     for `key` where the cache folder is usable, else in memory."""
-    from invmap.catalog import Validation
+    from invmap.catalog import _signals_clean_up, _Stopped
 
     where = usable_folder(create=True) if key is not None and enabled() else None
     if where is not None:
-        target = index_path(key)  # type: ignore[arg-type]
-        tmp = None
-        import tempfile
-
-        _tidy(where)
-        try:
-            fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
-            os.close(fd)
-            os.chmod(tmp, 0o600)
-            con = sqlite3.connect(tmp, isolation_level=None, check_same_thread=False)
-            con.execute("PRAGMA page_size = 16384")  # fewer, fuller pages for the full-text index
-            con.execute("PRAGMA journal_mode = OFF")
-            con.execute("PRAGMA synchronous = OFF")
-            try:
-                catalog = _fill(con, catalog, key, progress, bases)
-            finally:
-                con.close()
-            _sync(tmp)  # on disk before it takes the index's name: a crash never leaves half a file there
-            os.replace(tmp, target)
-            tmp = None
-            _sync(where)
-            opened = open_current(key)  # type: ignore[arg-type]
-            if opened is not None:
-                trace(f"index: built {target}")
-                return opened
-        except (OSError, sqlite3.Error):
-            if isinstance(catalog, Validation):  # the rest is still to be checked: then kept in memory
-                for _ in catalog.chunks():
-                    pass
-                catalog = catalog.catalog()
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-        progress = None  # the rows were counted once already
+        try:  # SIGINT, SIGTERM, SIGHUP while building: the partial file is removed, then exit 128 + N
+            with _signals_clean_up():
+                return _build_persisted(catalog, key, progress, bases, where)
+        except _Stopped as stopped:
+            raise SystemExit(128 + stopped.signum) from None
+        except _InMemory as fallback:
+            catalog = fallback.catalog
+            progress = None  # the rows were counted once already
     trace("index: in memory")
     con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     _fill(con, catalog, None, progress)
     return con
+
+
+class _InMemory(Exception):
+    """The persisted build could not be done (or opened after): index `catalog` in memory instead."""
+
+    def __init__(self, catalog: Any) -> None:
+        super().__init__("in memory")
+        self.catalog = catalog
+
+
+def _build_persisted(
+    catalog: Any, key: Any, progress: Callable[[int], None] | None, bases: Sequence[dict[str, Any]], where: str
+) -> sqlite3.Connection:
+    from invmap.catalog import Validation
+
+    target = index_path(key)  # type: ignore[arg-type]
+    tmp = None
+    import tempfile
+
+    _tidy(where)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".index-", suffix=".tmp")
+        os.close(fd)
+        os.chmod(tmp, 0o600)
+        con = sqlite3.connect(tmp, isolation_level=None, check_same_thread=False)
+        con.execute("PRAGMA page_size = 16384")  # fewer, fuller pages for the full-text index
+        con.execute("PRAGMA journal_mode = OFF")
+        con.execute("PRAGMA synchronous = OFF")
+        try:
+            catalog = _fill(con, catalog, key, progress, bases)
+        finally:
+            con.close()
+        _sync(tmp)  # on disk before it takes the index's name: a crash never leaves half a file there
+        os.replace(tmp, target)
+        tmp = None
+        _sync(where)
+        opened = open_current(key)  # type: ignore[arg-type]
+        if opened is not None:
+            trace(f"index: built {target}")
+            return opened
+    except (OSError, sqlite3.Error):
+        if isinstance(catalog, Validation):  # the rest is still to be checked: then kept in memory
+            for _ in catalog.chunks():
+                pass
+            catalog = catalog.catalog()
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    raise _InMemory(catalog)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -537,7 +561,16 @@ def _record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     return record
 
 
+class Damaged(sqlite3.DatabaseError):
+    """What was read breaks what the index was built to hold (a NULL where the table says NOT NULL,
+    a level missing): a damaged page that SQLite read without complaint. The index is rebuilt."""
+
+
 _READ_ERRORS = (sqlite3.Error, UnicodeDecodeError, ValueError, OverflowError)
+
+
+def _texts(values: Sequence[Any]) -> bool:
+    return all(isinstance(v, str) for v in values)
 
 
 class Index:
@@ -552,27 +585,36 @@ class Index:
         self._items = False
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._with(lambda con: con.execute(sql, params).fetchall())
+
+    def _with(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        """`work(connection)`, again on a rebuilt index should the file turn out to be damaged. `work`
+        makes the temporary tables it needs itself (`IF NOT EXISTS`): a rebuild is a new connection,
+        and what the old one held in `temp` is gone with it."""
         try:
-            return self._con.execute(sql, params).fetchall()
+            return work(self._con)
         except sqlite3.OperationalError as exc:
             if "fts5: syntax error" in str(exc) or "no such column" in str(exc):
                 raise  # a query this code built wrong: a bug, not damage
-            return self._again(sql, params)
+            return self._again(work)
         except _READ_ERRORS:
-            return self._again(sql, params)
+            return self._again(work)
 
-    def _again(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _again(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
         # A damaged file (a bad page, text that is not UTF-8): rebuilt from the catalog, then asked
         # again. An index built in this run that still fails is a bug, and raises.
         if self._rebuilt:
-            return self._con.execute(sql, params).fetchall()
+            return work(self._con)
         self._rebuilt = True
         with contextlib.suppress(sqlite3.Error):
             self._con.close()
         trace("index: damaged, rebuilding")
         self._con = self._rebuild()
+        had_items = self._items
         self._stemmer = self._items = False
-        return self._con.execute(sql, params).fetchall()
+        if had_items:  # a query over the level items may be what is asked again
+            self.level_items()
+        return work(self._con)
 
     def count(self, where: str = "", params: Sequence[Any] = ()) -> int:
         return self._rows(f"SELECT count(*) FROM sources {('WHERE ' + where) if where else ''}", params)[0][0]
@@ -635,7 +677,16 @@ class Index:
 
     def level_details(self) -> list[dict[str, Any]]:
         """Every level the catalog describes: code, title, scope, question, metrics, symptoms, in catalog order."""
-        rows = self._rows("SELECT pos, code, title, scope, question, metrics, symptoms FROM levels ORDER BY pos")
+
+        def read(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            rows = con.execute("SELECT pos, code, title, scope, question, metrics, symptoms FROM levels ORDER BY pos")
+            rows = rows.fetchall()
+            indexed = con.execute("SELECT count(*) FROM levels_fts_docsize").fetchone()[0]
+            if [r[0] for r in rows] != list(range(indexed)) or not all(_texts(r[1:3]) for r in rows):
+                raise Damaged("the levels table does not hold what was built")
+            return rows
+
+        rows = self._with(read)
         return [
             {
                 "pos": pos,
@@ -654,17 +705,21 @@ class Index:
         and each metric and symptom alone; `kind` says which), rowid `pos * ITEM_STRIDE + n`, so that a
         symptom that holds more of a query counts for more than words scattered over a level."""
         if not self._items:
-            con = self._con
-            con.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.level_items USING fts5(kind UNINDEXED, text, tokenize='{TOKENIZE}')"
-            )
-            con.execute("DELETE FROM temp.level_items")
             rows = []
             for level in self.level_details():
                 texts = [("title", level["title"]), ("scope", level["scope"]), ("question", level["question"])]
                 texts += [("metrics", m) for m in level["metrics"]] + [("symptoms", t) for t in level["symptoms"]]
                 rows += [(level["pos"] * ITEM_STRIDE + n, kind, text) for n, (kind, text) in enumerate(texts) if text]
-            con.executemany("INSERT INTO temp.level_items (rowid, kind, text) VALUES (?, ?, ?)", rows)
+
+            def fill(con: sqlite3.Connection) -> None:
+                con.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.level_items "
+                    f"USING fts5(kind UNINDEXED, text, tokenize='{TOKENIZE}')"
+                )
+                con.execute("DELETE FROM temp.level_items")
+                con.executemany("INSERT INTO temp.level_items (rowid, kind, text) VALUES (?, ?, ?)", rows)
+
+            self._with(fill)
             self._items = True
         return "level_items"
 
@@ -701,7 +756,14 @@ class Index:
 
     def glossary(self) -> list[dict[str, Any]]:
         """Every glossary term: term, expansion, aliases, definition, in alphabetical order of term."""
-        rows = self._rows("SELECT term, expansion, aliases, definition FROM glossary")
+
+        def read(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            rows = con.execute("SELECT term, expansion, aliases, definition FROM glossary").fetchall()
+            if not all(_texts((r[0], r[3])) for r in rows):
+                raise Damaged("the glossary table does not hold what was built")
+            return rows
+
+        rows = self._with(read)
         return sorted(
             (
                 {"term": t, "expansion": e, "aliases": a.split(LIST_JOIN) if a else [], "definition": d}
@@ -805,31 +867,40 @@ class Index:
         ['multi', 'model']): SQLite's own Porter stemmer, in a temporary table beside the index."""
         if not words:
             return []
-        con = self._con
-        if not self._stemmer:
-            con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, tokenize='{TOKENIZE}')")
-            con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_terms USING fts5vocab(temp, stem, 'instance')")
-            self._stemmer = True
-        con.execute("DELETE FROM temp.stem")
-        con.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)", enumerate(words))
-        out: list[list[str]] = [[] for _ in words]
-        for doc, term in con.execute("SELECT doc, term FROM temp.stem_terms ORDER BY doc, offset"):
-            out[doc].append(term)
-        return out
+
+        def stem(con: sqlite3.Connection) -> list[list[str]]:
+            if not self._stemmer:
+                con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, tokenize='{TOKENIZE}')")
+                con.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_terms USING fts5vocab(temp, stem, 'instance')"
+                )
+                self._stemmer = True
+            con.execute("DELETE FROM temp.stem")
+            con.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)", enumerate(words))
+            out: list[list[str]] = [[] for _ in words]
+            for doc, term in con.execute("SELECT doc, term FROM temp.stem_terms ORDER BY doc, offset"):
+                out[doc].append(term)
+            return out
+
+        return self._with(stem)
 
     def known(self, terms: Sequence[str], tables: Sequence[str] = ("fts",)) -> set[str]:
         """Which stems the searched text of `tables` (`fts`, `levels_fts`) holds."""
         if not terms:
             return set()
-        con = self._con
-        found: set[str] = set()
         marks = ", ".join("?" * len(terms))
+        found: set[str] = set()
         for table in tables:
-            con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_terms USING fts5vocab(main, {table}, 'row')")
-            found |= {
-                row[0]
-                for row in self._rows(f"SELECT term FROM temp.{table}_terms WHERE term IN ({marks})", list(terms))
-            }
+
+            def ask(con: sqlite3.Connection, table: str = table) -> list[tuple[Any, ...]]:
+                con.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_terms USING fts5vocab(main, {table}, 'row')"
+                )
+                return con.execute(
+                    f"SELECT term FROM temp.{table}_terms WHERE term IN ({marks})", list(terms)
+                ).fetchall()
+
+            found |= {row[0] for row in self._with(ask)}
         return found
 
     def vocabulary(self, shortest: int, longest: int) -> list[tuple[str, int]]:
@@ -838,9 +909,12 @@ class Index:
 
     def surface(self, term: str) -> str | None:
         """A word of the catalog's text that stems to `term` (for saying what a typo was read as)."""
-        con = self._con
-        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_places USING fts5vocab(main, fts, 'instance')")
-        place = self._rows("SELECT doc, col, offset FROM temp.fts_places WHERE term = ? LIMIT 1", [term])
+
+        def ask(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_places USING fts5vocab(main, fts, 'instance')")
+            return con.execute("SELECT doc, col, offset FROM temp.fts_places WHERE term = ? LIMIT 1", [term]).fetchall()
+
+        place = self._with(ask)
         if not place:
             return None
         doc, column, offset = place[0]
@@ -866,7 +940,48 @@ def open_catalog(
     if key is not None and (con := open_current(key)) is not None:
         trace(f"index: current {index_path(key)}")
         return Index(con, lambda: _from_toml(location, key, None))
-    return Index(_from_toml(location, key, progress), lambda: _from_toml(location, None, None))
+    if key is None:
+        return Index(_from_toml(location, key, progress), lambda: _from_toml(location, None, None))
+    with _one_builder(key) as waited:  # twenty first runs at once: one builds, the others read its index
+        if waited:
+            key = key_of(location.path)  # the catalog may have changed while we waited
+            if key is not None and (con := open_current(key)) is not None:
+                trace(f"index: current {index_path(key)} (built by another invmap)")
+                return Index(con, lambda: _from_toml(location, key, None))
+        return Index(_from_toml(location, key, progress), lambda: _from_toml(location, None, None))
+
+
+@contextlib.contextmanager
+def _one_builder(key: dict[str, Any]) -> Iterator[bool]:
+    """Held while this catalog's index is built: an exclusive lock on `index-....lock` beside the
+    index, so that one invmap builds it at a time. Yields whether another invmap held it first (it
+    has then probably built the index). No lock to be had (no usable cache folder, a file system
+    without locks): yields False and the build goes on unlocked, as before."""
+    import fcntl
+
+    if _usable_folder(create=True) is None:
+        yield False
+        return
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(index_path(key)[: -len(".sqlite3")] + ".lock", flags, 0o600)
+    except OSError:
+        yield False
+        return
+    try:
+        waited = False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            trace("index: waiting for another invmap that is building it")
+            waited = True
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield waited
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _from_toml(location: Location, key: dict[str, Any] | None, progress: Any) -> sqlite3.Connection:

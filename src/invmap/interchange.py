@@ -145,7 +145,11 @@ def _markdown() -> Any:
     if not _PARSER:
         from markdown_it import MarkdownIt
 
-        _PARSER.append(MarkdownIt("commonmark"))
+        parser = MarkdownIt("commonmark")
+        # A link's destination as written (escapes and entities read, nothing percent-encoded): the
+        # URL a catalog holds comes back as it was, `]` and `<` included.
+        parser.normalizeLink = lambda url: url  # type: ignore[method-assign]
+        _PARSER.append(parser)
     return _PARSER[0]
 
 
@@ -214,7 +218,22 @@ def _linked_cell(source: Source, key: str) -> str:
     """With `--links`: the Source cell links to the source's link, availability to its code."""
     cell = escape_cell(seed_cell(source, key))
     target = source.link if key == "source" else source.code if key == "availability" else None
-    return f"[{cell}]({target})" if target else cell
+    return f"[{cell}]({link_target(target)})" if target else cell
+
+
+_ENTITY = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+
+
+def link_target(url: str) -> str:
+    """A URL as a Markdown link's destination that reads back as the same URL: `<...>` around one
+    with parentheses or angle brackets (`https://x.test/a)b`), a backslash before what Markdown
+    would read otherwise (an entity, a backslash), and `|` escaped for the table."""
+    text = url.replace("\\", "\\\\")
+    if _ENTITY.search(text):
+        text = text.replace("&", "\\&")
+    if any(ch in url for ch in "()<> "):
+        text = "<" + text.replace("<", "\\<").replace(">", "\\>") + ">"
+    return text.replace("|", "\\|")
 
 
 def to_markdown(catalog: Catalog, links: bool = False) -> str:
@@ -286,8 +305,34 @@ _BIB_ACCENTS = {
 }
 
 
+# BibTeX counts every brace, escaped or not: text whose braces do not balance would end its field
+# early (and carry what follows into the file as BibTeX), so its braces are written as commands.
+_UNBALANCED = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
+
+
 def bib_escape(text: str) -> str:
-    return _BIB_SPECIAL_RE.sub(lambda m: _BIB_SPECIALS[m.group(0)], text)
+    specials = _BIB_SPECIALS if _balanced(text) else {**_BIB_SPECIALS, **_UNBALANCED}
+    return _BIB_SPECIAL_RE.sub(lambda m: specials[m.group(0)], text)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        if ch in "{}":
+            depth += 1 if ch == "{" else -1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+_URL_UNSAFE = {"{": "%7B", "}": "%7D", "\\": "%5C"}
+
+
+def bib_url(url: str) -> str:
+    """A URL as a .bib field holds it: braces and backslashes percent-encoded, the same URL to a
+    browser, since in a .bib file they would end the field or carry TeX commands. (`check` refuses
+    them in a catalog; this holds whatever the input.)"""
+    return "".join(_URL_UNSAFE.get(ch, ch) for ch in url) if any(ch in url for ch in "{}\\") else url
 
 
 def bib_letters(text: str) -> str:
@@ -352,9 +397,9 @@ def bib_fields(s: Source) -> list[tuple[str, str]]:
         fields.append(("doi", bib_escape(s.doi)))
     if s.link:  # once: a page's @misc in howpublished (every style prints it), else in url
         if kind == "misc" and not s.arxiv:
-            fields.append(("howpublished", "\\url{" + s.link + "}"))
+            fields.append(("howpublished", "\\url{" + bib_url(s.link) + "}"))
         else:
-            fields.append(("url", s.link))
+            fields.append(("url", bib_url(s.link)))
     fields += [
         ("urldate", s.accessed.isoformat()),
         ("keywords", bib_letters(bib_escape(", ".join((*s.layers, s.type, *(s.keywords or ())))))),

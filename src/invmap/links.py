@@ -2,9 +2,10 @@
 
 Each `url` (the effective link: the catalog's own, else the arXiv or DOI page) and `code` link is
 asked for with HEAD (GET where HEAD is refused), redirects followed one hop at a time so the first
-hop says whether the move is permanent. Requests run concurrently (httpx, asyncio), at most
-`per_host` at once to one host and `TOTAL` in all, each with a timeout; `Retry-After` on 429 or 503
-is honoured up to `MAX_WAIT` seconds, other 5xx answers are asked once more.
+hop says whether the move is permanent. Requests run concurrently (threads, `invmap.net.fetch`), at
+most `per_host` at once to one host and `TOTAL` in all, each with a total deadline (`--timeout`) and
+none begun after the run's RUN_DEADLINE; `Retry-After` on 429 or 503 is honoured up to `MAX_WAIT`
+seconds, other 5xx answers are asked once more.
 
 What a link is: `alive`; `redirected` (alive elsewhere; a warning); `blocked` (401/403: publishers
 often refuse clients that are not browsers; a warning); `timeout`, `rate-limited` or `error` (5xx,
@@ -15,11 +16,9 @@ the cache folder for `max_age` seconds; a transient one is never kept.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -34,6 +33,8 @@ CACHE_NAME = "links.json"
 DEAD = ("dead", "refused")  # what makes `check --links` exit 1
 KEPT = ("alive", "redirected", "dead", "blocked")  # results worth caching (not transient)
 PERMANENT = (301, 308)
+RUN_DEADLINE = 600.0  # seconds for one run's requests together; each request has --timeout in all
+_RUN = [RUN_DEADLINE]  # the deadline of the run under way (for its message)
 
 
 @dataclass
@@ -87,8 +88,11 @@ def check(
     cache_folder: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     clock: Callable[[], float] = time.time,
+    run_deadline: float | None = None,
 ) -> list[tuple[Link, Outcome]]:
-    """Each link with its outcome, in the order given; cached answers younger than `max_age` reused."""
+    """Each link with its outcome, in the order given; cached answers younger than `max_age` reused.
+    Each request has `timeout` seconds in all; no request begins after `run_deadline` seconds
+    (RUN_DEADLINE when None): the links not checked by then are `timeout`s."""
     cache = _read_cache(cache_folder) if cache_folder and max_age > 0 else {}
     now = clock()
     unique = list(dict.fromkeys(link.url for link in links))
@@ -103,64 +107,91 @@ def check(
     if progress:
         progress(done, len(unique))
     if asked:
-        answers = asyncio.run(_check_all(asked, per_host, timeout, lambda: progress and progress(1, 0)))
-        known.update(answers)
+        _RUN[0] = RUN_DEADLINE if run_deadline is None else run_deadline
+        run_end = time.monotonic() + _RUN[0]
+        known.update(_check_all(asked, per_host, timeout, lambda: progress and progress(1, 0), run_end))
     if cache_folder:
         _write_cache(cache_folder, cache, {u: known[u] for u in asked}, clock())
     return [(link, known[link.url]) for link in links]
 
 
-async def _check_all(urls: Sequence[str], per_host: int, timeout: float, step: Callable[[], Any]) -> dict[str, Outcome]:
-    import httpx
+def _check_all(
+    urls: Sequence[str], per_host: int, timeout: float, step: Callable[[], Any], run_end: float
+) -> dict[str, Outcome]:
+    """Each URL's outcome: TOTAL threads, at most `per_host` requests at once to one host, every
+    request through `invmap.net.fetch` (a total deadline of `timeout` seconds, the body never read)
+    and none begun after `run_end` (time.monotonic())."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
-    total = asyncio.Semaphore(TOTAL)
-    hosts: dict[str, asyncio.Semaphore] = {}
+    import httpx  # here: only check --links pays for it
 
-    def gate(url: str) -> asyncio.Semaphore:
+    lock = threading.Lock()
+    hosts: dict[str, threading.BoundedSemaphore] = {}
+
+    def gate(url: str) -> threading.BoundedSemaphore:
         host = (urlsplit(url).hostname or "").lower()
-        return hosts.setdefault(host, asyncio.Semaphore(per_host))
+        with lock:
+            return hosts.setdefault(host, threading.BoundedSemaphore(per_host))
 
-    limits = httpx.Limits(max_connections=TOTAL, max_keepalive_connections=TOTAL)
-    async with httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout),
-        follow_redirects=False,
-        headers={"User-Agent": user_agent()},
-        limits=limits,
-        http2=False,
-        trust_env=False,
-    ) as client:
+    limits = httpx.Limits(max_connections=TOTAL * 2, max_keepalive_connections=TOTAL)
+    client = httpx.Client(follow_redirects=False, limits=limits, http2=False, trust_env=False)
 
-        async def one(url: str) -> tuple[str, Outcome]:
-            outcome = await _follow(client, url, gate, total)
-            step()
-            return url, outcome
+    def one(url: str) -> Outcome:
+        outcome = _follow(client, url, gate, timeout, run_end)
+        step()
+        return outcome
 
-        return dict(await asyncio.gather(*(one(u) for u in urls)))
-
-
-async def _ask(client: Any, method: str, url: str, gate: Callable[[str], Any], total: Any) -> Any:
-    async with total, gate(url):
-        async with client.stream(method, url) as response:  # the body is never read
-            return response
+    pool = ThreadPoolExecutor(max_workers=TOTAL, thread_name_prefix="invmap-links")
+    try:
+        futures = [(url, pool.submit(one, url)) for url in urls]
+        return {url: future.result() for url, future in futures}
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: what has not begun never will
+        client.close()
 
 
-async def _request(client: Any, url: str, gate: Callable[[str], Any], total: Any) -> Any:
+class _RunOver(Exception):
+    """The run's deadline passed before this link's next request could begin."""
+
+
+def _ask(client: Any, method: str, url: str, gate: Callable[[str], Any], timeout: float, run_end: float) -> Any:
+    """One request (the body never read), within `timeout` and the run's deadline."""
+    from invmap import net
+
+    with gate(url):
+        left = run_end - time.monotonic()
+        if left <= 0:
+            raise _RunOver
+        host = urlsplit(url).hostname or url
+        return net.fetch(
+            url,
+            service=host,
+            deadline=min(timeout, left),
+            method=method,
+            follow_redirects=False,
+            client=client,
+            read_body=False,
+        )
+
+
+def _request(client: Any, url: str, gate: Callable[[str], Any], timeout: float, run_end: float) -> Any:
     """One hop: HEAD, then GET where HEAD is refused; 429/503 waited for, other 5xx asked once more."""
     waits = 0
     retried = False
     method = "HEAD"
     while True:
-        response = await _ask(client, method, url, gate, total)
-        if method == "HEAD" and response.status_code in (400, 403, 405, 406, 501):
+        response = _ask(client, method, url, gate, timeout, run_end)
+        if method == "HEAD" and response.status in (400, 403, 405, 406, 501):
             method = "GET"
             continue
-        if response.status_code in (429, 503) and waits < RETRIES_AFTER:
+        if response.status in (429, 503) and waits < RETRIES_AFTER:
             delay = _retry_after(response.headers.get("retry-after"))
-            if delay is not None and delay <= MAX_WAIT:
+            if delay is not None and delay <= MAX_WAIT and time.monotonic() + delay < run_end:
                 waits += 1
-                await asyncio.sleep(delay)
+                time.sleep(delay)
                 continue
-        if response.status_code >= 500 and response.status_code != 503 and not retried:
+        if response.status >= 500 and response.status != 503 and not retried:
             retried = True
             continue
         return response
@@ -182,47 +213,40 @@ def _retry_after(value: str | None) -> float | None:
     return max(when.timestamp() - time.time(), 0.0)
 
 
-async def _follow(client: Any, url: str, gate: Callable[[str], Any], total: Any) -> Outcome:
-    import httpx
+def _follow(client: Any, url: str, gate: Callable[[str], Any], timeout: float, run_end: float) -> Outcome:
+    from invmap.errors import NetworkError
 
     first_hop: int | None = None
     current = url
     reached = False
     try:
         for _ in range(MAX_REDIRECTS + 1):
-            response = await _request(client, current, gate, total)
+            response = _request(client, current, gate, timeout, run_end)
             reached = True
-            code = response.status_code
-            if 300 <= code < 400 and response.headers.get("location"):
+            code = response.status
+            location = response.headers.get("location")
+            if 300 <= code < 400 and location:
                 first_hop = code if first_hop is None else first_hop
-                current = urljoin(current, response.headers["location"])
+                current = urljoin(current, location.strip())
+                if urlsplit(current).scheme.lower() not in ("http", "https"):
+                    return Outcome("error", code, current, "redirected to a URL that is not http(s)", reached=True)
                 continue
             return _classify(code, url, current, first_hop)
         return Outcome("error", None, current, f"more than {MAX_REDIRECTS} redirects", reached=True)
-    except httpx.TimeoutException:
-        return Outcome("timeout", None, None if current == url else current, "no answer in time", reached=reached)
-    except httpx.ConnectError as exc:
+    except _RunOver:
         moved = None if current == url else current
-        cause = _root_cause(exc)
-        if isinstance(cause, ConnectionRefusedError):
+        return Outcome("timeout", None, moved, f"not checked within the run's {_RUN[0]:g} s", reached=reached)
+    except NetworkError as exc:
+        moved = None if current == url else current
+        if exc.kind == "timeout":
+            return Outcome("timeout", None, moved, "no answer in time", reached=reached)
+        if exc.kind == "refused":
             return Outcome("refused", None, moved, "connection refused", reached=True)  # a host answered "no"
-        if isinstance(cause, socket.gaierror):
+        if exc.kind == "unresolved":
             return Outcome("dead", None, moved, "the name does not resolve", reached=reached)
-        reason = getattr(cause, "strerror", None) or str(cause) or str(exc)
-        return Outcome("error", None, moved, f"cannot connect: {reason}", reached=reached)
-    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
-        return Outcome(
-            "error", None, None if current == url else current, str(exc) or type(exc).__name__, reached=reached
-        )
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """The innermost exception httpx wraps (a ConnectionRefusedError, a socket.gaierror, ...)."""
-    seen = {id(exc)}
-    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
-        seen.add(id(inner))
-        exc = inner
-    return exc
+        if exc.kind == "too-large":
+            return Outcome("error", None, moved, "an answer over the size cap", reached=True)
+        return Outcome("error", None, moved, exc.message, reached=reached)
 
 
 def _classify(code: int, url: str, final: str, first_hop: int | None) -> Outcome:

@@ -2,29 +2,34 @@
 and `refresh`.
 
 Base URLs come from `INVMAP_ARXIV_API` and `INVMAP_CROSSREF_API`, so tests and mirrors can stand in
-for the services. Requests carry a User-Agent naming invmap and a timeout; arXiv ids are asked for
-together (`id_list`), and at most one arXiv request is made every ARXIV_GAP seconds (across runs too,
-by a time stamp in the cache folder). An id a service does not know is NotFoundError (exit 1); no
-network, a timeout or a service error is ServiceError (exit 4).
+for the services. Requests go through `invmap.net.fetch` (a User-Agent, a total deadline of TIMEOUT
+seconds a request, answers capped at CAP decoded bytes); one run (`add --from`, a whole `refresh`)
+stops after RUN_DEADLINE seconds however many requests it needs. arXiv ids are asked for together
+(`id_list`), and at most one arXiv request is made every ARXIV_GAP seconds (across runs too, by a
+time stamp in the cache folder). An id a service does not know is NotFoundError (exit 1); no
+network, the deadline, the cap, a service error or a malformed answer is a NetworkError (exit 4).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invmap.errors import FileAccessError, NotFoundError
+from invmap.errors import NetworkError, NotFoundError
 
 ARXIV_VAR, ARXIV_DEFAULT = "INVMAP_ARXIV_API", "https://export.arxiv.org/api/query"
 CROSSREF_VAR, CROSSREF_DEFAULT = "INVMAP_CROSSREF_API", "https://api.crossref.org"
 ARXIV_GAP = 3.0  # seconds between two arXiv requests, as arXiv's terms of use ask
 ARXIV_BATCH = 50  # ids in one arXiv request
-TIMEOUT = 20.0
+TIMEOUT = 20.0  # seconds for one request, all of it (invmap.net.fetch)
+RUN_DEADLINE = 300.0  # seconds for every request of one run together (add --from, refresh)
+CAP = 4 * 2**20  # decoded bytes of one answer (an arXiv batch of 50 is about 150 KB)
 _STAMP = "arxiv-last-request"
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -37,8 +42,9 @@ ENTRY_TYPES = {
 }
 
 
-class ServiceError(FileAccessError):
-    """The service could not be asked (offline, a timeout, an error answer): exit 4, nothing written."""
+class ServiceError(NetworkError):
+    """The service answered with an error or with something that is not what it documents: exit 4,
+    nothing written."""
 
 
 @dataclass
@@ -53,6 +59,7 @@ class Work:
     entry_type: str | None = None
     arxiv: str | None = None
     doi: str | None = None
+    service: str = "a service"  # who said so: "arXiv" or "Crossref"
 
 
 def _one_line(text: str | None) -> str | None:
@@ -61,21 +68,57 @@ def _one_line(text: str | None) -> str | None:
 
 
 def user_agent() -> str:
-    from invmap import __version__
+    from invmap.net import user_agent
 
-    return f"invmap/{__version__} (metadata for a research map; +https://github.com/santho090/inference-engineering)"
+    return user_agent()
+
+
+_RUN: list[float] = []  # when the current run's deadline ends (time.monotonic()), while one runs
+
+
+@contextlib.contextmanager
+def run() -> Iterator[None]:
+    """One run's requests together get at most RUN_DEADLINE seconds (nested runs share the outer one)."""
+    if _RUN:
+        yield
+        return
+    _RUN.append(time.monotonic() + RUN_DEADLINE)
+    try:
+        yield
+    finally:
+        _RUN.clear()
 
 
 def _get(url: str, params: dict[str, str] | None, service: str) -> Any:
-    import httpx
+    """The service's Answer (any status): one request, within TIMEOUT and what is left of the run."""
+    from urllib.parse import urlencode
 
+    from invmap import net
+
+    deadline = TIMEOUT
+    if _RUN:
+        left = _RUN[0] - time.monotonic()
+        if left <= 0:
+            raise _run_over(service)
+        deadline = min(TIMEOUT, left)
+    full = f"{url}{'&' if '?' in url else '?'}{urlencode(params)}" if params else url
     try:
-        with httpx.Client(timeout=TIMEOUT, headers={"User-Agent": user_agent()}, follow_redirects=True) as client:
-            return client.get(url, params=params)
-    except httpx.TimeoutException:
-        raise ServiceError(f"{service} did not answer within {TIMEOUT:g} s ({url})") from None
-    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
-        raise ServiceError(f"cannot reach {service} ({url}): {exc or type(exc).__name__}") from None
+        return net.fetch(full, service=service, deadline=deadline, cap=CAP, headers={"Accept": "*/*"})
+    except NetworkError as exc:
+        if exc.kind == "timeout" and deadline < TIMEOUT:
+            raise _run_over(service) from None
+        raise
+
+
+def _run_over(service: str) -> NetworkError:
+    return NetworkError(
+        f"{service} did not answer within {RUN_DEADLINE:g} s (the deadline of one run, every request together)",
+        kind="timeout",
+    )
+
+
+def _text(answer: Any) -> str:
+    return answer.body.decode("utf-8", "replace")
 
 
 # --- arXiv ----------------------------------------------------------------------------------------
@@ -127,9 +170,9 @@ def arxiv_works(ids: Sequence[str]) -> dict[str, Work]:
             response = _get(base, {"id_list": ",".join(part), "max_results": str(len(part))}, "arXiv")
         finally:
             _arxiv_stamp()
-        if response.status_code != 200:
-            raise ServiceError(f"arXiv answered HTTP {response.status_code} ({base})")
-        out.update(parse_atom(response.text, base))
+        if response.status != 200:
+            raise ServiceError(f"arXiv answered HTTP {response.status} ({base})")
+        out.update(parse_atom(_text(response), base))
     return out
 
 
@@ -162,6 +205,7 @@ def parse_atom(text: str, where: str = "arXiv") -> dict[str, Work]:
             entry_type="misc",
             arxiv=arxiv,
             doi=doi,
+            service="arXiv",
         )
     return works
 
@@ -176,14 +220,16 @@ def crossref_work(doi: str) -> Work | None:
     base = (os.environ.get(CROSSREF_VAR) or CROSSREF_DEFAULT).rstrip("/")
     url = f"{base}/works/{quote(doi, safe='/()')}"
     response = _get(url, None, "Crossref")
-    if response.status_code == 404:
+    if response.status == 404:
         return None
-    if response.status_code != 200:
-        raise ServiceError(f"Crossref answered HTTP {response.status_code} ({url})")
+    if response.status != 200:
+        raise ServiceError(f"Crossref answered HTTP {response.status} ({url})")
     try:
-        message = response.json()["message"]
-    except (ValueError, KeyError, TypeError):
+        message = json.loads(response.body)["message"]
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: 100,000 nested `[`
         raise ServiceError(f"Crossref's answer is not a work record ({url})") from None
+    if not isinstance(message, dict):
+        raise ServiceError(f"Crossref's answer is not a work record ({url})")
     return parse_crossref(message)
 
 
@@ -199,6 +245,7 @@ def parse_crossref(message: dict[str, Any]) -> Work:
         published_in=container,
         entry_type=ENTRY_TYPES.get(str(message.get("type")), "misc"),
         doi=message.get("DOI") if isinstance(message.get("DOI"), str) else None,
+        service="Crossref",
     )
 
 
@@ -210,7 +257,8 @@ def _first(message: dict[str, Any], key: str) -> str | None:
 def _crossref_names(message: dict[str, Any]) -> list[str]:
     """`given family` of each author (an organisation's `name`), in the record's order."""
     names = []
-    for author in message.get("author") or []:
+    authors = message.get("author")
+    for author in authors if isinstance(authors, list) else []:
         if not isinstance(author, dict):
             continue
         name = " ".join(p for p in (author.get("given"), author.get("family")) if isinstance(p, str) and p)
@@ -224,8 +272,9 @@ def _crossref_year(message: dict[str, Any]) -> int | None:
     for key in ("issued", "published", "published-print", "published-online"):
         dates = message.get(key)
         parts = dates.get("date-parts") if isinstance(dates, dict) else None
-        if parts and isinstance(parts[0], list) and parts[0] and isinstance(parts[0][0], int):
-            return parts[0][0]
+        if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+            if isinstance(parts[0][0], int) and not isinstance(parts[0][0], bool):
+                return parts[0][0]
     return None
 
 

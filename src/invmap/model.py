@@ -17,10 +17,18 @@ from invmap.fields import Field as FieldDecl
 from invmap.vocabulary import LAYER_CODES, LAYER_CODES_TEXT, TRIAGE_CODES, layer_codes
 
 # Characters no catalog text may hold: C0 and C1 controls, line/paragraph separators, bidi marks,
-# overrides and isolates, zero-width spaces and the word joiner, and a byte-order mark inside text.
-# They could drive a terminal or hide text; `check` names the field. (U+200C and U+200D, the
-# joiners that Persian and Indic scripts need, stay allowed.)
-FORBIDDEN = "\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+# overrides and isolates, zero-width spaces and the word joiner, invisible operators (U+2061-2064),
+# the deprecated format controls (U+206A-206F), the Mongolian vowel separator (U+180E), tag
+# characters (U+E0000-E007F), and a byte-order mark inside text. They could drive a terminal or hide
+# text; `check` names the field. (U+200C and U+200D, the joiners that Persian and Indic scripts
+# need, stay allowed.) safe.py escapes the same set on output.
+FORBIDDEN = (
+    "\x00-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\U000e0000-\U000e007f"
+)
+# URLs also hold no braces or backslashes (a URL percent-encodes them: %7B %7D %5C): in a .bib file
+# they would end the field or carry TeX commands.
+URL_FORBIDDEN = FORBIDDEN + "{}\\\\"
 # Constraints pydantic checks in Rust rather than in Python callbacks (~0.3 s at 100,000 sources).
 CLEAN_TEXT = rf"^[^{FORBIDDEN}]*[^\s{FORBIDDEN}][^{FORBIDDEN}]*$"  # not blank, no forbidden character
 CLEAN_ITEM = rf"^[^{FORBIDDEN}{LIST_SEPARATOR}]*[^\s{FORBIDDEN}{LIST_SEPARATOR}][^{FORBIDDEN}{LIST_SEPARATOR}]*$"
@@ -30,13 +38,14 @@ CLEAN_PROSE = rf"^[^{PROSE_FORBIDDEN}]*$"
 FIRST_YEAR = 1900
 LAST_YEAR = dt.date.today().year + 1  # "after next year" is implausible
 
+URL_RULE = "an absolute http(s) URL without spaces, braces or backslashes (percent-encode them: %7B %7D %5C)"
 # Fields with a form of their own: (pattern, what a value must be, said in `check`'s words).
 PATTERNS: dict[str, tuple[str, str]] = {
     "id": (r"^[a-z0-9]+(?:-[a-z0-9]+)*$", "lowercase kebab-case such as 'llm-d'"),
     "arxiv": (r"^\d{4}\.\d{4,5}(?:v\d+)?$", "an arXiv id such as '2407.00079'"),
     "doi": (rf"^10\.\d{{4,9}}/[^\s{FORBIDDEN}]+$", "a DOI such as '10.1145/3731569.3764815'"),
-    "url": (rf"^https?://[^\s/?#{FORBIDDEN}]+(?:[/?#][^\s{FORBIDDEN}]*)?$", "an absolute http(s) URL without spaces"),
-    "code": (rf"^https?://[^\s/?#{FORBIDDEN}]+(?:[/?#][^\s{FORBIDDEN}]*)?$", "an absolute http(s) URL without spaces"),
+    "url": (rf"^https?://[^\s/?#{URL_FORBIDDEN}]+(?:[/?#][^\s{URL_FORBIDDEN}]*)?$", URL_RULE),
+    "code": (rf"^https?://[^\s/?#{URL_FORBIDDEN}]+(?:[/?#][^\s{URL_FORBIDDEN}]*)?$", URL_RULE),
 }
 
 Text = Annotated[str, Field(pattern=CLEAN_TEXT)]

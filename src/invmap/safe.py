@@ -6,16 +6,29 @@ import contextlib
 import re
 
 # C0 and C1 controls, DEL, line/paragraph separators, bidi marks, overrides and isolates, zero-width
-# spaces, the word joiner and a byte-order mark: what `model.FORBIDDEN` keeps out of catalogs.
-_CONTROLS = "\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+# spaces, the word joiner, invisible operators, deprecated format controls, the Mongolian vowel
+# separator, tag characters and a byte-order mark: what `model.FORBIDDEN` keeps out of catalogs.
+_HIDDEN = "\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e007f"
+_CONTROLS = "\x00-\x1f\x7f-\x9f" + _HIDDEN
 _CONTROL = re.compile(f"[{_CONTROLS}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable bytes of an argument or file name
-_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+_JSON_RAW = re.compile(f"[\x7f-\x9f{_HIDDEN}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
     code = ord(match.group())
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    """`\\u` escapes as JSON writes them (a character beyond U+FFFF as its UTF-16 surrogate pair)."""
+    code = ord(match.group())
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def escape(text: str) -> str:
@@ -48,7 +61,7 @@ def json_safe(encoded: str) -> str:
     nothing that could drive a terminal. These characters only ever occur inside strings."""
     if encoded.isascii() and "\x7f" not in encoded:
         return encoded
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+    return _JSON_RAW.sub(_json_escaped, encoded)
 
 
 def quiet_stdout(fd: int = 1) -> None:

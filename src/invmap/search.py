@@ -110,14 +110,20 @@ def parse(args: Sequence[str], fields: Sequence[str]) -> tuple[list[tuple[str, s
         raise UsageError('a quoted phrase has no closing " (write \'"kv cache"\' in quotes for the shell)')
     parts: list[tuple[str, str | None, bool]] = []
     excluded: list[str] = []
+    seen: set[tuple[str, str | None, bool]] = set()  # a word or phrase said again adds nothing: kept once
     for n, chunk in enumerate(text.split('"')):
         if n % 2:  # inside quotes
-            if words_of(chunk):
+            if words_of(chunk) and (phrase := (" ".join(words_of(chunk)), None, True)) not in seen:
+                seen.add(phrase)
                 parts.append((chunk, None, True))
             continue
         for token in chunk.split():
+            folded = (token.casefold(), None, False)
+            if folded in seen:
+                continue
+            seen.add(folded)
             if token.startswith("-") and len(token) > 1:
-                excluded.extend(words_of(token[1:]))
+                excluded.extend(w for w in words_of(token[1:]) if w not in excluded)
                 continue
             name, colon, rest = token.partition(":")
             if rest.startswith("//"):  # a URL (`http://...`) is text to look for, not a field

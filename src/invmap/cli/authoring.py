@@ -444,7 +444,8 @@ def _fill_from(values: dict[str, Any], identifier: str) -> None:
     """`add --from`: the options not given, from arXiv or Crossref (an option given always wins)."""
     from invmap import metadata
 
-    work = metadata.lookup(identifier)
+    with metadata.run():
+        work = metadata.lookup(identifier)
     found = {
         "title": work.title,
         "author_names": work.author_names or None,
@@ -455,8 +456,16 @@ def _fill_from(values: dict[str, Any], identifier: str) -> None:
         "arxiv": work.arxiv,
         "doi": work.doi,
     }
+    by_name = {f.name: f for f in FIELDS}
     for key, value in found.items():
         if value is not None and not values.get(key):
+            try:  # the service's value, read as the option's would be: never blamed on an option not given
+                by_name[key].kind.parse(value)
+            except ValueError as exc:
+                raise metadata.ServiceError(
+                    f"{work.service} gives a {key.replace('_', ' ')} invmap cannot use: {exc}",
+                    hint=f"give {by_name[key].flag} yourself",
+                ) from None
             values[key] = value
     if not values.get("name"):
         values["name"] = metadata.name_from_title(work.title or identifier)
@@ -585,7 +594,8 @@ def _catalog_at(name: str) -> Any:
         return catalogs.validate(interchange.read_markdown(text, name), name)
     if name == "-":
         data = catalogs.read_bytes(name)
-        if data.lstrip().startswith((b"#", b"|")) and b"|---" in data:  # a Markdown map on stdin
+        head = data.removeprefix(catalogs.BOM.encode("utf-8")).lstrip()  # a BOM, as a file by path may have
+        if head.startswith((b"#", b"|")) and b"|---" in data:  # a Markdown map on stdin
             return catalogs.validate(interchange.read_markdown(data.decode("utf-8-sig"), name), name)
         return catalogs.validate_bytes(data, name)
     return catalogs.load(name)
@@ -733,16 +743,18 @@ def refresh(ctx: typer.Context, args: Args) -> None:
     if args.ids:
         by_id = {s.id: s for s in cat.sources}
         chosen = [by_id[r["id"]] for r in query.resolve_all(index(ctx), args.ids)]
-    changed = _differences([s for s in chosen if s.arxiv or s.doi])
+    from invmap import metadata
+
+    with metadata.run():  # every request of the run within metadata.RUN_DEADLINE
+        changed = _differences([s for s in chosen if s.arxiv or s.doi])
     rows = [
         {"change": "changed", "id": c["id"], "field": f, "old": _cell(old), "new": _cell(new)}
         for c in changed
         for f, (old, new) in c["fields"].items()
     ]
     emit(out, Result(rows, ["change", "id", "field", "old", "new"], data=changed))
-    if args.write and changed:
-        for c in changed:
-            edits.edit_source(location, c["id"], {f: new for f, (_, new) in c["fields"].items()}, ())
+    if args.write and changed:  # every change validated together, then one write (or none)
+        edits.edit_sources(location, {c["id"]: {f: new for f, (_, new) in c["fields"].items()} for c in changed})
         say(f"updated {len(changed)} source{'s' if len(changed) != 1 else ''} in {location.path}")
         return
     if changed:

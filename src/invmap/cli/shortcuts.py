@@ -26,7 +26,8 @@ whole suite once that way), and a Typer upgrade is a question about this file al
 - `help_keeps_words_whole` (always applied): click's help wrapping breaks at spaces only, never
   inside a URL or an option name at its hyphens.
 - `errors_keep_their_status` (always applied): click's usage errors are written to stderr; a full or
-  closed stderr must not turn exit 2 into a traceback or another status.
+  closed stderr must not turn exit 2 into a traceback or another status, and what they quote of the
+  command line (an unknown option, an extra argument) is escaped as every message is.
 - `real_case_completion`: Typer keeps only candidates that start with the typed text in its case;
   invmap offers `Attention Is All You Need` for `att` (the shells match case-insensitively), so its
   callbacks' candidates are passed on as they are. Off: Typer's filter applies (the TAB fast path,
@@ -73,8 +74,12 @@ def errors_keep_their_status() -> None:
         def quiet(self: Any, file: Any = None, _show: Any = show) -> None:
             import sys
 
+            from invmap.safe import escape
+
             if file is None and sys.stderr is None:  # a closed stderr: click would write to stdout
                 return
+            if isinstance(getattr(self, "message", None), str):  # it may quote what was typed
+                self.message = escape(self.message)
             try:
                 _show(self, file)
             except (OSError, ValueError, AttributeError):
