@@ -873,8 +873,19 @@ KV_LIMITATIONS = [
 ]
 
 
+def check_all(options: dict[str, Any]) -> None:
+    """Every numeric option given, checked before anything is computed (used or not)."""
+    for name, value in options.items():
+        if value is not None and (name in INT_BOUNDS or name in FLOAT_BOUNDS or name == "gpu_memory_utilization"):
+            check(name, value)
+
+
+KV_SHAPE_OPTIONS = ("attention_heads", "kv_heads", "head_dim", "element_bytes", "kv_cache_dtype", "tensor_parallel")
+
+
 def kv(options: dict[str, Any], model: Model | None) -> dict[str, Any]:
     """`ie memory kv` from a model's config: bytes per token, per sequence and in total."""
+    check_all(options)
     inputs = Inputs(options)
     layout = layout_of(model) if model is not None else None
     shape, tp_lines, notes = _kv_shape(inputs, model, layout)
@@ -959,6 +970,7 @@ MEMORY_LIMITATIONS = [
 
 def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dict[str, Any]:
     """`ie memory model`, and with a device's memory what is left for KV at a utilization fraction."""
+    check_all(options)
     inputs = Inputs(options)
     layout = layout_of(model) if model is not None else None
     notes: list[str] = []
@@ -1117,9 +1129,9 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
         if tp > 1:
             assumptions.append("Tensor parallelism splits the weights evenly across the GPUs (embeddings included).")
     else:
-        for name in ("gpu_memory_utilization", "tokens_per_request", "block_size"):
+        for name in ("gpu_memory_utilization", "tokens_per_request", "block_size", *KV_SHAPE_OPTIONS):
             if options.get(name) is not None:
-                raise UsageError(f"{FLAGS[name]} needs a device: give --gpu or --memory")
+                raise UsageError(f"{FLAGS[name]} needs a device: give --gpu or --memory (the KV pool is sized on it)")
     if counted is not None and stored is None and options.get("parameters") is None:
         assumptions.append(
             f"Parameters counted from the config ({model.model_type}): embeddings, attention, MLP"  # type: ignore[union-attr]
@@ -1177,6 +1189,7 @@ def _attended(tokens: int, window: int | None) -> int:
 
 def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dict[str, Any]:
     """`ie roofline`: explicit operations and bytes, or a model's prefill or decode step on a GPU."""
+    check_all(options)
     inputs = Inputs(options)
     scenario = options.get("scenario") or "prefill"
     if scenario not in IE_ROOFLINE:
@@ -1193,7 +1206,15 @@ def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> d
         formulas += lines
         assumptions += said
     elif model is None:
-        for name in ("prompt_tokens", "context_tokens", "batch_size"):
+        for name in (
+            "prompt_tokens",
+            "context_tokens",
+            "batch_size",
+            "parameters",
+            "weight_bytes",
+            "element_bytes",
+            "kv_cache_dtype",
+        ):
             if options.get(name) is not None:
                 raise UsageError(f"{FLAGS[name]} needs a --model (or give --operations and --bytes-moved)")
     ops = inputs.pick("operations", "operations", (derived_ops, "model"), (defaults["operations"], "default"))
@@ -1522,7 +1543,7 @@ def model_rows() -> list[dict[str, Any]]:
                 "attention": "latent"
                 if layout.kind == "latent"
                 else ("sliding" if layout.sliding == layout.layers else "hybrid" if layout.sliding else "full"),
-                "layers": layout.layers,
+                "num_hidden_layers": layout.layers,
                 "sliding_layers": layout.sliding,
                 "window": layout.window,
                 "attention_heads": layout.attention_heads,

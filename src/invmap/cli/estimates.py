@@ -130,10 +130,6 @@ def estimate_roofline(ctx: typer.Context, args: Args) -> None:
     _run(ctx, args, "roofline")
 
 
-MODEL_FIELDS = ["name", "display", "attention", "layers", "kv_heads", "head_dim", "kv_bytes_per_token"]
-GPU_FIELDS = ["name", "display", "vendor", "memory_gb", "bandwidth_tb_s", "bf16_dense_tflops", "fp8_dense_tflops"]
-
-
 @implements("models")
 def models_cmd(ctx: typer.Context, args: Args) -> None:
     """The shipped models, each with its KV layout and the config.json it was read from."""
@@ -141,7 +137,24 @@ def models_cmd(ctx: typer.Context, args: Args) -> None:
 
     out = output(ctx, args)
     rows = core.model_rows()
-    emit(out, Result(rows, list(rows[0]) if out.machine else MODEL_FIELDS))
+    if out.machine:
+        emit(out, Result(rows, list(rows[0])))
+        return
+    shown = [
+        {
+            "name": r["name"],
+            "attention": r["attention"],
+            "cache_shape": (
+                f"{r['num_hidden_layers']} x ({r['kv_lora_rank']} + {r['qk_rope_head_dim']})"
+                if r["attention"] == "latent"
+                else f"{r['num_hidden_layers']} x {r['kv_heads']} x {r['head_dim']} x 2"
+            ),
+            "bytes_per_token": f"{r['kv_bytes_per_token']:,} ({core.human_bytes(r['kv_bytes_per_token'])})",
+            "dtype": r["dtype"],
+        }
+        for r in rows
+    ]
+    emit(out, Result(shown, list(shown[0])))
 
 
 @implements("gpus")
@@ -151,4 +164,22 @@ def gpus_cmd(ctx: typer.Context, args: Args) -> None:
 
     out = output(ctx, args)
     rows = core.gpu_rows()
-    emit(out, Result(rows, list(rows[0]) if out.machine else GPU_FIELDS))
+    if out.machine:
+        emit(out, Result(rows, list(rows[0])))
+        return
+
+    def figure(value: float | None, unit: str) -> str:
+        return "" if value is None else f"{value:g} {unit}"
+
+    shown = [
+        {
+            "name": r["name"],
+            "vendor": r["vendor"],
+            "memory": figure(r["memory_gb"], "GB"),
+            "bandwidth": figure(r["bandwidth_tb_s"], "TB/s"),
+            "bf16_dense": figure(r["bf16_dense_tflops"], "TFLOP/s"),
+            "fp8_dense": figure(r["fp8_dense_tflops"], "TFLOP/s"),
+        }
+        for r in rows
+    ]
+    emit(out, Result(shown, list(shown[0])))
