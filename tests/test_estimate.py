@@ -633,3 +633,33 @@ def test_in_a_pipe_the_estimate_is_text_with_its_label_formulas_and_limitations(
     assert done.out.startswith("KV cache estimate (estimated)\nmodel: OPT-13B (opt), read from https://")
     assert "bytes_per_token = L x H_kv x d_h x 2 x b_e = 40 x 40 x 128 x 2 x 2 = 819,200 B (800.00 KiB)" in done.out
     assert "leaves out:\n  - It excludes block (page) rounding" in done.out
+
+
+def test_readme_recreate_estimates_runs_as_written(tmp_path):
+    """Each `sh` block of the README's "Recreate: estimates", line by line as a user types it; every line
+    of the `text` block right after it is a line of what those commands printed."""
+    import os
+    import re
+    from pathlib import Path
+
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"## Recreate: estimates\n(.*?)\n## Experiment records\n", readme, re.S).group(1)
+    blocks = re.findall(r"```(sh|text)\n(.*?)```(\s*)", section, re.S)
+    env = {**os.environ, "PATH": f"{Path(installed_invmap()).parent}:{os.environ['PATH']}"}
+    checked = 0
+    for n, (lang, body, _) in enumerate(blocks):
+        if lang != "sh":
+            continue
+        printed: list[str] = []
+        for line in (line for line in body.splitlines() if line.strip()):
+            done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, env=env)
+            assert done.returncode == 0, (line, done.stderr)
+            printed += done.stdout.splitlines()
+        expected = blocks[n + 1]
+        assert expected[0] == "text", body
+        for wanted in expected[1].splitlines():
+            assert wanted in printed, (body, wanted)
+            checked += 1
+    assert checked >= 10

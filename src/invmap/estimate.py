@@ -195,7 +195,7 @@ def _n(value: float) -> str:
     """A number with thousands separators; floats to at most four significant decimals."""
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e16):
         return f"{int(value):,}"
-    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.6g}"
+    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
 
 
 def human(value: float, unit: str) -> str:
@@ -1058,7 +1058,6 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
             {
                 "memory_bytes": device_memory,
                 "budget_bytes": budget,
-                "weights_bytes_per_gpu": weights_gpu,
                 "kv_available_bytes": max(left, 0),
                 "kv_bytes_per_token": per_token,
                 "kv_pool_tokens": pool_tokens,
@@ -1066,11 +1065,11 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
             }
         )
         units.update(
-            dict.fromkeys(
-                ("memory_bytes", "budget_bytes", "weights_bytes_per_gpu", "kv_available_bytes", "kv_bytes_per_token"),
-                "bytes",
-            )
+            dict.fromkeys(("memory_bytes", "budget_bytes", "kv_available_bytes", "kv_bytes_per_token"), "bytes")
         )
+        if tp > 1:
+            results["weights_bytes_per_gpu"] = weights_gpu
+            units["weights_bytes_per_gpu"] = "bytes"
         units.update({"kv_pool_tokens": "tokens", "max_concurrency": f"requests of {request:,} tokens"})
         formulas.append(
             f"budget_bytes = memory x utilization = {device_memory:,} x {util:g} = {budget:,} B ({human_bytes(budget)})"
@@ -1343,7 +1342,7 @@ def _model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, fl
         written = shape.per_sequence(prompt)
         moved = weights + written
         lines += [
-            f"O = 2 x active_parameters x P + 2 x heads x (d_qk + d_v) x attended_pairs = 2 x {active:,} x {prompt:,} + "
+            f"O = 2 x active_parameters x P + 2 x heads x (d_qk + d_v) x causal pairs over all layers = 2 x {active:,} x {prompt:,} + "
             f"2 x {heads} x ({qd} + {vd}) x {pairs:,} = {_n(ops)} operations",
             f"D = weights_bytes + KV written = {weights:,} + {written:,} = {_n(moved)} bytes",
         ]
@@ -1357,7 +1356,7 @@ def _model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, fl
     read = shape.per_sequence(context) * batch
     moved = weights + read
     lines += [
-        f"O = B x (2 x active_parameters + 2 x heads x (d_qk + d_v) x attended_positions) = {batch:,} x (2 x {active:,} + "
+        f"O = B x (2 x active_parameters + 2 x heads x (d_qk + d_v) x positions attended over all layers) = {batch:,} x (2 x {active:,} + "
         f"2 x {heads} x ({qd} + {vd}) x {pairs:,}) = {_n(ops)} operations",
         f"D = weights_bytes + B x KV of C tokens = {weights:,} + {batch:,} x {shape.per_sequence(context):,} = {_n(moved)} bytes",
     ]
