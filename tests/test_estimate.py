@@ -663,3 +663,26 @@ def test_readme_recreate_estimates_runs_as_written(tmp_path):
             assert wanted in printed, (body, wanted)
             checked += 1
     assert checked >= 10
+
+
+def test_a_hostile_folder_name_is_shown_not_interpreted(cli, tmp_path):
+    folder = write_config(tmp_path / "evil\x1b]0;pwned\x07", **LLAMA)
+    table = cli("estimate", "kv", "--model", folder, "--format", "table")
+    assert table.code == 0 and "\x1b]0;" not in table.out and "\\x1b]0;pwned\\x07" in table.out
+    for fmt in ("plain", "json"):
+        out = cli("estimate", "kv", "--model", folder, "--format", fmt).out
+        assert "\x1b" not in out and "\x07" not in out
+
+
+def test_an_unreadable_config_is_exit_4(cli, tmp_path):
+    import os
+
+    folder = write_config(tmp_path / "locked", **LLAMA)
+    (tmp_path / "locked" / "config.json").chmod(0)
+    try:
+        if os.access(tmp_path / "locked" / "config.json", os.R_OK):
+            pytest.skip("running as a user who reads any file (root)")
+        result = cli("estimate", "kv", "--model", folder)
+        assert result.code == 4 and result.err.startswith(f"Error: cannot read {folder}/config.json: ")
+    finally:
+        (tmp_path / "locked" / "config.json").chmod(0o644)

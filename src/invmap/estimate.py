@@ -1317,6 +1317,10 @@ def _model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, fl
         (counted[1] if counted else None, "model (counted from its config)"),
     )
     total_params = counted[0] if counted and given is None else active
+    if given is not None:
+        assumptions_given = "--parameters is taken as the parameters read per step too (weights = P x b_w)"
+    else:
+        assumptions_given = ""
     weight_bytes = inputs.pick(
         "weight_bytes", "bytes", (layout.dtype_bytes, "model"), (IE_MODEL["weight_bytes"], "default")
     )
@@ -1334,6 +1338,8 @@ def _model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, fl
         "Every weight is read from memory once per step (for a mixture of experts, all experts: which ones a batch "
         "touches is not modelled).",
     ]
+    if assumptions_given:
+        said.append(assumptions_given + ".")
     if scenario == "prefill":
         prompt = inputs.pick("prompt_tokens", "tokens", (PHASE_DEFAULTS["prompt_tokens"], "invmap default"))
         pairs = sum(_attended(prompt, w) for w in layout.windows)
