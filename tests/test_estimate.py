@@ -16,6 +16,7 @@ import pytest
 from conftest import installed_invmap
 from invmap import estimate as core
 from invmap import options as decl
+from invmap.cli import shortcuts
 
 
 def run_json(cli, *args: str) -> dict:
@@ -606,10 +607,15 @@ def test_completion_offers_model_and_gpu_names():
     assert out.split() == ["fp8", "fp8_e4m3", "fp8_e5m2"]
 
 
-def test_the_core_imports_no_cli_and_an_estimate_no_heavy_module(tmp_path):
-    """estimate.py is core (no typer, click or invmap.cli); a run imports neither pydantic, rich nor httpx."""
+def test_the_core_imports_no_cli():
+    """estimate.py is core: importing it loads no typer, click or invmap.cli."""
     probe = "import sys, invmap.estimate; print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click') or m.startswith('invmap.cli')))"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+@pytest.mark.skipif(not shortcuts.ENABLED, reason="the Typer shortcuts are off: Typer itself imports pydantic")
+def test_an_estimate_imports_no_heavy_module():
+    """A run imports neither pydantic, rich, httpx nor rapidfuzz (start-up is measured)."""
     program = installed_invmap()
     for args in (
         ["estimate", "kv", "--model", "llama-3.1-8b"],
