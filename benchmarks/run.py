@@ -136,6 +136,22 @@ def main() -> None:
         ("show PagedAttention --json", [program, "show", "PagedAttention", "--json"], None),
         ("search 'virtual memory' --json", [program, "search", "virtual memory", "--json"], None),
         ("triage 'kv cache full' --json", [program, "triage", "kv", "cache", "full", "--json"], None),
+        ("list --json", [program, "list", "--json"], None),
+        (
+            "estimate kv --model llama-3.1-8b --json",
+            [program, "estimate", "kv", "--model", "llama-3.1-8b", "--json"],
+            None,
+        ),
+        (
+            "estimate memory --model llama-3.1-8b --gpu h100-sxm --json",
+            [program, "estimate", "memory", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--json"],
+            None,
+        ),
+        (
+            "estimate roofline --scenario decode --model llama-3.1-8b --json",
+            [program, "estimate", "roofline", "--scenario", "decode", "--model", "llama-3.1-8b", "--json"],
+            None,
+        ),
     ]
     # Round-robin, so that a change in the machine's load touches every command alike (the ratios
     # between them are the figures that matter).
@@ -158,6 +174,15 @@ def main() -> None:
         listing,
         ratio(small["search 'virtual memory' --json"], listing, "list", 1.1),
     )
+
+    for label in [name for name, _, _ in commands if name.startswith("estimate ")]:
+        add(
+            f"{label.split(' --')[0]} against list --json",
+            small[label],
+            "list --json",
+            small["list --json"],
+            ratio(small[label], small["list --json"], "list --json", 1.5),
+        )
 
     # TAB: the completion fast path against the interpreter floor.
     for label, words, cword in [

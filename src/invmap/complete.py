@@ -45,6 +45,25 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Completion names whose values live in the estimates' tables (`estimate.py`), read only when completed.
+LAZY_CHOICES = frozenset({"model", "gpu", "kv_cache_dtype", "scenario"})
+
+
+def choice_values(kind: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The values (and their help) of a fixed-choice completion name."""
+    if kind not in LAZY_CHOICES:
+        return CHOICES[kind], {}
+    from invmap import estimate  # the shipped tables are read only when a TAB asks for them
+
+    if kind == "model":
+        return estimate.model_names(), {m["name"]: m["display"] for m in estimate.model_table()}
+    if kind == "gpu":
+        return estimate.gpu_names(), {g["name"]: g["display"] for g in estimate.gpu_table()}
+    if kind == "kv_cache_dtype":
+        return tuple(estimate.KV_DTYPES), {}
+    return tuple(estimate.IE_ROOFLINE), {}
+
+
 def _fill_choices() -> None:
     from invmap.fields import SORT_KEYS
     from invmap.filters import SEARCHABLE

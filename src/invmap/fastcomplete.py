@@ -173,8 +173,9 @@ def _candidates(
         return complete.choices(formats.names_for(command.view), incomplete) if command else None
     if kind == "fields":
         return complete.fields(complete.fields_of(command.path), incomplete) if command else None
-    if kind in complete.CHOICES:
-        return complete.choices(complete.CHOICES[kind], incomplete)
+    if kind in complete.CHOICES or kind in complete.LAZY_CHOICES:
+        values, helps = complete.choice_values(kind)
+        return complete.choices(values, incomplete, helps)
     if kind not in complete.INDEX_KINDS:
         return None
     from invmap import cache

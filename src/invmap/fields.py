@@ -575,6 +575,12 @@ EXTRA: tuple[Field, ...] = (
         "records citing the source that fail 'record check' (questions with records)",
         kind=LIST,
     ),
+    Field(
+        "estimated_records",
+        "Estimated records",
+        "the valid records among them that are estimates, which leave a question open (questions with records)",
+        kind=LIST,
+    ),
 )
 SCORED_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score")
 SEARCH_RESULT_FIELDS: tuple[str, ...] = (*SOURCE_FIELDS, "score", "matched", "corrected", "why")

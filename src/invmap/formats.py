@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CATALOG = VIEWS = (
+RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CATALOG, ESTIMATE = VIEWS = (
     "records",
     "source",
     "levels",
@@ -27,6 +27,7 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
     "links",
     "diff",
     "catalog",
+    "estimate",
 )
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
 
@@ -49,14 +50,14 @@ FORMATS: tuple[Format, ...] = (
         "table",
         False,
         "a table drawn to the terminal's width (the default on a terminal)",
-        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF), "invmap.render:table"),
+        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE), "invmap.render:table"),
         True,
     ),
     Format(
         "json",
         True,
         "JSON: an array of objects (one object for `show` and the overviews)",
-        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG), "invmap.render:json_text"),
+        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE), "invmap.render:json_text"),
         True,
         (".json",),
     ),
@@ -97,7 +98,11 @@ FORMATS: tuple[Format, ...] = (
         "plain",
         False,
         "tab-separated lines without a header (the default in a pipe)",
-        {**_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render:plain_text"), DOCUMENT: "invmap.render:document_plain"},
+        {
+            **_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render:plain_text"),
+            DOCUMENT: "invmap.render:document_plain",
+            ESTIMATE: "invmap.estimate:plain_text",
+        },
     ),
     Format(
         "bibtex",

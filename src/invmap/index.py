@@ -959,7 +959,7 @@ def _one_builder(key: dict[str, Any]) -> Iterator[bool]:
     without locks): yields False and the build goes on unlocked, as before."""
     import fcntl
 
-    if _usable_folder(create=True) is None:
+    if usable_folder(create=True) is None:
         yield False
         return
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -194,6 +194,65 @@ REMOVE_PREFIX, SET_PREFIX = "remove_", "set_"
 
 NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not use yet.", kind="flag", default=False)
 
+# --- estimates: the field guide's `ie memory kv|model` and `ie roofline`, from a model and a GPU ----
+
+_IE = "Default: {} (the field guide's made-up model)."
+MODEL_OPT = Opt(
+    "model",
+    ("--model", "-m"),
+    "A model: a config.json, the folder holding it, or a shipped name (invmap models).",
+    "NAME|PATH",
+    complete="model",
+)
+GPU_OPT = Opt(
+    "gpu", ("--gpu",), "A GPU from invmap's table (invmap gpus): its memory and peaks.", "NAME", complete="gpu"
+)
+KV_SHAPE: tuple[Opt, ...] = (
+    Opt("layers", ("--layers",), "Transformer layers (L). " + _IE.format(24), "N", kind="int"),
+    Opt("attention_heads", ("--attention-heads",), "Query heads. " + _IE.format(32), "N", kind="int"),
+    Opt(
+        "kv_heads",
+        ("--kv-heads",),
+        "Key-value heads (H_kv; fewer than query heads: GQA). " + _IE.format(8),
+        "N",
+        kind="int",
+    ),
+    Opt("head_dim", ("--head-dim",), "Head dimension (d_h). " + _IE.format(128), "N", kind="int"),
+    Opt(
+        "element_bytes",
+        ("--element-bytes",),
+        "Bytes per KV element (b_e). Default: from --kv-cache-dtype, else the model's dtype, else 2.",
+        "N",
+        kind="int",
+    ),
+    Opt(
+        "kv_cache_dtype",
+        ("--kv-cache-dtype",),
+        "vLLM's KV dtype: auto (the config's torch_dtype), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, bf16, fp16.",
+        "DTYPE",
+        complete="kv_cache_dtype",
+    ),
+    Opt(
+        "tensor_parallel",
+        ("--tensor-parallel",),
+        "GPUs the model is split across: per-GPU figures (max(1, H_kv / N) KV heads each). Default: 1.",
+        "N",
+        kind="int",
+    ),
+)
+RECORD_OPTS: tuple[Opt, ...] = (
+    Opt(
+        "record",
+        ("--record",),
+        "Also write an experiment record (estimated) addressing this source's question; needs -o.",
+        "SOURCE",
+        complete="source",
+    ),
+    Opt("output_path", ("--output", "-o"), "With --record: the record's file.", "FILE"),
+    Opt("force", ("--force",), "With --record: overwrite FILE if it exists.", kind="flag", default=False),
+)
+ESTIMATE_VIEW = "estimate"
+
 COMMANDS: tuple[Command, ...] = (
     # --- query
     Command(
@@ -842,6 +901,240 @@ COMMANDS: tuple[Command, ...] = (
         ),
         ("invmap diff shipped my-map.toml", "invmap diff old.md new.md --json"),
     ),
+    # --- estimates
+    Command(
+        "estimate",
+        "Estimates",
+        "estimates",
+        "Recreate: KV, memory and roofline estimates (estimated).",
+        examples=(
+            "invmap estimate kv --model llama-3.1-8b --tokens 8192 --concurrency 16",
+            "invmap estimate memory --model qwen3-8b --memory 80GB --tokens-per-request 8192",
+            "invmap estimate roofline --scenario decode --model llama-3.1-8b --batch-size 8",
+        ),
+    ),
+    Command(
+        "kv",
+        "Estimates",
+        "estimates",
+        "KV bytes per token, per sequence and in total.",
+        ESTIMATE_VIEW,
+        ("output_no_fields",),
+        (
+            MODEL_OPT,
+            Opt("tokens", ("--tokens",), "Tokens per sequence (S). " + _IE.format(2048), "N", kind="int"),
+            Opt("concurrency", ("--concurrency",), "Concurrent sequences (B). " + _IE.format(8), "N", kind="int"),
+            *KV_SHAPE,
+            *RECORD_OPTS,
+        ),
+        examples=(
+            "invmap estimate kv",
+            "invmap estimate kv --model opt-13b --tokens 2048 --concurrency 1",
+            "invmap estimate kv --model ./Llama-3.1-8B/config.json --kv-cache-dtype fp8 --tensor-parallel 2",
+            "invmap estimate kv --model deepseek-v3 --record pagedattention -o experiments/kv.json",
+        ),
+        parent="estimate",
+    ),
+    Command(
+        "memory",
+        "Estimates",
+        "estimates",
+        "Weights, activations and the KV pool left on a GPU.",
+        ESTIMATE_VIEW,
+        ("output_no_fields",),
+        (
+            MODEL_OPT,
+            GPU_OPT,
+            Opt(
+                "memory",
+                ("--memory",),
+                "Device memory instead of --gpu's: 80GB (x 10^9), 80GiB (x 2^30) or bytes.",
+                "SIZE",
+            ),
+            Opt(
+                "gpu_memory_utilization",
+                ("--gpu-memory-utilization",),
+                "Fraction of device memory the engine may use, as vLLM's option means it. Default: 0.9.",
+                "FRACTION",
+                kind="float",
+            ),
+            Opt(
+                "tokens_per_request",
+                ("--tokens-per-request",),
+                "Tokens per request for the maximum concurrency. Default: the model's max_position_embeddings, "
+                "else --sequence-length.",
+                "N",
+                kind="int",
+            ),
+            Opt("block_size", ("--block-size",), "Round the KV pool down to blocks of N tokens.", "N", kind="int"),
+            Opt(
+                "parameters",
+                ("--parameters",),
+                "Parameters (P). Default: counted from the model, else 10^9.",
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "weight_bytes",
+                ("--weight-bytes",),
+                "Bytes per weight (b_w). Default: the model's dtype, else 2.",
+                "N",
+                kind="int",
+            ),
+            Opt("hidden_size", ("--hidden-size",), "Hidden size (H). " + _IE.format(4096), "N", kind="int"),
+            Opt(
+                "batch_size",
+                ("--batch-size",),
+                "Sequences in the activation working set (B). " + _IE.format(4),
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "sequence_length",
+                ("--sequence-length",),
+                "Tokens per sequence (S). " + _IE.format(512),
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "activation_bytes",
+                ("--activation-bytes",),
+                "Bytes per activation element (b_a). " + _IE.format(2),
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "activation_tensors",
+                ("--activation-tensors",),
+                "Activation tensors modelled (a). " + _IE.format(2),
+                "N",
+                kind="int",
+            ),
+            *KV_SHAPE,
+            *RECORD_OPTS,
+        ),
+        examples=(
+            "invmap estimate memory",
+            "invmap estimate memory --model llama-3.1-8b --gpu h100-sxm --tokens-per-request 8192",
+            "invmap estimate memory --model llama-3-70b-instruct --gpu h100-sxm --json | jq .verdict",
+        ),
+        parent="estimate",
+    ),
+    Command(
+        "roofline",
+        "Estimates",
+        "estimates",
+        "Intensity, ridge point and the lower roof of a phase.",
+        ESTIMATE_VIEW,
+        ("output_no_fields",),
+        (
+            MODEL_OPT,
+            GPU_OPT,
+            Opt("scenario", ("--scenario",), "prefill or decode. Default: prefill.", "PHASE", complete="scenario"),
+            Opt(
+                "operations",
+                ("--operations",),
+                "Operations in the modelled step (O). Default: the scenario's.",
+                "O",
+                kind="float",
+            ),
+            Opt(
+                "bytes_moved",
+                ("--bytes-moved",),
+                "Bytes moved in the step (D). Default: the scenario's.",
+                "D",
+                kind="float",
+            ),
+            Opt(
+                "peak_operations_per_second",
+                ("--peak-operations-per-second", "--peak"),
+                "Compute ceiling (P_peak). Default: --gpu's dense BF16 peak, else 2e12.",
+                "FLOP/S",
+                kind="float",
+            ),
+            Opt(
+                "bandwidth_bytes_per_second",
+                ("--bandwidth-bytes-per-second", "--bandwidth"),
+                "Memory-bandwidth ceiling (BW). Default: --gpu's, else 1e12.",
+                "B/S",
+                kind="float",
+            ),
+            Opt(
+                "parameters",
+                ("--parameters",),
+                "Active parameters per token. Default: counted from the model.",
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "weight_bytes",
+                ("--weight-bytes",),
+                "Bytes per weight. Default: the model's dtype, else 2.",
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "prompt_tokens",
+                ("--prompt-tokens",),
+                "With --model, prefill: prompt tokens (P). Default: 2048.",
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "batch_size",
+                ("--batch-size",),
+                "With --model, decode: sequences in the batch (B). Default: 8.",
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "context_tokens",
+                ("--context-tokens",),
+                "With --model, decode: context per sequence (C). Default: 2048.",
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "element_bytes",
+                ("--element-bytes",),
+                "Bytes per KV element. Default: the model's dtype.",
+                "N",
+                kind="int",
+            ),
+            Opt(
+                "kv_cache_dtype",
+                ("--kv-cache-dtype",),
+                "vLLM's KV dtype (auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, bf16, fp16).",
+                "DTYPE",
+                complete="kv_cache_dtype",
+            ),
+            *RECORD_OPTS,
+        ),
+        examples=(
+            "invmap estimate roofline",
+            "invmap estimate roofline --scenario decode",
+            "invmap estimate roofline --scenario decode --model llama-3.1-8b --peak 989e12 --bandwidth 3.35e12",
+        ),
+        parent="estimate",
+    ),
+    Command(
+        "models",
+        "Estimates",
+        "estimates",
+        "List the models estimates know, and where each config was read.",
+        "records",
+        ("output_no_fields",),
+        examples=("invmap models", "invmap models --json | jq -r '.[] | \"\\(.name) \\(.kv_bytes_per_token)\"'"),
+    ),
+    Command(
+        "gpus",
+        "Estimates",
+        "estimates",
+        "List the GPUs estimates know, and where each figure was read.",
+        "records",
+        ("output_no_fields",),
+        examples=("invmap gpus", "invmap gpus --json | jq '.[] | select(.memory_gb != null) | .name'"),
+    ),
     # --- records
     Command(
         "record",
@@ -908,7 +1201,7 @@ COMMANDS: tuple[Command, ...] = (
 EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
     "search": ("score", "matched", "corrected", "why"),
     "related": ("score",),
-    "questions": ("records", "invalid_records"),
+    "questions": ("records", "invalid_records", "estimated_records"),
     "show": ("reports",),
 }
 
@@ -925,7 +1218,7 @@ SUB: dict[str, dict[str, Command]] = {}
 for _c in COMMANDS:
     if _c.parent is not None:
         SUB.setdefault(_c.parent, {})[_c.name] = _c
-GROUPS: tuple[str, ...] = ("Query", "Overview", "Authoring", "Records")
+GROUPS: tuple[str, ...] = ("Query", "Overview", "Authoring", "Estimates", "Records")
 
 
 def options_of(command: Command) -> tuple[Opt, ...]:

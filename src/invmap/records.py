@@ -377,9 +377,20 @@ def scan(idx: Index, folder: Path) -> tuple[list[dict[str, Any]], list[tuple[Pat
 def addressed_by(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(source id -> the record_ids of the valid records that cite it, source id -> the invalid ones).
     Only a valid record addresses a question."""
+    valid, invalid, _ = addressing(idx, folder)
+    return valid, invalid
+
+
+def addressing(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+    """`addressed_by`, and source id -> the valid records among them that are estimates (result type
+    `estimated`): an estimate addresses a question but is not a measurement, so it leaves it open."""
     valid: dict[str, list[str]] = {}
     invalid: dict[str, list[str]] = {}
+    estimated: dict[str, list[str]] = {}
     for r in scan(idx, folder)[0]:
+        rid = r["record_id"] or Path(r["path"]).stem
         for source_id in r["addresses"]:
-            (valid if r["valid"] else invalid).setdefault(source_id, []).append(r["record_id"] or Path(r["path"]).stem)
-    return valid, invalid
+            (valid if r["valid"] else invalid).setdefault(source_id, []).append(rid)
+            if r["valid"] and r["result_type"] == "estimated":
+                estimated.setdefault(source_id, []).append(rid)
+    return valid, invalid, estimated

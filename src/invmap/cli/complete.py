@@ -48,6 +48,14 @@ def _choices(values: tuple[str, ...]) -> Callable[..., list[tuple[str, str]]]:
     return choices
 
 
+def _lazy_choices(kind: str) -> Callable[..., list[tuple[str, str]]]:
+    def choices(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+        values, helps = complete.choice_values(kind)
+        return complete.choices(values, incomplete, helps)
+
+    return choices
+
+
 def callback(kind: str | None, command: decl.Command) -> Callable[..., Any] | None:
     """The Typer completion callback for a declared `complete` name (None: Typer's default)."""
     if kind is None or kind == "catalog":
@@ -62,4 +70,6 @@ def callback(kind: str | None, command: decl.Command) -> Callable[..., Any] | No
             return complete.fields(complete.fields_of(command.path), incomplete)
 
         return fields
+    if kind in complete.LAZY_CHOICES:
+        return _lazy_choices(kind)
     return _choices(complete.CHOICES[kind])

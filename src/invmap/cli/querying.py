@@ -84,19 +84,23 @@ def questions(ctx: typer.Context, args: Args) -> None:
     human = ["id", "name", "layer", "question"]
     machine = ["id", "name", "layer", "layers", "question"]
     if folder is not None or args.open_only:
-        valid, invalid = experiment.addressed_by(idx, folder) if folder is not None else ({}, {})  # type: ignore[possibly-undefined]
+        valid, invalid, estimated = (
+            experiment.addressing(idx, folder) if folder is not None else ({}, {}, {})  # type: ignore[possibly-undefined]
+        )
         records: Any = list(query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse))
         for r in records:
             r["records"] = valid.get(r["id"], [])
             r["invalid_records"] = invalid.get(r["id"], [])
-        if args.open_only:
-            records = [r for r in records if not r["records"]]
+            r["estimated_records"] = estimated.get(r["id"], [])
+        if args.open_only:  # an estimate is not a measurement: the question stays open
+            records = [r for r in records if not set(r["records"]) - set(r["estimated_records"])]
         if folder is not None:
             human.append("records")
-            machine += ["records", "invalid_records"]
-            for r in records:  # the table and plain lines mark the invalid ones
+            machine += ["records", "invalid_records", "estimated_records"]
+            for r in records:  # the table and plain lines mark the estimates and the invalid ones
                 r["records"] = (
-                    r["records"] + [f"{rid} (invalid)" for rid in r["invalid_records"]]
+                    [f"{rid} (estimate)" if rid in r["estimated_records"] else rid for rid in r["records"]]
+                    + [f"{rid} (invalid)" for rid in r["invalid_records"]]
                     if not out.machine
                     else r["records"]
                 )

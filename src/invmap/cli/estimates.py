@@ -1,0 +1,187 @@
+"""Estimates: estimate kv, estimate memory, estimate roofline, models, gpus (declared in `options.py`).
+
+Each command reads its options, resolves `--model` and `--gpu`, and hands the numbers to the core
+(`invmap.estimate`); the result goes out through `emit` like every other command's, so `--json` and
+`--format` work the same. `--record SOURCE -o FILE` also writes the estimate as an experiment record
+that addresses SOURCE's open question.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from invmap.cli.build import Args, implements
+from invmap.cli.shared import emit, index, output, say
+from invmap.errors import FileAccessError, UsageError
+from invmap.render import Result
+
+# Every option an estimate may take, by dest (those a command does not declare are None).
+ESTIMATE_OPTIONS = (
+    "parameters",
+    "weight_bytes",
+    "layers",
+    "hidden_size",
+    "batch_size",
+    "sequence_length",
+    "activation_bytes",
+    "activation_tensors",
+    "attention_heads",
+    "kv_heads",
+    "head_dim",
+    "tokens",
+    "concurrency",
+    "element_bytes",
+    "kv_cache_dtype",
+    "tensor_parallel",
+    "gpu_memory_utilization",
+    "memory",
+    "tokens_per_request",
+    "block_size",
+    "operations",
+    "bytes_moved",
+    "peak_operations_per_second",
+    "bandwidth_bytes_per_second",
+    "prompt_tokens",
+    "context_tokens",
+    "scenario",
+)
+
+
+@implements("estimate")
+def estimate_group(ctx: typer.Context, args: Args) -> None:  # pragma: no cover - a group: its subcommands run
+    pass
+
+
+def _run(ctx: typer.Context, args: Args, kind: str) -> None:
+    # The core is imported here: --help and completion never need it.
+    from invmap import estimate as core
+
+    out = output(ctx, args)
+    if args.record is None and (args.output_path is not None or args.force):
+        raise UsageError("-o/--output and --force go with --record SOURCE (the record's file)")
+    if args.record is not None and args.output_path is None:
+        raise UsageError("--record SOURCE needs -o FILE: where to write the record")
+    options = {name: getattr(args, name, None) for name in ESTIMATE_OPTIONS}
+    model = core.load_model(args.model) if args.model is not None else None
+    gpu = core.find_gpu(args.gpu) if getattr(args, "gpu", None) is not None else None
+    if kind == "kv":
+        result = core.kv(options, model)
+    elif kind == "memory":
+        result = core.memory(options, model, gpu)
+    else:
+        result = core.roofline(options, model, gpu)
+    if args.record is not None:
+        _write_record(ctx, args, result)
+    from invmap.safe import data_text  # a config's folder name may hold anything: shown, never interpreted
+
+    emit(out, Result([], [], data=result, draw=lambda width, color: data_text(core.text(result))))
+
+
+def _write_record(ctx: typer.Context, args: Args, result: dict[str, Any]) -> None:
+    """The estimate as an experiment record addressing the source's question, checked, then written."""
+    import datetime as dt
+
+    from invmap import __version__, query
+    from invmap import catalog as catalogs
+    from invmap import estimate as core
+    from invmap import records as experiment
+    from invmap.render import to_json
+    from invmap.safe import escape
+
+    source = query.resolve(index(ctx), args.record)
+    record_id = f"{source['id']}-{result['estimate']}-estimate-{dt.date.today().isoformat()}"
+    record = core.record(result, source, record_id, __version__)
+    problems = experiment.problems_of(record)
+    assert not problems, problems  # the estimate's record is valid by construction (tests check it)
+    target = args.output_path
+    parent = Path(target).parent
+    if target.endswith("/") or Path(target).is_dir():
+        raise UsageError(f"{target} is a folder: give a file path such as {Path(target) / (record_id + '.json')}")
+    if not parent.exists() and not parent.is_symlink():  # `-o experiments/x.json` in a fresh project
+        try:
+            parent.mkdir(parents=True)
+        except OSError as exc:
+            raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
+    catalogs.write_output(target, to_json(record), force=args.force)
+    shown = escape(target)
+    say(f"Wrote {shown}: an estimated record addressing {source['id']}; 'invmap record check {shown}' checks it")
+
+
+@implements("estimate kv")
+def estimate_kv(ctx: typer.Context, args: Args) -> None:
+    """KV-cache bytes per token, per sequence and in total: layers x kv_heads x head_dim x 2 x bytes
+    (latent attention: layers x (kv_lora_rank + qk_rope_head_dim) x bytes). Options win over --model's
+    config; without either, the field guide's made-up model."""
+    _run(ctx, args, "kv")
+
+
+@implements("estimate memory")
+def estimate_memory(ctx: typer.Context, args: Args) -> None:
+    """Weights and the activation working set; with --gpu or --memory, what is left for the KV pool at
+    --gpu-memory-utilization, the pool in tokens and the maximum concurrency (as vLLM logs them)."""
+    _run(ctx, args, "memory")
+
+
+@implements("estimate roofline")
+def estimate_roofline(ctx: typer.Context, args: Args) -> None:
+    """Arithmetic intensity, ridge point, the lower roof and the upper bound, from --operations and
+    --bytes-moved or from a model's prefill or decode step."""
+    _run(ctx, args, "roofline")
+
+
+@implements("models")
+def models_cmd(ctx: typer.Context, args: Args) -> None:
+    """The shipped models, each with its KV layout and the config.json it was read from."""
+    from invmap import estimate as core
+
+    out = output(ctx, args)
+    rows = core.model_rows()
+    if out.machine:
+        emit(out, Result(rows, list(rows[0])))
+        return
+    shown = [
+        {
+            "name": r["name"],
+            "attention": r["attention"],
+            "cache_shape": (
+                f"{r['num_hidden_layers']} x ({r['kv_lora_rank']} + {r['qk_rope_head_dim']})"
+                if r["attention"] == "latent"
+                else f"{r['num_hidden_layers']} x {r['kv_heads']} x {r['head_dim']} x 2"
+            ),
+            "bytes_per_token": f"{r['kv_bytes_per_token']:,} ({core.human_bytes(r['kv_bytes_per_token'])})",
+            "dtype": r["dtype"],
+        }
+        for r in rows
+    ]
+    emit(out, Result(shown, list(shown[0])))
+
+
+@implements("gpus")
+def gpus_cmd(ctx: typer.Context, args: Args) -> None:
+    """The shipped GPUs; a figure not confirmed on the vendor's page is empty (null)."""
+    from invmap import estimate as core
+
+    out = output(ctx, args)
+    rows = core.gpu_rows()
+    if out.machine:
+        emit(out, Result(rows, list(rows[0])))
+        return
+
+    def figure(value: float | None, unit: str) -> str:
+        return "" if value is None else f"{value:g} {unit}"
+
+    shown = [
+        {
+            "name": r["name"],
+            "vendor": r["vendor"],
+            "memory": figure(r["memory_gb"], "GB"),
+            "bandwidth": figure(r["bandwidth_tb_s"], "TB/s"),
+            "bf16_dense": figure(r["bf16_dense_tflops"], "TFLOP/s"),
+            "fp8_dense": figure(r["fp8_dense_tflops"], "TFLOP/s"),
+        }
+        for r in rows
+    ]
+    emit(out, Result(shown, list(shown[0])))
