@@ -52,3 +52,15 @@ class FileAccessError(InvmapError):
     """A file could not be read or written, or a standard stream (stdin, stdout) could not be used (exit 4)."""
 
     exit_code = 4
+
+
+class NetworkError(FileAccessError):
+    """A server could not be asked or answered badly: no such name, a refused connection, TLS, the
+    deadline, an answer over the size cap, a malformed answer (exit 4). `kind` says which, for callers
+    that sort failures (`check --links`): unresolved, refused, tls, timeout, too-large, error."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, kind: str = "error", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
