@@ -74,7 +74,9 @@ class Name(NamedTuple):
 
 class Signal(NamedTuple):
     """A signal common to engines: `kind` gauge | counter | histogram | info; `unit`; how one
-    engine's series combine (`sum` across ranks and models, or `max`: the fullest one matters)."""
+    engine's series combine (`sum` across ranks and models, or `max`: the fullest one matters);
+    for a histogram, whether its percentiles are read (`quantiles`: else only its sum and count, and
+    its bucket lines are skipped unparsed, which is most of a scrape)."""
 
     key: str
     kind: str
@@ -82,6 +84,7 @@ class Signal(NamedTuple):
     meaning: str
     names: tuple[Name, ...]
     combine: str = "sum"
+    quantiles: bool = False
 
 
 def _n(engine: str, metric: str, doc: str, **kw: object) -> Name:
@@ -289,6 +292,7 @@ SIGNALS: tuple[Signal, ...] = (
             _n("sglang", "sglang:time_to_first_token_seconds", SGLANG),
             _n("trtllm", "trtllm_time_to_first_token_seconds", TRTLLM),
         ),
+        quantiles=True,
     ),
     Signal(
         "itl",
@@ -306,6 +310,7 @@ SIGNALS: tuple[Signal, ...] = (
             _n("sglang", "sglang:inter_token_latency_seconds", SGLANG),
             _n("sglang", "sglang:time_per_output_token_seconds", SGLANG, note="old name, gone since ~0.4.5"),
         ),
+        quantiles=True,
     ),
     Signal(
         "tpot",
@@ -317,6 +322,7 @@ SIGNALS: tuple[Signal, ...] = (
             _n("tgi", "tgi_request_mean_time_per_token_duration", TGI),
             _n("trtllm", "trtllm_time_per_output_token_seconds", TRTLLM),
         ),
+        quantiles=True,
     ),
     Signal(
         "e2e",
@@ -401,6 +407,8 @@ for _signal in SIGNALS:
         WANTED.setdefault(key(_name.metric), []).append((_signal, _name))
 del _signal, _name
 HISTOGRAMS = frozenset(key(n.metric) for s in SIGNALS if s.kind == "histogram" for n in s.names)
+QUANTILED = frozenset(key(n.metric) for s in SIGNALS if s.quantiles for n in s.names)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:")
 
 
 def canonical(name: str, has_engine_type: bool) -> str:
@@ -437,3 +445,31 @@ def wanted(name: str) -> bool:
         if name.endswith(suffix) and name[: -len(suffix)] in HISTOGRAMS:
             return True
     return False
+
+
+def sample_name(line: str) -> str | None:
+    """The metric name a sample line starts with, if it is a well-formed one (else None: the line goes
+    to the parser, which says what is wrong with it)."""
+    end = len(line)
+    for stop in ("{", " ", "\t"):
+        at = line.find(stop)
+        if 0 <= at < end:
+            end = at
+    name = line[:end]
+    if not name or name[0].isdigit() or not _NAME_CHARS.issuperset(name):
+        return None
+    return name
+
+
+def needed(name: str) -> bool:
+    """Whether a sample of this (scraped) name is parsed at all: what `wanted` keeps, less the bucket
+    lines of histograms whose percentiles invmap does not read. trtllm-serve's unprefixed names are
+    parsed whatever they carry (the `engine_type` label decides, and only the parser reads labels)."""
+    if key(name) in TRTLLM_BARE or any(
+        name.endswith(s) and key(name[: -len(s)]) in TRTLLM_BARE for s in HISTOGRAM_SUFFIXES
+    ):
+        return True
+    name = canonical(name, False)
+    if name.endswith("_bucket") and name[: -len("_bucket")] in HISTOGRAMS:
+        return name[: -len("_bucket")] in QUANTILED
+    return wanted(name)

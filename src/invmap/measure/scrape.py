@@ -4,7 +4,8 @@ The text is parsed by prometheus_client's own parser, fed a line at a time throu
 line it rejects is named by number. The input is streamed: it is cut into runs of at most `CHUNK`
 lines (a run that ends inside a family starts the next with that family's TYPE line again), so the
 parser never holds more than one run's samples, and only the samples of the metrics invmap reads
-(`names.wanted`) are kept. Peak memory is the run plus those series, whatever the file's size.
+(`names.wanted`) are parsed and kept: a sample of any other metric is counted by its name and skipped
+(its syntax is not checked). Peak memory is the run plus those series, whatever the file's size.
 """
 
 from __future__ import annotations
@@ -92,12 +93,24 @@ class _Run:
             yield line
 
 
-def _runs(lines: _Lines) -> Iterator[_Run]:
+def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
+    """Runs of lines for the parser. A sample of a metric invmap does not read (`names.needed`) is
+    counted (and its engine noted) but not parsed: prometheus_client's parser takes ~50 us a sample,
+    most of a big scrape is other metrics and histogram buckets, and no rule reads them."""
     run: list[str] = []
     numbers: list[int] = []
     type_line: str | None = None  # the TYPE line of the family the run is inside
     for line in lines:
         stripped = line.lstrip()
+        if stripped and not stripped.startswith("#"):
+            name = names.sample_name(stripped)
+            if name is not None:
+                engine = names.engine_of(names.canonical(name, False))
+                if engine:
+                    scrape.engines[engine] = scrape.engines.get(engine, 0) + 1
+                scrape.samples += 1
+                if not names.needed(name):
+                    continue
         if stripped.startswith("#"):
             parts = stripped.split(None, 3)
             starts = len(parts) >= 3 and parts[1] in ("HELP", "TYPE")
@@ -123,7 +136,7 @@ def read(stream: IO[bytes], source: str) -> Scrape:
 
     scrape = Scrape(source)
     lines = _Lines(stream, source)
-    for run in _runs(lines):
+    for run in _runs(lines, scrape):
         try:
             for family in text_fd_to_metric_families(run):  # type: ignore[arg-type]
                 _keep(scrape, family.samples)
@@ -145,11 +158,10 @@ def read(stream: IO[bytes], source: str) -> Scrape:
 def _keep(scrape: Scrape, samples: Iterable[object]) -> None:
     for sample in samples:
         name, labels, value = sample[0], sample[1], sample[2]  # type: ignore[index]
-        scrape.samples += 1
+        plain = names.canonical(name, False)
         name = names.canonical(name, "engine_type" in labels)
-        engine = names.engine_of(name)
-        if engine:
-            scrape.engines[engine] = scrape.engines.get(engine, 0) + 1
+        if name != plain and names.engine_of(name) == "trtllm":  # counted by prefix before: none
+            scrape.engines["trtllm"] = scrape.engines.get("trtllm", 0) + 1
         if not names.wanted(name):
             continue
         if not math.isfinite(value):

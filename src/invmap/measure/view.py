@@ -176,9 +176,9 @@ class View:
         """The histogram over the window, its series merged (buckets summed at the bounds they share)."""
         for name in self._names(key):
             counts = self._found(self.after, name, "_count")
-            buckets = self._found(self.after, name, "_bucket")
-            if not counts or buckets is None:
+            if not counts:
                 continue
+            buckets = self._found(self.after, name, "_bucket") or {}  # unread for sum-and-count histograms
             sums = self._found(self.after, name, "_sum") or {}
             if self.before is not None:
                 counts = _minus(counts, self._found(self.before, name, "_count"))
