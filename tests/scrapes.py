@@ -60,7 +60,9 @@ class Registry:
         self._metric(Counter, name, labels).inc(value)  # type: ignore[attr-defined]
         return self
 
-    def histogram(self, name: str, observations: list[float], buckets: list[float] | None = None, **labels: str) -> Registry:
+    def histogram(
+        self, name: str, observations: list[float], buckets: list[float] | None = None, **labels: str
+    ) -> Registry:
         bounds = buckets or BUCKETS.get(name) or VLLM_REQUEST
         series = self._metric(Histogram, name, labels, buckets=bounds)
         for value in observations:
@@ -98,7 +100,9 @@ def tgi(queue: int, batch: int, requests: int, success: int) -> str:
     )
 
 
-def llamacpp(prompt_tokens: int, prompt_seconds: float, predicted: int, predicted_seconds: float, deferred: int = 0) -> str:
+def llamacpp(
+    prompt_tokens: int, prompt_seconds: float, predicted: int, predicted_seconds: float, deferred: int = 0
+) -> str:
     """llama.cpp server's /metrics (its own writer: HELP and TYPE lines, no labels)."""
     rows = [
         ("prompt_tokens_total", "counter", prompt_tokens),
@@ -124,7 +128,9 @@ def triton(waiting: int, active: int, fraction: float) -> str:
     lines += ["# HELP nv_trt_llm_kv_cache_block_metrics TRT LLM KV cache block metrics",
               "# TYPE nv_trt_llm_kv_cache_block_metrics gauge"]  # fmt: skip
     for kind, value in (("tokens_per", 64), ("used", 100), ("free", 6139), ("max", 6239), ("fraction", fraction)):
-        lines.append(f'nv_trt_llm_kv_cache_block_metrics{{kv_cache_block_type="{kind}",model="tensorrt_llm",version="1"}} {value}')
+        lines.append(
+            f'nv_trt_llm_kv_cache_block_metrics{{kv_cache_block_type="{kind}",model="tensorrt_llm",version="1"}} {value}'
+        )
     lines += ["# HELP nv_inference_request_success Number of successful inference requests",
               "# TYPE nv_inference_request_success counter",
               'nv_inference_request_success{model="tensorrt_llm",version="1"} 120']  # fmt: skip

@@ -244,7 +244,12 @@ def guidellm(errored: int, kind: str = "throughput") -> str:
                 {
                     "config": {"strategy": {"type_": kind}},
                     "metrics": {
-                        "request_totals": {"successful": 900, "errored": errored, "incomplete": 0, "total": 900 + errored},
+                        "request_totals": {
+                            "successful": 900,
+                            "errored": errored,
+                            "incomplete": 0,
+                            "total": 900 + errored,
+                        },
                         "request_concurrency": dist(250.0, 400.0, 10.0),
                         "request_latency": dist(12.0, 30.0, 1.0),
                         "time_to_first_token_ms": dist(3000.0, 9000.0, 150.0),
@@ -271,7 +276,12 @@ FIRES = {
         "L1",
         "one request at a time (max concurrency 1) and TPOT p99 21.6 ms within 1.2x its median 20.1 ms",
     ),
-    "bench-overload": ("guidellm.json", lambda: guidellm(errored=100), "L2", "100 of 1,000 requests failed (10.0%, >= 5%)"),
+    "bench-overload": (
+        "guidellm.json",
+        lambda: guidellm(errored=100),
+        "L2",
+        "100 of 1,000 requests failed (10.0%, >= 5%)",
+    ),
     "bench-spec-acceptance": (
         "spec.json",
         lambda: json.dumps(vllm_result(spec_decode_acceptance_rate=31.0, spec_decode_acceptance_length=1.9)),
@@ -302,7 +312,11 @@ def test_overload_points_to_admission_and_to_control(cli, tmp_path):
     [
         ("v.json", lambda: json.dumps(vllm_result()), "vllm bench serve result"),
         ("v.txt", lambda: VLLM_SUMMARY, "vllm bench serve summary"),
-        ("s.jsonl", lambda: sglang_line(request_rate=4.0) + "\n" + sglang_line() + "\n", "SGLang bench_serving result, 2 runs"),
+        (
+            "s.jsonl",
+            lambda: sglang_line(request_rate=4.0) + "\n" + sglang_line() + "\n",
+            "SGLang bench_serving result, 2 runs",
+        ),
         ("s.txt", lambda: SGLANG_SUMMARY, "SGLang bench_serving summary"),
         ("g.json", lambda: genai_json(), "GenAI-Perf JSON export"),
         ("g.csv", lambda: GENAI_CSV, "GenAI-Perf CSV export"),
@@ -343,7 +357,10 @@ def test_each_run_of_a_json_lines_file_is_named(cli, tmp_path):
         ("hello\n", "line 1 is not a benchmark result invmap reads"),
         ('{"benchmarks": []}', "key 'benchmarks' holds no benchmark"),
         ("[1, 2]", "holds JSON that is not an object"),
-        ("=== Serving Benchmark Result ===\n=======================\n", "line 1 opens a 'Serving Benchmark Result' block that holds"),
+        (
+            "=== Serving Benchmark Result ===\n=======================\n",
+            "line 1 opens a 'Serving Benchmark Result' block that holds",
+        ),
         ("Metric,avg\nTime To First Token (ms),1\n\nOops\n", "line 4 is not a GenAI-Perf CSV row"),
     ],
 )

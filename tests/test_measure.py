@@ -7,8 +7,8 @@ import json
 import math
 
 import pytest
-
 import scrapes
+
 from invmap.measure import names, rules
 from invmap.measure.view import Hist
 
@@ -91,9 +91,7 @@ def test_a_counter_that_went_down_means_a_restart_and_the_second_scrape_alone(cl
     before = write(tmp_path, "before.prom", kv_pressure(0.97, 500))
     after = write(tmp_path, "after.prom", kv_pressure(0.97, 7))
     result = run(cli, "--metrics", before, "--metrics", after)
-    assert evidence(levels(result), "L3") == [
-        "kv usage 0.97 (>= 0.90) and 7 preemptions since the engine started"
-    ]
+    assert evidence(levels(result), "L3") == ["kv usage 0.97 (>= 0.90) and 7 preemptions since the engine started"]
     assert "a counter went down between the two scrapes (the engine restarted)" in result.err
 
 
@@ -136,9 +134,7 @@ def _prefill() -> str:
 
 def _lora() -> str:
     return (
-        scrapes.vllm()
-        .gauge("vllm:num_requests_waiting", 4)
-        .text()
+        scrapes.vllm().gauge("vllm:num_requests_waiting", 4).text()
         + "# HELP vllm:lora_requests_info Running stats on lora requests.\n# TYPE vllm:lora_requests_info gauge\n"
         'vllm:lora_requests_info{max_lora="2",running_lora_adapters="sql,chat",waiting_lora_adapters="legal"} 1.7e9\n'
     )
@@ -168,7 +164,11 @@ def _spec() -> str:
 
 FIRES = {
     "kv-full-preempting": (lambda: kv_pressure(0.97, 48), "L3", "kv usage 0.97 (>= 0.90) and 48 preemptions"),
-    "preempting": (lambda: kv_pressure(0.42, 48), "L3", "48 preemptions since the engine started while kv usage reads 0.42"),
+    "preempting": (
+        lambda: kv_pressure(0.42, 48),
+        "L3",
+        "48 preemptions since the engine started while kv usage reads 0.42",
+    ),
     "waiting-with-room": (_waiting, "L2", "9 requests waiting while kv usage is 0.21 (< 0.50)"),
     "queue-in-ttft": (_queue, "L2", "queue time is 0.80 of TTFT (mean 1.6 s of 2 s, >= 0.50) over 100 requests"),
     "itl-tail-with-prefill": (
@@ -176,9 +176,17 @@ FIRES = {
         "L2",
         "ITL p99 625 ms (between 500 ms and 750 ms) is 35x its median 17.7 ms (>= 5x) while 48,000 prompt tokens",
     ),
-    "prefill-slower-than-decode": (_prefill, "L1", "prefill takes 30 ms per prompt token, decode 25 ms per output token"),
+    "prefill-slower-than-decode": (
+        _prefill,
+        "L1",
+        "prefill takes 30 ms per prompt token, decode 25 ms per output token",
+    ),
     "multiplexed": (_lora, "L4", "LoRA adapters sql, chat running and legal waiting (max_lora 2)"),
-    "kv-transfer": (_transfer, "L5", "4 KV transfers between prefill and decode servers failed since the engine started"),
+    "kv-transfer": (
+        _transfer,
+        "L5",
+        "4 KV transfers between prefill and decode servers failed since the engine started",
+    ),
     "rank-imbalance": (_ranks, "L5", "data-parallel ranks generated 12,000 (engine 0) to 3,100 (engine 1) tokens"),
     "spec-acceptance": (_spec, "RL", "speculative acceptance 0.31 (< 0.50): 3,100 of 10,000 draft tokens accepted"),
 }
@@ -206,7 +214,9 @@ def test_a_level_the_catalog_lacks_is_shown_and_said(cli, tmp_path):
 
 def test_the_bandwidth_rule_says_what_it_lacks(cli, tmp_path):
     result = run(cli, "--metrics", write(tmp_path, "s.prom", _itl_tail()))
-    assert "decode-near-bandwidth needs the model's size and the GPU's memory bandwidth (no --model or --gpu" in result.err
+    assert (
+        "decode-near-bandwidth needs the model's size and the GPU's memory bandwidth (no --model or --gpu" in result.err
+    )
 
 
 def test_several_models_on_one_engine_with_their_own_queues_point_to_l4(cli, tmp_path):
@@ -424,7 +434,10 @@ def test_a_missing_or_binary_scrape_is_exit_3(cli, tmp_path):
     binary = tmp_path / "bin.prom"
     binary.write_bytes(b"vllm:x 1\n\xff\xfe\x00\n")
     result = run(cli, "--metrics", str(binary))
-    assert (result.code, result.err) == (3, f"Error: {binary}: line 2 is not UTF-8 text (byte 1); not a Prometheus scrape\n")
+    assert (result.code, result.err) == (
+        3,
+        f"Error: {binary}: line 2 is not UTF-8 text (byte 1); not a Prometheus scrape\n",
+    )
 
 
 def test_nan_inf_escaped_labels_empty_families_and_repeats_are_handled(cli, tmp_path):
@@ -444,7 +457,10 @@ def test_nan_inf_escaped_labels_empty_families_and_repeats_are_handled(cli, tmp_
     assert evidence(items, "L4") == [
         '2 models share one engine, each with its own queue (a"quoted\\model\nx: 5 waiting, b: 0 waiting)'
     ]
-    assert 'vllm:num_requests_waiting{engine="0",model_name="b"} appears more than once: the last value is used' in result.err
+    assert (
+        'vllm:num_requests_waiting{engine="0",model_name="b"} appears more than once: the last value is used'
+        in result.err
+    )
     assert "2 NaN or infinite values ignored" in result.err
     table = cli("triage", "--metrics", write(tmp_path, "odd.prom", text))
     assert table.out.count("\n") == 1 and "x: 5 waiting" in table.out  # a newline in a label never splits a row
@@ -489,3 +505,67 @@ def test_stdin_cannot_be_both_the_catalog_and_the_scrape(cli):
         2,
         "Error: stdin is the catalog (--catalog -): the scrape cannot be read from it too\n",
     )
+
+
+def test_a_200_mb_scrape_is_streamed_in_bounded_memory(tmp_path):
+    """The scrape is read a line at a time and only the series invmap reads are kept: 200 MB of a
+    node exporter's families around a vLLM scrape stay under 100 MiB of peak memory (README)."""
+    import subprocess
+    import sys
+
+    from conftest import installed_invmap
+
+    block = "".join(
+        f"# HELP node_metric_{n} help\n# TYPE node_metric_{n} gauge\n"
+        + "".join(f'node_metric_{n}{{cpu="{j}",instance="10.0.0.{j}:9100",job="node"}} {j * 1.5}\n' for j in range(64))
+        for n in range(200)
+    )
+    path = tmp_path / "big.prom"
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(kv_pressure(0.97, 48))
+        size, n = 0, 0
+        while size < 200 * 2**20:
+            part = block.replace("node_metric_", f"node{n}_metric_")
+            out.write(part)
+            size, n = size + len(part), n + 1
+    probe = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "print(done.stdout)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, installed_invmap(), "triage", "--metrics", str(path), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    code, peak_kib = done.stdout.split("\n", 1)[0].split()
+    assert code == "0"
+    assert int(peak_kib) < 100 * 1024, f"peak {int(peak_kib) // 1024} MiB"
+    items = json.loads(done.stdout.split("\n", 1)[1])
+    assert evidence(items, "L3") == ["kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started"]
+
+
+def _imports(*args: str) -> set[str]:
+    import subprocess
+    import sys
+
+    from conftest import installed_invmap
+
+    program = installed_invmap()
+    subprocess.run([program, "list"], capture_output=True, check=True)  # the index exists from now on
+    done = subprocess.run([sys.executable, "-X", "importtime", program, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_words_alone_never_import_the_scrape_parser_and_a_file_scrape_no_network(tmp_path):
+    assert not {
+        m
+        for m in _imports("triage", "kv", "cache", "full", "--json")
+        if m.startswith(("prometheus_client", "invmap.measure"))
+    }
+    path = write(tmp_path, "s.prom", kv_pressure(0.97, 48))
+    imported = _imports("triage", "--metrics", path, "--json")
+    assert "prometheus_client.parser" in imported
+    assert not {m for m in imported if m.startswith(("httpx", "pydantic", "invmap.net"))}

@@ -100,16 +100,25 @@ def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
     run: list[str] = []
     numbers: list[int] = []
     type_line: str | None = None  # the TYPE line of the family the run is inside
+    known: dict[str, tuple[str | None, bool] | None] = {}  # name -> (engine, needed); None: not a name
+    engines = scrape.engines
     for line in lines:
         stripped = line.lstrip()
-        if stripped and not stripped.startswith("#"):
-            name = names.sample_name(stripped)
-            if name is not None:
-                engine = names.engine_of(names.canonical(name, False))
-                if engine:
-                    scrape.engines[engine] = scrape.engines.get(engine, 0) + 1
+        if stripped and stripped[0] != "#":
+            brace = stripped.find("{")
+            head = stripped[:brace] if brace >= 0 else stripped
+            name = head.split(None, 1)[0] if head[-1:].isspace() or " " in head or "\t" in head else head
+            if name not in known:
+                if len(known) > 100_000:  # a file of endless distinct names must not grow this
+                    known.clear()
+                valid = names.sample_name(name) == name
+                known[name] = (names.engine_of(names.canonical(name, False)), names.needed(name)) if valid else None
+            info = known[name]
+            if info is not None:
                 scrape.samples += 1
-                if not names.needed(name):
+                if info[0]:
+                    engines[info[0]] = engines.get(info[0], 0) + 1
+                if not info[1]:
                     continue
         if stripped.startswith("#"):
             parts = stripped.split(None, 3)
