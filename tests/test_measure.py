@@ -567,5 +567,31 @@ def test_words_alone_never_import_the_scrape_parser_and_a_file_scrape_no_network
     }
     path = write(tmp_path, "s.prom", kv_pressure(0.97, 48))
     imported = _imports("triage", "--metrics", path, "--json")
-    assert "prometheus_client.parser" in imported
-    assert not {m for m in imported if m.startswith(("httpx", "pydantic", "invmap.net"))}
+    assert "invmap.measure.scrape" in imported and "prometheus_client.metrics_core" in imported
+    assert not {
+        m for m in imported if m.startswith(("httpx", "pydantic", "invmap.net", "prometheus_client.exposition"))
+    }
+
+
+def test_the_parser_is_loaded_without_the_client_and_leaves_it_importable():
+    """The scrape parser is imported without prometheus_client's `__init__` (start-up time), and a
+    later `import prometheus_client` in the same process is whole."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from invmap.measure import scrape\n"
+        "import io\n"
+        "print(scrape.read(io.BytesIO(b'vllm:num_requests_waiting 3\\n'), 'x').series)\n"
+        "print('prometheus_client.exposition' in sys.modules)\n"
+        "import prometheus_client.parser\n"
+        "print(prometheus_client.parser.text_string_to_metric_families.__name__, bool(prometheus_client.Counter))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "{'vllm:num_requests_waiting': {(): 3.0}}",
+        "False",
+        "text_string_to_metric_families True",
+    ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from invmap.errors import CatalogError
 from invmap.measure import names
@@ -137,12 +137,33 @@ def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
         yield _Run(run, numbers)
 
 
+def _parser() -> Any:
+    """prometheus_client's text parser, imported here (only `triage --metrics` pays for it) and, when
+    the package is not loaded yet, without running its `__init__`: that imports the whole client (its
+    HTTP exposition server, wsgiref, the process and GC collectors; ~25-50 ms here) for a parser that
+    needs three of its modules. Those entries are removed from sys.modules again (the function keeps
+    its own), so a later `import prometheus_client` anywhere in the process loads it as usual."""
+    import importlib
+    import sys
+
+    if "prometheus_client" not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.find_spec("prometheus_client")
+        if spec is not None and spec.submodule_search_locations:
+            sys.modules["prometheus_client"] = importlib.util.module_from_spec(spec)
+            try:
+                return importlib.import_module("prometheus_client.parser").text_fd_to_metric_families
+            finally:
+                for name in [m for m in sys.modules if m == "prometheus_client" or m.startswith("prometheus_client.")]:
+                    del sys.modules[name]
+    return importlib.import_module("prometheus_client.parser").text_fd_to_metric_families
+
+
 def read(stream: IO[bytes], source: str) -> Scrape:
     """Parse a scrape from a binary stream; CatalogError (exit 3) naming the line where the text
     stops being Prometheus text exposition."""
-    # prometheus_client is imported here, not at the top: only `triage --metrics` pays for it.
-    from prometheus_client.parser import text_fd_to_metric_families
-
+    text_fd_to_metric_families = _parser()
     scrape = Scrape(source)
     lines = _Lines(stream, source)
     for run in _runs(lines, scrape):
