@@ -595,3 +595,25 @@ def test_the_parser_is_loaded_without_the_client_and_leaves_it_importable():
         "False",
         "text_string_to_metric_families True",
     ]
+
+
+def test_the_installed_program_reads_a_scrape_piped_to_it(sh):
+    done = sh("triage", "--metrics", "-", "--json", input=kv_pressure(0.97, 48))
+    assert done.code == 0, done.err
+    assert evidence(json.loads(done.out), "L3") == [
+        "kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started"
+    ]
+    closed = sh("triage", "--metrics", "-", input="")
+    assert (closed.code, closed.out) == (0, "") and "stdin holds no samples" in closed.err
+
+
+def test_words_with_healthy_measurements_say_the_levels_are_the_words_alone(cli, tmp_path):
+    path = write(
+        tmp_path,
+        "s.prom",
+        scrapes.vllm().gauge("vllm:num_requests_waiting", 0).gauge("vllm:kv_cache_usage_perc", 0.2).text(),
+    )
+    result = run(cli, "kv", "cache", "full", "--metrics", path)
+    items = levels(result)
+    assert items and all(not i["evidence"] for i in items)
+    assert "no rule fired on the measurements: the levels below are the words' alone" in result.err

@@ -277,6 +277,8 @@ def combine(
             f"the measurements point to {top}, the words first to {worded[0]['code']}: measurements outweigh "
             "words, so the measured levels come first"
         )
+    if worded and not measured.levels:
+        notes.append("no rule fired on the measurements: the levels below are the words' alone")
     for item in leftover:
         shaped = _shaped(item)
         if measured.levels and not shaped["confidence"]:
