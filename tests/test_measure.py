@@ -617,3 +617,10 @@ def test_words_with_healthy_measurements_say_the_levels_are_the_words_alone(cli,
     items = levels(result)
     assert items and all(not i["evidence"] for i in items)
     assert "no rule fired on the measurements: the levels below are the words' alone" in result.err
+
+
+def test_levels_past_the_limit_are_never_left_out_silently(cli, tmp_path):
+    text = kv_pressure(0.97, 48) + _spec()
+    result = cli("triage", "--metrics", write(tmp_path, "s.prom", text), "--limit", "1", "--json")
+    assert [i["code"] for i in json.loads(result.out)] == ["L3"]
+    assert "1 more level not shown (--limit 1)" in result.err

@@ -284,4 +284,8 @@ def combine(
         if measured.levels and not shaped["confidence"]:
             shaped["confidence"] = "low"  # words alone, where numbers point elsewhere
         items.append(shaped)
-    return items[:limit] if limit else items, notes
+    if limit and len(items) > limit:
+        more = len(items) - limit
+        notes.append(f"{more} more level{'s' if more != 1 else ''} not shown (--limit {limit})")
+        items = items[:limit]
+    return items, notes
