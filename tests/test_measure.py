@@ -624,3 +624,44 @@ def test_levels_past_the_limit_are_never_left_out_silently(cli, tmp_path):
     result = cli("triage", "--metrics", write(tmp_path, "s.prom", text), "--limit", "1", "--json")
     assert [i["code"] for i in json.loads(result.out)] == ["L3"]
     assert "1 more level not shown (--limit 1)" in result.err
+
+
+def test_every_rule_is_declared_whole_and_documented_in_the_readme():
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for rule in rules.RULES:
+        assert f"| `{rule.id}` |" in readme, rule.id
+        assert rule.levels and rule.why.endswith((".", ")")) and rule.signals, rule.id
+        assert rule.thresholds and all(t.rationale for t in rule.thresholds), rule.id
+        assert all(s in names.BY_SIGNAL or rule.kind == "bench" for s in rule.signals), rule.id
+
+
+def test_every_declared_name_says_where_it_was_read():
+    for signal in names.SIGNALS:
+        for name in signal.names:
+            assert name.engine in names.BY_KEY and name.doc, (signal.key, name.metric)
+            assert name.metric.startswith(names.BY_KEY[name.engine].prefixes), name.metric
+
+
+@pytest.mark.parametrize("engine", [e.key for e in names.ENGINES])
+def test_every_signal_at_zero_divides_by_nothing(cli, tmp_path, engine):
+    """Every declared name of one engine present with zero counts, zero gauges and empty histograms
+    (an engine that has served nothing): no rule fires, none divides by zero."""
+    text = ""
+    for signal in names.SIGNALS:
+        for name in signal.names:
+            if name.engine != engine:
+                continue
+            labels = ",".join(f'{k}="{v}"' for k, v in name.labels)
+            if signal.kind == "histogram":
+                sep = "," if labels else ""
+                text += (
+                    f'{name.metric}_bucket{{{labels}{sep}le="1"}} 0\n{name.metric}_bucket{{{labels}{sep}le="+Inf"}} 0\n'
+                )
+                text += f"{name.metric}_sum{{{labels}}} 0\n{name.metric}_count{{{labels}}} 0\n"
+            else:
+                text += f"{name.metric}{{{labels}}} 0\n"
+    before = write(tmp_path, "before.prom", text)
+    result = run(cli, "--metrics", before, "--metrics", write(tmp_path, "after.prom", text), "--interval", "10s")
+    assert (result.code, result.out) == (0, "[]\n"), result.err
