@@ -311,6 +311,12 @@ def test_triton_tensorrt_llm_gauges(cli, tmp_path):
     ]
 
 
+def test_triton_without_a_fraction_reads_used_over_max_blocks(cli, tmp_path):
+    text = scrapes.triton(waiting=6, active=2, fraction=0.1).replace('kv_cache_block_type="fraction"', 'x="y"')
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", text))
+    assert evidence(levels(result), "L2")[0].startswith("6 requests waiting while kv usage is 0.02 (< 0.50)")
+
+
 def test_tgi_counters_without_total(cli, tmp_path):
     result = run(cli, "--metrics", write(tmp_path, "s.prom", scrapes.tgi(queue=0, batch=2, requests=9, success=9)))
     assert levels(result) == []

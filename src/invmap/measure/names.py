@@ -62,7 +62,8 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
 class Name(NamedTuple):
     """One engine's metric for a signal: `labels` it must carry (`request_type=waiting`), `scale` to
-    the signal's unit, `note` for a renamed or retired name, `doc` where it was read."""
+    the signal's unit, `note` for a renamed or retired name, `doc` where it was read; `over`, the
+    labels of the series it is divided by (a share read from two gauges)."""
 
     engine: str
     metric: str
@@ -70,6 +71,7 @@ class Name(NamedTuple):
     labels: tuple[tuple[str, str], ...] = ()
     scale: float = 1.0
     note: str = ""
+    over: tuple[tuple[str, str], ...] = ()  # a gauge read as a share: these series / the `over` series
 
 
 class Signal(NamedTuple):
@@ -130,6 +132,14 @@ SIGNALS: tuple[Signal, ...] = (
             _n("vllm", "vllm:gpu_cache_usage_perc", VLLM, note="old name: renamed kv_cache_usage_perc in 0.9.2"),
             _n("sglang", "sglang:token_usage", SGLANG, note="counts non-evictable tokens only"),
             _n("triton", "nv_trt_llm_kv_cache_block_metrics", TRITON, labels=(("kv_cache_block_type", "fraction"),)),
+            _n(
+                "triton",
+                "nv_trt_llm_kv_cache_block_metrics",
+                TRITON,
+                labels=(("kv_cache_block_type", "used"),),
+                over=(("kv_cache_block_type", "max"),),
+                note="used / max blocks, where the backend has no `fraction` yet",
+            ),
             _n("trtllm", "trtllm_kv_cache_utilization", TRTLLM),
         ),
         combine="max",

@@ -120,13 +120,24 @@ class View:
             series = self._found(self.after, name)
             if not series:
                 continue
-            value = _combine(series.values(), signal.combine) * name.scale
+            value = self._share(self.after, name, series, signal.combine)
+            if value is None:
+                continue
             if both and self.before is not None:
                 earlier = self._found(self.before, name)
-                if earlier:
-                    value = max(value, _combine(earlier.values(), signal.combine) * name.scale)
+                then = self._share(self.before, name, earlier, signal.combine) if earlier else None
+                if then is not None:
+                    value = max(value, then)
             return Reading(value, name.metric)
         return None
+
+    def _share(self, scrape: Scrape, name: names.Name, series: dict[Labels, float], how: str) -> float | None:
+        value = _combine(series.values(), how) * name.scale
+        if not name.over:
+            return value
+        whole = self._found(scrape, name._replace(labels=name.over)) or {}
+        total = _combine(whole.values(), how) if whole else 0.0
+        return value / total if total > 0 else None  # no pool size: no share
 
     def gauge_by(self, key: str, label: str) -> dict[str, float]:
         for name in self._names(key):
