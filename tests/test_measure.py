@@ -205,6 +205,43 @@ def test_each_rule_fires_on_the_shape_it_describes_and_points_to_its_level(cli, 
     assert any(code == level and r == rule and t.startswith(text) for code, r, t in fired), fired
 
 
+def test_a_wait_for_the_next_step_is_no_queue(cli, tmp_path):
+    quick = scrapes.vllm().gauge("vllm:num_requests_waiting", 2).gauge("vllm:kv_cache_usage_perc", 0.2)
+    quick.histogram("vllm:request_queue_time_seconds", [0.01] * 50)
+    assert levels(run(cli, "--metrics", write(tmp_path, "q.prom", quick.text()))) == []
+    slow = scrapes.vllm().gauge("vllm:num_requests_waiting", 2).gauge("vllm:kv_cache_usage_perc", 0.2)
+    slow.histogram("vllm:request_queue_time_seconds", [0.4] * 50)
+    assert evidence(levels(run(cli, "--metrics", write(tmp_path, "s.prom", slow.text()))), "L2") == [
+        "2 requests waiting while kv usage is 0.20 (< 0.50), mean queue time 400 ms: memory is not what holds them "
+        "back, the scheduler's batch limits are"
+    ]
+    passing = write(
+        tmp_path,
+        "p.prom",
+        scrapes.vllm().gauge("vllm:num_requests_waiting", 0).gauge("vllm:kv_cache_usage_perc", 0.2).text(),
+    )
+    assert levels(run(cli, "--metrics", passing, "--metrics", write(tmp_path, "w.prom", _waiting()))) == []
+
+
+def test_short_prompts_are_not_compared_per_token(cli, tmp_path):
+    def phases(prompt: int, prefill_s: float) -> str:
+        reg = scrapes.vllm()
+        reg.histogram("vllm:request_prefill_time_seconds", [prefill_s] * 100)
+        reg.histogram("vllm:request_decode_time_seconds", [2.0] * 100)
+        reg.histogram("vllm:request_prompt_tokens", [prompt] * 100)
+        reg.histogram("vllm:request_generation_tokens", [100] * 100)
+        return reg.text()
+
+    # vLLM's phase histograms: 25 ms per prompt token against 20 ms per output token fires, unless
+    # the prompts are so short that a prefill is one step, as a decode is
+    assert evidence(levels(run(cli, "--metrics", write(tmp_path, "slow.prom", phases(200, 5.0)))), "L1") == [
+        "prefill takes 25 ms per prompt token, decode 20 ms per output token (prefill >= 1x decode per token) "
+        "since the engine started"
+    ]
+    assert levels(run(cli, "--metrics", write(tmp_path, "short.prom", phases(10, 0.25)))) == []
+    assert levels(run(cli, "--metrics", write(tmp_path, "fine.prom", phases(200, 0.5)))) == []
+
+
 def test_a_level_the_catalog_lacks_is_shown_and_said(cli, tmp_path):
     result = run(cli, "--metrics", write(tmp_path, "s.prom", _spec()))
     item = levels(result)[0]

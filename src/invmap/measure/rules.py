@@ -137,17 +137,22 @@ def preempting(view: Any, rule: Rule) -> Finding | Missing | None:
 
 
 def waiting_with_room(view: Any, rule: Rule) -> Finding | Missing | None:
-    waiting = view.gauge("waiting", both=True)
+    waiting = view.gauge("waiting", least=True)  # with two scrapes: a queue at both, not a passing one
     kv = view.gauge("kv_usage")
     if waiting is None:
         return Missing("a requests-waiting metric")
     if kv is None:
         return Missing("a KV usage metric")
+    queue = view.hist("queue")
+    mean = queue[0].mean if queue else None
+    if mean is not None and mean < rule.t("queue_s"):
+        return None  # requests wait for the next engine step, not in a queue
     if waiting.value >= rule.t("waiting") and kv.value < rule.t("kv_usage"):
+        queued = f", mean queue time {secs(mean)}" if mean is not None else ""
         return Finding(
-            f"{count(waiting.value)} requests waiting while kv usage is {kv.value:.2f} (< {rule.t('kv_usage'):.2f}): "
-            "memory is not what holds them back, the scheduler's batch limits are",
-            {"waiting": round(waiting.value), "kv_usage": round(kv.value, 4)},
+            f"{count(waiting.value)} requests waiting while kv usage is {kv.value:.2f} (< {rule.t('kv_usage'):.2f})"
+            f"{queued}: memory is not what holds them back, the scheduler's batch limits are",
+            {"waiting": round(waiting.value), "kv_usage": round(kv.value, 4), "queue_mean_s": mean},
             strength=min(1.0, waiting.value / 20),
             momentary=True,
         )
@@ -221,6 +226,8 @@ def prefill_slower_than_decode(view: Any, rule: Rule) -> Finding | Missing | Non
         plen, glen = view.hist("prompt_len"), view.hist("gen_len")
         if plen is not None and glen is not None:
             pre_t, dec_t = plen[0].total, glen[0].total
+            if plen[0].count > 0 and pre_t / plen[0].count < rule.t("prompt"):
+                return None  # a short prompt is one forward step, as a decode is: per token they compare badly
         else:
             prompt, generated = view.counter("prompt_tokens"), view.counter("generation_tokens")
             if prompt is None or generated is None:
@@ -501,6 +508,7 @@ RULES: tuple[Rule, ...] = (
         (
             Threshold("waiting", 1, "L2 symptom: 'queueing delay grows with load while the GPU has room'"),
             Threshold("kv_usage", 0.50, JUDGEMENT + ": with half the KV pool free, memory does not hold requests back"),
+            Threshold("queue_s", 0.1, JUDGEMENT + ": a mean wait under 0.1 s is the next engine step, not a queue"),
         ),
         waiting_with_room,
         weight=0.8,
@@ -552,6 +560,7 @@ RULES: tuple[Rule, ...] = (
                 "L1 symptom: 'attention kernel time grows steeply with sequence length'; 1x is " + JUDGEMENT,
             ),
             Threshold("tokens", 100, JUDGEMENT + ": fewer tokens make a per-token time noise"),
+            Threshold("prompt", 128, JUDGEMENT + ": a prompt shorter than this (on average) is one forward step"),
         ),
         prefill_slower_than_decode,
     ),

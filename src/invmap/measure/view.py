@@ -112,9 +112,9 @@ class View:
         suffix = "_count" if signal.kind == "histogram" else ""
         return any(self._found(self.after, n, suffix) for n in self._names(key))
 
-    def gauge(self, key: str, both: bool = False) -> Reading | None:
-        """The gauge's value (series summed, or the largest for a `max` signal); with `both`, the
-        higher of the two scrapes' values."""
+    def gauge(self, key: str, both: bool = False, least: bool = False) -> Reading | None:
+        """The gauge's value (series summed, or the largest for a `max` signal); with two scrapes,
+        `both` takes the higher of their values, `least` the lower."""
         signal = names.BY_SIGNAL[key]
         for name in self._names(key):
             series = self._found(self.after, name)
@@ -123,11 +123,11 @@ class View:
             value = self._share(self.after, name, series, signal.combine)
             if value is None:
                 continue
-            if both and self.before is not None:
+            if (both or least) and self.before is not None:
                 earlier = self._found(self.before, name)
                 then = self._share(self.before, name, earlier, signal.combine) if earlier else None
                 if then is not None:
-                    value = max(value, then)
+                    value = max(value, then) if both else min(value, then)
             return Reading(value, name.metric)
         return None
 
