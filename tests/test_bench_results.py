@@ -379,3 +379,11 @@ def test_a_missing_benchmark_file_is_exit_3(cli, tmp_path):
 def test_a_benchmark_on_stdin(cli):
     result = cli("triage", "--bench", "-", "--json", input=VLLM_SUMMARY)
     assert [r for _, r, _ in fired(result)] == ["bench-single-stream"]
+
+
+def test_a_peak_of_one_request_in_flight_is_one_at_a_time(cli, tmp_path):
+    text = json.dumps(vllm_result(max_concurrent_requests=1, request_rate=0.5, median_tpot_ms=29.0, p99_tpot_ms=30.5))
+    assert [t for _, r, t in fired(bench(cli, write(tmp_path, "v.json", text))) if r == "bench-single-stream"] == [
+        "one request at a time (peak concurrency 1) and TPOT p99 30.5 ms within 1.2x its median 29 ms: no batching "
+        "or queueing, so the time is the per-token cost itself"
+    ]

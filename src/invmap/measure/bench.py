@@ -116,6 +116,7 @@ def _serving_json(obj: dict[str, Any], tool: str) -> dict[str, Any]:
         if value is not None and not math.isinf(value):
             run[key] = value
     _rate(run, obj.get("request_rate"))
+    run["peak_concurrency"] = _number(obj.get("max_concurrent_requests"))  # vLLM: the most in flight at once
     run["input_tokens"] = _number(obj.get("total_input_tokens"))
     run["output_tokens"] = _number(obj.get("total_output_tokens"))
     run["request_throughput"] = _number(obj.get("request_throughput"))
@@ -187,6 +188,7 @@ def _summary_line(run: dict[str, Any], label: str, value: str) -> None:
         "Request throughput (req/s)": "request_throughput",
         "Output token throughput (tok/s)": "output_throughput",
         "Concurrency": "concurrency",
+        "Peak concurrent requests": "peak_concurrency",
     }
     if label in simple:
         if number is not None and not math.isinf(number):

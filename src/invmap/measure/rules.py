@@ -409,7 +409,9 @@ def bench_itl_tail(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
 
 
 def bench_single_stream(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
-    concurrency = _stat(run, "max_concurrency")
+    concurrency, bound = _stat(run, "max_concurrency"), "max"
+    if concurrency is None and _stat(run, "peak_concurrency") is not None:
+        concurrency, bound = _stat(run, "peak_concurrency"), "peak"  # never more than one in flight
     mean_concurrency = _stat(run, "concurrency")
     median, p99 = _stat(run, "tpot_median"), _stat(run, "tpot_p99")
     if concurrency is None and mean_concurrency is None:
@@ -420,7 +422,7 @@ def bench_single_stream(run: dict[str, Any], rule: Rule) -> Finding | Missing | 
         concurrency is None and mean_concurrency is not None and mean_concurrency <= rule.t("one")
     )
     if single and median > 0 and p99 <= rule.t("spread") * median:
-        said = "max concurrency 1" if concurrency is not None else f"mean concurrency {mean_concurrency:.2f}"
+        said = f"{bound} concurrency 1" if concurrency is not None else f"mean concurrency {mean_concurrency:.2f}"
         return Finding(
             f"one request at a time ({said}) and TPOT p99 {ms(p99)} within {rule.t('spread'):g}x its median "
             f"{ms(median)}: no batching or queueing, so the time is the per-token cost itself",
