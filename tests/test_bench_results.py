@@ -387,3 +387,12 @@ def test_a_peak_of_one_request_in_flight_is_one_at_a_time(cli, tmp_path):
         "one request at a time (peak concurrency 1) and TPOT p99 30.5 ms within 1.2x its median 29 ms: no batching "
         "or queueing, so the time is the per-token cost itself"
     ]
+
+
+def test_a_sweep_log_reads_every_block(cli, tmp_path):
+    spread = VLLM_SUMMARY.replace(
+        "P99 ITL (ms):                            21.47", "P99 ITL (ms):                            210.00"
+    )
+    result = bench(cli, write(tmp_path, "sweep.log", "warming up\n" + VLLM_SUMMARY + "next\n" + spread))
+    assert "benchmark: vllm bench serve summary, 2 runs" in result.err
+    assert [t.split(":")[0] for _, r, t in fired(result) if r == "bench-itl-tail"] == ["run 2"]

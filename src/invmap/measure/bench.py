@@ -145,34 +145,39 @@ def _serving_json(obj: dict[str, Any], tool: str) -> dict[str, Any]:
 
 
 def _summary(text: str, source: str) -> Bench:
-    """The last 'Serving Benchmark Result' block (and the lines above it that name the rate)."""
+    """Each 'Serving Benchmark Result' block (a sweep's log holds one a run), with the lines above it
+    that name the rate."""
     lines = text.splitlines()
     starts = [n for n, line in enumerate(lines) if MARK in line]
-    start = starts[-1]
-    run: dict[str, Any] = {}
-    sglang = False
-    for line in lines[start + 1 :]:
-        body = line.strip().lstrip("#").strip()  # summaries pasted into scripts keep a leading '#'
-        if body.startswith("=" * 10):
-            break
-        label, colon, value = body.rpartition(":")
-        if not colon:
-            continue
-        label = label.strip()
-        if label == "Backend":
-            sglang = True
-        _summary_line(run, label, value.strip())
-    if "request_rate" not in run:  # vLLM prints the rate above the block (or, when bounded, inside it)
-        for line in lines[:start]:
-            body = line.strip().lstrip("#").strip()
-            if body.startswith("Traffic request rate:"):
-                _rate(run, body.partition(":")[2])
-        if "request_rate" not in run and not sglang and "completed" in run and "Failed requests" in text:
-            run["request_rate"], run["unbounded"] = math.inf, True  # vLLM prints the rate only when it is finite
-    if not any(k.endswith(("_mean", "_median")) for k in run) and "completed" not in run:
-        raise CatalogError(source, [f"line {start + 1} opens a '{MARK}' block that holds no result lines"])
+    runs, sglang = [], False
+    for k, start in enumerate(starts):
+        run: dict[str, Any] = {}
+        for line in lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)]:
+            body = line.strip().lstrip("#").strip()  # summaries pasted into scripts keep a leading '#'
+            if body.startswith("=" * 10):
+                break
+            label, colon, value = body.rpartition(":")
+            if not colon:
+                continue
+            label = label.strip()
+            if label == "Backend":
+                sglang = True
+            _summary_line(run, label, value.strip())
+        if "request_rate" not in run:  # vLLM prints the rate above the block (or, when bounded, inside it)
+            for line in lines[starts[k - 1] + 1 if k else 0 : start]:
+                body = line.strip().lstrip("#").strip()
+                if body.startswith("Traffic request rate:"):
+                    _rate(run, body.partition(":")[2])
+            if "request_rate" not in run and not sglang and "completed" in run and "failed" in run:
+                run["request_rate"], run["unbounded"] = math.inf, True  # vLLM prints the rate only when finite
+        if not any(k.endswith(("_mean", "_median")) for k in run) and "completed" not in run:
+            raise CatalogError(source, [f"line {start + 1} opens a '{MARK}' block that holds no result lines"])
+        runs.append(run)
+    if len(runs) > 1:
+        for n, run in enumerate(runs, 1):
+            run["label"] = f"run {n}"
     tool = "SGLang bench_serving summary" if sglang else "vllm bench serve summary"
-    return Bench(source, tool, [run])
+    return Bench(source, tool, runs)
 
 
 def _summary_line(run: dict[str, Any], label: str, value: str) -> None:
