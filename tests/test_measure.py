@@ -242,8 +242,17 @@ def test_short_prompts_are_not_compared_per_token(cli, tmp_path):
     assert levels(run(cli, "--metrics", write(tmp_path, "fine.prom", phases(200, 0.5)))) == []
 
 
+def test_speculative_acceptance_points_to_the_runtime_levers(cli, tmp_path):
+    item = levels(run(cli, "--metrics", write(tmp_path, "s.prom", _spec())))[0]
+    assert (item["code"], item["title"]) == ("RL", "Runtime levers")
+    assert item["question"] and item["sources"]
+
+
 def test_a_level_the_catalog_lacks_is_shown_and_said(cli, tmp_path):
-    result = run(cli, "--metrics", write(tmp_path, "s.prom", _spec()))
+    from conftest import ASSETS
+
+    catalog = ASSETS / "mini.toml"  # its [layers] describe L3 alone
+    result = cli("--catalog", str(catalog), "triage", "--metrics", write(tmp_path, "s.prom", _spec()), "--json")
     item = levels(result)[0]
     assert (item["code"], item["title"], item["question"], item["sources"]) == ("RL", "RL", None, [])
     assert "this catalog has no level RL; its evidence is shown without sources" in result.err
@@ -440,6 +449,7 @@ def test_plain_and_table_show_the_evidence(cli, tmp_path):
         "L3",
         "Cache management",
         "94.0",
+        "medium",
         "",
         "kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started",
     ]

@@ -191,7 +191,6 @@ def _level(
     notes: dict[str, Any],
 ) -> dict[str, Any]:
     """One level of the answer in the one shape (`KEYS`)."""
-    from invmap import query
 
     place = next(n for n, s in enumerate(scored) if s[0] == level["code"])
     nearest = scored[place + 1][1] if place + 1 < len(scored) else None

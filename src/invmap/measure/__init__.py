@@ -212,35 +212,15 @@ def _bench_numbers(numbers: dict[str, Any]) -> str:
     return ", ".join(f"{labels[k][0]} {labels[k][1](v)}" for k, v in numbers.items())
 
 
-# The one JSON shape of a triage level (issue "words"); parts a run has nothing for stay empty.
-ITEM_KEYS = (
-    "code",
-    "title",
-    "score",
-    "confidence",
-    "matched",
-    "excluded",
-    "corrected",
-    "question",
-    "sources",
-    "reports",
-    "evidence",
-)
-_EMPTY: dict[str, Any] = {
-    "confidence": "",
-    "matched": [],
-    "excluded": [],
-    "corrected": {},
-    "question": None,
-    "sources": [],
-    "reports": [],
-    "evidence": [],
-}
-
-
 def _shaped(item: dict[str, Any]) -> dict[str, Any]:
-    shaped = {k: item.get(k, _EMPTY.get(k)) for k in ITEM_KEYS}
-    shaped.update({k: v for k, v in item.items() if k.startswith("_")})  # what the terminal view needs
+    """An item with every key of the one level shape (`triage.KEYS`; absent parts empty), and what the
+    terminal view needs (keys starting with `_`)."""
+    from invmap import triage
+
+    empty: dict[str, Any] = {"confidence": "", "matched": [], "excluded": [], "corrected": {}, "question": None}
+    shaped = {k: item.get(k, empty.get(k, [])) for k in triage.KEYS}
+    shaped.update({k: v for k, v in item.items() if k.startswith("_")})
+    shaped.setdefault("_marked", [])
     return shaped
 
 
@@ -250,11 +230,11 @@ def combine(
     worded: list[dict[str, Any]],
     words: Sequence[str],
     filters: Any,
-    limit: int,
+    limit: int | None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Levels from measurements first (best first), each with the words' match where the words found it
     too; then levels only the words found, with low confidence when measurements point elsewhere.
-    Returns the items and notes (a disagreement between the two is said)."""
+    Returns the items (at most `limit`; None: all) and notes (a disagreement between the two is said)."""
     from invmap import triage
 
     by_code = {item["code"]: item for item in worded}
@@ -281,8 +261,8 @@ def combine(
         notes.append("no rule fired on the measurements: the levels below are the words' alone")
     for item in leftover:
         shaped = _shaped(item)
-        if measured.levels and not shaped["confidence"]:
-            shaped["confidence"] = "low"  # words alone, where numbers point elsewhere
+        if measured.levels:
+            shaped["confidence"] = "low"  # words alone, where the numbers point elsewhere
         items.append(shaped)
     if limit and len(items) > limit:
         more = len(items) - limit
