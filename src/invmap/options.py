@@ -17,9 +17,14 @@ from invmap.filters import FILTERS, Opt
 
 
 class Arg(
-    namedtuple("Arg", ("dest", "metavar", "help", "multiple", "required", "complete"), defaults=(False, True, None))
+    namedtuple(
+        "Arg",
+        ("dest", "metavar", "help", "multiple", "required", "complete", "unless"),
+        defaults=(False, True, None, ()),
+    )
 ):
-    """A positional argument."""
+    """A positional argument; a required one may be left out when one of the options named in
+    `unless` is given (the command says so, exit 2, when neither is)."""
 
     __slots__ = ()
 
@@ -259,26 +264,55 @@ COMMANDS: tuple[Command, ...] = (
         "triage",
         "Query",
         "querying",
-        "From a measured symptom to the level, its sources and their open questions.",
+        "From a measured symptom, an engine's metrics or a benchmark's results to the level, its sources and "
+        "their open questions.",
         "triage",
         ("filters", "output_no_fields"),
         (
             Opt("limit", ("--limit", "-n"), "At most N levels (at least 1).", "N", kind="count", default=3),
             Opt("every", ("--all",), "Every level, with its score (none left out).", kind="flag", default=False),
+            Opt(
+                "metrics",
+                ("--metrics",),
+                "An engine's Prometheus metrics: a file of a /metrics scrape, '-' for stdin, or an http(s) URL to "
+                "scrape. Give it twice (before, after) to read the window between them.",
+                "SOURCE",
+                multiple=True,
+            ),
+            Opt(
+                "interval",
+                ("--interval",),
+                "With one --metrics URL: scrape it twice, this far apart (30s, 2m). With two scrapes: how far "
+                "apart they were taken, for rates.",
+                "DURATION",
+            ),
+            Opt(
+                "bench",
+                ("--bench",),
+                "A benchmark's results: vllm bench serve or SGLang bench_serving (JSON, or the printed summary), "
+                "GenAI-Perf (JSON or CSV export), GuideLLM (JSON report).",
+                "FILE",
+            ),
         ),
         (
             Arg(
                 "symptom",
                 "SYMPTOM...",
-                "What you measured or saw, in words (quoted or not; quotes, - and : are just text).",
+                "What you measured or saw, in words (quoted or not; quotes, - and : are just text); optional with "
+                "--metrics or --bench.",
                 multiple=True,
+                unless=("metrics", "bench"),
             ),
         ),
         (
             'invmap triage "TTFT p99 jumps when long prompts arrive"',
             "invmap triage requests preempted, KV cache full",
             "invmap triage slow KV handoff --json | jq -r '.[0].code'",
+            "invmap triage --metrics http://localhost:8000/metrics --interval 30s",
+            "invmap triage --metrics before.prom --metrics after.prom --interval 60s",
+            "invmap triage --bench results.json --json | jq -r '.[].evidence[].text'",
         ),
+        network=True,
     ),
     Command(
         "list",

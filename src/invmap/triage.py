@@ -205,18 +205,12 @@ def _level(
     notes: dict[str, Any],
 ) -> dict[str, Any]:
     """One level of the answer in the one shape (`KEYS`)."""
-    from invmap import query
 
     place = next(n for n, s in enumerate(scored) if s[0] == level["code"])
     nearest = scored[place + 1][1] if place + 1 < len(scored) else None
     higher = scored[place - 1][1] if place > 0 else None
     runner = nearest if place == 0 else higher
     matched = _matched(index, level, parsed)
-    chosen = filters.and_(query.build_filters(index, {"layer": [level["code"]]}))
-    sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
-    hits = query.ranked(index, chosen, list(words)) if sources else []
-    first = {hit.rowid: n for n, hit in enumerate(hits)}  # a source's place in that search
-    ordered = sorted(sources, key=lambda r: (first.get(r["pos"], len(first)), r["pos"]))
     best_reports = sorted(votes, key=lambda v: -v[1])[:REPORTS_SHOWN]
     by_id = {r["id"]: r for r in index.reports(f"id IN ({', '.join('?' * len(best_reports))})", [v[0] for v in best_reports])} if best_reports else {}  # fmt: skip
     return {
@@ -228,15 +222,52 @@ def _level(
         "excluded": list(notes["excluded"]),
         "corrected": dict(notes["corrected"]),
         "question": level["question"],
-        "sources": [
-            {"id": r["id"], "name": r["name"], "question": r["question"], "matched": r["pos"] in first} for r in ordered
-        ],
+        "sources": _sources(index, level["code"], words, filters),
         "reports": [
             {k: by_id[i][k] for k in ("id", "title", "url", "engine", "primary")} for i, _ in best_reports if i in by_id
         ],
         "evidence": [],
         "_marked": matched,
         "_note": _note(score, runner, scored[place + 1][0] if place == 0 and nearest is not None else None),
+    }
+
+
+def _sources(index: Any, code: str, words: Sequence[str], filters: Any) -> list[dict[str, Any]]:
+    """A level's sources (narrowed by the filters), those a search of `words` finds among them first
+    and marked `matched`."""
+    from invmap import query
+
+    chosen = filters.and_(query.build_filters(index, {"layer": [code]}))
+    sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
+    hits = query.ranked(index, chosen, list(words)) if sources and words else []
+    first = {hit.rowid: n for n, hit in enumerate(hits)}  # a source's place in that search
+    ordered = sorted(sources, key=lambda r: (first.get(r["pos"], len(first)), r["pos"]))
+    return [
+        {"id": r["id"], "name": r["name"], "question": r["question"], "matched": r["pos"] in first} for r in ordered
+    ]
+
+
+def level_item(index: Any, code: str, words: Sequence[str], filters: Any) -> dict[str, Any] | None:
+    """The level `code` in the one shape (`KEYS`), with its question and sources and nothing matched:
+    for a level that other evidence than words points to (`triage --metrics`). None if the catalog
+    has no such level."""
+    level = next((d for d in index.level_details() if d["code"] == code), None)
+    if level is None:
+        return None
+    return {
+        "code": code,
+        "title": level["title"],
+        "score": 0.0,
+        "confidence": "",
+        "matched": [],
+        "excluded": [],
+        "corrected": {},
+        "question": level["question"],
+        "sources": _sources(index, code, words, filters),
+        "reports": [],
+        "evidence": [],
+        "_marked": [],
+        "_note": None,
     }
 
 
@@ -297,6 +328,8 @@ def drawing(levels: list[dict[str, Any]], notes: dict[str, Any], width: int, col
         parts.append(head)
         for item in level["_marked"]:
             parts += _marked_lines(item, room, marked_text)
+        for found in level.get("evidence") or ():  # what measurements showed (triage --metrics, --bench)
+            parts += wrapped("  saw  ", "       ", escape(found["text"]))
         if level.get("_note"):
             parts += wrapped("  note ", "       ", level["_note"], "dim" if color else "")
         for r in level["reports"]:

@@ -138,11 +138,12 @@ def _argument(command: decl.Command, a: decl.Arg) -> inspect.Parameter:
         extra["autocompletion"] = complete
         CALLBACKS[(command.path, a.dest)] = complete
     argument = typer.Argument(metavar=a.metavar, help=a.help, show_default=False, **extra)
+    required = a.required and not a.unless  # `unless`: the command checks, as only it knows the options
     if a.multiple:
-        annotation: Any = list[str] if a.required else Optional[list[str]]
+        annotation: Any = list[str] if required else Optional[list[str]]
     else:
-        annotation = str if a.required else Optional[str]
-    default = inspect.Parameter.empty if a.required else None
+        annotation = str if required else Optional[str]
+    default = inspect.Parameter.empty if required else None
     return inspect.Parameter(
         a.dest, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, argument], default=default
     )

@@ -229,17 +229,29 @@ def fields_cmd(ctx: typer.Context, args: Args) -> None:
 def triage(ctx: typer.Context, args: Args) -> None:
     from invmap import triage as levels
 
+    words = list(args.symptom or [])
+    if not words and not (args.metrics or args.bench):
+        from invmap.errors import UsageError
+
+        raise UsageError("triage needs a SYMPTOM, --metrics SOURCE or --bench FILE", hint="invmap triage --help")
+    measured = _measure(ctx, args) if args.metrics or args.bench else None  # bad input fails first
     out = output(ctx, args)
     idx = index(ctx)
     if not idx.level_details():
         raise NotFoundError("this catalog has no level data (see 'invmap layers')")
     chosen = filters(ctx, args)
-    found, notes = levels.triage(idx, args.symptom, chosen, args.limit, args.every)
+    if words:
+        found, notes = levels.triage(idx, words, chosen, args.limit, args.every)
+    else:
+        found, notes = [], {"excluded": [], "corrected": {}, "hidden": 0, "unmatched": None}
     if stdout_is_terminal() and not out.machine:
         for typed, used in notes["corrected"].items():
             notice(f"read '{typed}' as '{used}'")
         if notes["excluded"]:
             notice("ruled out by the report: " + ", ".join(f"'{x}'" for x in notes["excluded"]))
+    if measured is not None:
+        _triage_measured(out, idx, chosen, measured, found, notes, words, None if args.every else args.limit)
+        return
     columns = ["code", "title", "score", "confidence", "matched"]
     if not found:
         if stdout_is_terminal() and not out.machine:
@@ -249,6 +261,117 @@ def triage(ctx: typer.Context, args: Args) -> None:
     rows = [{k: t[k] for k in columns} for t in found]
     data = levels.public(found)
     emit(out, Result(rows, columns, data=data, draw=lambda w, c: levels.drawing(found, notes, w, c)))
+    _hidden_footer(out, notes)
+
+
+def _hidden_footer(out: Any, notes: dict[str, Any]) -> None:
     if notes["hidden"] and stdout_is_terminal() and not out.machine:
         more = notes["hidden"]
         notice(f"{more} more level{'s' if more > 1 else ''} scored lower (--all)")
+
+
+def _measure(ctx: typer.Context, args: Args) -> Any:
+    """The assessment of --metrics (one or two scrapes) or --bench; usage errors first (exit 2)."""
+    from invmap import measure
+    from invmap.cli.shared import state
+    from invmap.errors import UsageError
+    from invmap.measure import view
+
+    sources = list(args.metrics or [])
+    if args.metrics and args.bench:
+        raise UsageError("give --metrics or --bench, not both (a scrape and a benchmark are read apart)")
+    if len(sources) > 2:
+        raise UsageError(f"--metrics takes at most two scrapes (before and after), not {len(sources)}")
+    if sources.count("-") > 1:
+        raise UsageError("--metrics - reads stdin once: give the second scrape as a file or URL")
+    if (("-" in sources) or args.bench == "-") and state(ctx).location.is_stdin:
+        raise UsageError("stdin is the catalog (--catalog -): the scrape cannot be read from it too")
+    seconds = None
+    if args.interval is not None:
+        try:
+            seconds = view.duration(args.interval)
+        except ValueError as exc:
+            raise UsageError(f"--interval {exc}") from None
+        if args.bench or len(sources) == 0:
+            raise UsageError("--interval goes with --metrics: one URL to scrape twice, or two scrapes")
+        if len(sources) == 1 and not _is_url(sources[0]):
+            raise UsageError("--interval with one --metrics needs a URL to scrape twice (a file is one scrape)")
+        if seconds > 3600:
+            raise UsageError(f"--interval {args.interval} is longer than an hour: scrape twice yourself and give both")
+    if args.bench:
+        from invmap.measure import bench
+
+        result = measure.assess_bench(bench.read_path(args.bench) if args.bench != "-" else _stdin_bench())
+        return result
+    scrapes = [_scrape(source) for source in sources]
+    if len(sources) == 1 and seconds is not None:  # one URL, scraped again `seconds` later
+        import time
+
+        time.sleep(seconds)
+        scrapes.append(_scrape(sources[0]))
+    return measure.assess_scrapes(scrapes, seconds)
+
+
+def _is_url(source: str) -> bool:
+    return source.lower().startswith(("http://", "https://"))
+
+
+def _scrape(source: str) -> Any:
+    from invmap import measure
+    from invmap.measure import scrape
+
+    if _is_url(source):
+        return measure.scrape_url(source)
+    if source == "-":
+        import sys
+
+        from invmap.errors import FileAccessError
+
+        if sys.stdin is None or sys.stdin.closed:
+            raise FileAccessError("cannot read the scrape from stdin: it is closed")
+        return scrape.read(sys.stdin.buffer, "stdin")
+    return scrape.read_path(source)
+
+
+def _stdin_bench() -> Any:
+    import sys
+
+    from invmap.errors import FileAccessError
+    from invmap.measure import bench
+
+    if sys.stdin is None or sys.stdin.closed:
+        raise FileAccessError("cannot read the benchmark from stdin: it is closed")
+    return bench.read(sys.stdin.buffer.read(bench.MAX_BYTES + 1), "stdin")
+
+
+def _triage_measured(
+    out: Any,
+    idx: Any,
+    chosen: Any,
+    measured: Any,
+    found: list[Any],
+    notes: dict[str, Any],
+    words: list[str],
+    limit: int | None,
+) -> None:
+    """Levels from measurements (and words): every note on stderr, the level items on stdout."""
+    from invmap import measure
+    from invmap import triage as levels
+    from invmap.cli.shared import say
+
+    items, said = measure.combine(idx, measured, found, words, chosen, limit)
+    for line in [*measured.warnings, *measured.notes, *said]:
+        say(line)
+    columns = ["code", "title", "score", "confidence", "matched", "evidence"]
+    rows = [{**{k: t[k] for k in columns[:-1]}, "evidence": [e["text"] for e in t["evidence"]]} for t in items]
+    data = levels.public(items)
+    emit(
+        out,
+        Result(
+            rows,
+            columns,
+            data=data if items or out.fmt in ("json", "jsonl") else None,
+            draw=lambda w, c: levels.drawing(items, notes, w, c),
+        ),
+    )
+    _hidden_footer(out, notes)

@@ -1,0 +1,127 @@
+"""Time `triage --metrics` on realistic vLLM scrapes: `python benchmarks/metrics.py [--runs N]`.
+
+The scrapes are what vLLM's PrometheusStatLogger registers (vllm/v1/metrics/loggers.py: its gauges,
+counters and histograms with their bucket bounds, labels model_name and engine), written by
+prometheus_client itself, one set of series per data-parallel engine, plus the process and GC
+metrics prometheus_client adds: 200 KB is ~5 engines, 2 MB ~50. Targets (issue "metrics"): a 200 KB
+scrape <= 2x `invmap list --json`; a 2 MB scrape <= 1 s; and the peak memory of a 200 MB file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import scrapes  # noqa: E402  (the tests' builders: the engines' names, labels and buckets)
+
+COUNTERS = ("vllm:num_preemptions", "vllm:prompt_tokens", "vllm:generation_tokens", "vllm:prefix_cache_queries",
+            "vllm:prefix_cache_hits")  # fmt: skip
+HISTOGRAMS = {
+    "vllm:time_to_first_token_seconds": scrapes.VLLM_TTFT,
+    "vllm:inter_token_latency_seconds": scrapes.VLLM_ITL,
+    "vllm:request_time_per_output_token_seconds": scrapes.VLLM_ITL,
+    "vllm:e2e_request_latency_seconds": scrapes.VLLM_REQUEST,
+    "vllm:request_queue_time_seconds": scrapes.VLLM_REQUEST,
+    "vllm:request_inference_time_seconds": scrapes.VLLM_REQUEST,
+    "vllm:request_prefill_time_seconds": scrapes.VLLM_REQUEST,
+    "vllm:request_decode_time_seconds": scrapes.VLLM_REQUEST,
+    "vllm:request_prompt_tokens": scrapes.VLLM_TOKENS,
+    "vllm:request_generation_tokens": scrapes.VLLM_TOKENS,
+    "vllm:request_max_num_generation_tokens": scrapes.VLLM_TOKENS,
+    "vllm:request_params_max_tokens": scrapes.VLLM_TOKENS,
+    "vllm:iteration_tokens_total": [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
+}
+
+
+def scrape(engines: int, seed: int = 0) -> str:
+    rng = random.Random(seed)
+    parts = []
+    for engine in range(engines):
+        reg = scrapes.vllm(engine=str(engine))
+        reg.gauge("vllm:num_requests_running", rng.randint(0, 64)).gauge("vllm:num_requests_waiting", rng.randint(0, 8))
+        reg.gauge("vllm:kv_cache_usage_perc", rng.random())
+        for name in COUNTERS:
+            reg.counter(name, rng.randint(0, 10**6))
+        for reason in ("stop", "length", "abort"):
+            reg.counter("vllm:request_success", rng.randint(0, 10**4), finished_reason=reason)
+        for name, bounds in HISTOGRAMS.items():
+            reg.histogram(name, [rng.choice(bounds) * rng.random() for _ in range(200)], buckets=bounds)
+        parts.append(reg.text())
+    return "".join(parts)
+
+
+def sized(target: int, work: Path, name: str) -> Path:
+    engines = 1
+    while len(scrape(engines)) < target:
+        engines *= 2
+    low, high = engines // 2, engines
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if len(scrape(mid)) < target else (low, mid)
+    path = work / name
+    path.write_text(scrape(high))
+    return path
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=11)
+    args = parser.parse_args()
+    program = str(Path(sys.executable).with_name("invmap"))
+    work = Path(tempfile.mkdtemp(prefix="invmap-metrics-"))
+    env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
+    env.pop("INVMAP_CATALOG", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    small, large = sized(200_000, work, "200k.prom"), sized(2_000_000, work, "2m.prom")
+    commands = {
+        "list --json": [program, "list", "--json"],
+        f"triage --metrics {small.stat().st_size // 1000} KB": [program, "triage", "--metrics", str(small), "--json"],
+        f"triage --metrics {large.stat().st_size / 1e6:.1f} MB": [program, "triage", "--metrics", str(large), "--json"],
+    }
+    times: dict[str, list[float]] = {label: [] for label in commands}
+    for argv in commands.values():
+        run_once(argv, env)  # the index is built, bytecode compiled
+    for _ in range(args.runs):  # round-robin: the machine's load touches every command alike
+        for label, argv in commands.items():
+            times[label].append(run_once(argv, env) * 1000)
+    medians = {label: statistics.median(t) for label, t in times.items()}
+    listing, (small_label, large_label) = medians["list --json"], list(commands)[1:]
+    print(f"invmap triage --metrics: {args.runs} runs each (median), {os.cpu_count()} cores")
+    print(f"  list --json                       {listing:7.1f} ms")
+    verdict = "ok" if medians[small_label] <= 2 * listing else "OVER"
+    print(
+        f"  {small_label:<33} {medians[small_label]:7.1f} ms  {medians[small_label] / listing:.2f}x list; {verdict} (<= 2x)"
+    )
+    verdict = "ok" if medians[large_label] <= 1000 else "OVER"
+    print(f"  {large_label:<33} {medians[large_label]:7.1f} ms  {verdict} (<= 1000 ms)")
+    big = work / "200m.prom"
+    block = large.read_text()
+    with open(big, "w") as out:
+        while out.tell() < 200 * 2**20:
+            out.write(block.replace("vllm:", "other_"))  # 200 MB of families invmap does not read
+        out.write(small.read_text())
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    seconds = run_once([program, "triage", "--metrics", str(big), "--json"], env)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(f"  triage --metrics 200 MB            {seconds:7.1f} s   peak {max(peak, before) / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+"""From measurements to levels: an engine's Prometheus scrape or a benchmark's results, read against
+the rules in `rules.py`, give level assessments `[{code, score, confidence, evidence}]` and notes
+(the window, what was missing, the key numbers when all is well).
+
+Nothing here imports the CLI; the network is reached only through `invmap.net`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from invmap.measure import rules as declared
+
+ACCEPT = "text/plain;version=0.0.4"  # what a scrape asks for: the text format prometheus_client parses
+SCRAPE_DEADLINE = 30.0
+SCRAPE_CAP = 256 * 2**20
+STEPS = ("low", "medium", "high")
+
+
+@dataclass
+class Assessment:
+    levels: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    windowed: bool = False
+
+
+def scrape_url(url: str) -> Any:
+    """One scrape of `url` through the network helper: exit 4 for any failure, an HTTP status of 400 or
+    more included."""
+    import io
+
+    from invmap import net
+    from invmap.errors import NetworkError
+    from invmap.measure import scrape
+
+    answer = net.fetch(url, service=url, deadline=SCRAPE_DEADLINE, cap=SCRAPE_CAP, headers={"Accept": ACCEPT})
+    if answer.status >= 400:
+        raise NetworkError(f"{url} answered HTTP {answer.status}", kind="error")
+    return scrape.read(io.BytesIO(answer.body), url)
+
+
+def _confidence(findings: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> str:
+    step = 2 if windowed else 1  # totals since start blur what is happening now
+    if all(f.momentary for _, f in findings):
+        step = min(step, 1)  # gauges say what held at the moment of the scrape
+    if len(findings) == 1 and findings[0][1].strength < 0.25:
+        step -= 1
+    if len(findings) >= 2:
+        step += 1
+    return STEPS[max(0, min(step, 2))]
+
+
+def _levels(found: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> list[dict[str, Any]]:
+    by_level: dict[str, list[tuple[declared.Rule, declared.Finding]]] = {}
+    for rule, finding in found:
+        for code in finding.levels or rule.levels:
+            by_level.setdefault(code, []).append((rule, finding))
+    out = []
+    for code, findings in by_level.items():
+        best = max(r.weight * (60 + 40 * f.strength) for r, f in findings)
+        score = round(min(100.0, best + 5 * (len(findings) - 1)), 1)
+        out.append(
+            {
+                "code": code,
+                "score": score,
+                "confidence": _confidence(findings, windowed),
+                "evidence": [{"rule": r.id, "text": f.text, "signals": f.signals} for r, f in findings],
+            }
+        )
+    out.sort(key=lambda lv: (-lv["score"], lv["code"]))
+    return out
+
+
+def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None) -> Assessment:
+    """Assess one scrape (totals since the engine started) or two (the window between them)."""
+    from invmap.measure import names
+    from invmap.measure.view import View, summary
+
+    after = scrapes[-1]
+    before = scrapes[0] if len(scrapes) > 1 else None
+    view = View(after, before, seconds)
+    result = Assessment(warnings=[w for s in scrapes for w in s.warnings], windowed=view.windowed)
+    if view.engine is None:
+        engines = ", ".join(e.title for e in names.ENGINES)
+        what = (
+            "holds no samples" if after.samples == 0 else f"holds {after.samples:,} samples but none of a known engine"
+        )
+        result.notes.append(f"not enough signal: {after.source} {what} ({engines})")
+        return result
+    if view.reset:
+        result.notes.append(
+            "a counter went down between the two scrapes (the engine restarted): the second scrape is read alone, "
+            "as totals since the restart"
+        )
+    if view.windowed:
+        result.notes.append(f"window: {view.span().removeprefix('in ')} ({view.engine_title})")
+    else:
+        more = "" if before is not None else "; give --metrics twice (or a URL with --interval) for a window"
+        result.notes.append(f"totals since the engine started ({view.engine_title}, one scrape){more}")
+    for other in view.others:
+        result.notes.append(f"also {after.engines[other]:,} samples of {names.BY_KEY[other].title}, not read")
+    found: list[tuple[declared.Rule, declared.Finding]] = []
+    missing: list[tuple[declared.Rule, str]] = []
+    checked = 0
+    for rule in declared.RULES:
+        if rule.kind != "metrics":
+            continue
+        outcome = rule.test(view, rule)
+        if isinstance(outcome, declared.Finding):
+            found.append((rule, outcome))
+        elif isinstance(outcome, declared.Missing):
+            missing.append((rule, outcome.needs))
+        else:
+            checked += 1
+    finished = view.counter("finished")
+    ttft = view.hist("ttft") or view.hist("e2e")
+    if (finished is not None and finished.value <= 0) or (ttft is not None and ttft[0].count <= 0):
+        result.notes.append(f"no request has finished {view.span()}")
+    result.levels = _levels(found, view.windowed)
+    _verdict(result, found, missing, checked, _numbers(summary(view)))
+    return result
+
+
+def assess_bench(bench: Any) -> Assessment:
+    """Assess each run of a benchmark result."""
+    result = Assessment(windowed=True)
+    runs = bench.runs
+    result.notes.append(f"benchmark: {bench.tool}, {len(runs)} run{'s' if len(runs) != 1 else ''} ({bench.source})")
+    found: list[tuple[declared.Rule, declared.Finding]] = []
+    missing: dict[str, tuple[declared.Rule, str]] = {}
+    checked = 0
+    for run in runs:
+        for rule in declared.RULES:
+            if rule.kind != "bench":
+                continue
+            outcome = rule.test(run, rule)
+            if isinstance(outcome, declared.Finding):
+                if len(runs) > 1 and run.get("label"):
+                    outcome = declared.Finding(
+                        f"{run['label']}: {outcome.text}", outcome.signals, outcome.strength, outcome.momentary
+                    )
+                found.append((rule, outcome))
+            elif isinstance(outcome, declared.Missing):
+                missing.setdefault(rule.id, (rule, outcome.needs))
+            else:
+                checked += 1
+    fired = {r.id for r, _ in found}
+    result.levels = _levels(found, True)
+    numbers = {}
+    if runs:
+        last = runs[-1]
+        for key in ("completed", "failed", "ttft_median", "ttft_p99", "tpot_median", "tpot_p99", "itl_p99"):
+            if key in last:
+                numbers[key] = last[key]
+    _verdict(result, found, [m for k, m in missing.items() if k not in fired], checked, _bench_numbers(numbers))
+    return result
+
+
+def _verdict(
+    result: Assessment,
+    found: list[Any],
+    missing: list[tuple[declared.Rule, str]],
+    checked: int,
+    numbers: str,
+) -> None:
+    if found:
+        pass
+    elif checked:
+        result.notes.append(f"healthy by these signals: {numbers}" if numbers else "healthy by these signals")
+    else:
+        result.notes.append("not enough signal: " + "; ".join(sorted({needs for _, needs in missing})))
+        return
+    if missing:
+        result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in missing))
+
+
+def _numbers(summary: dict[str, Any]) -> str:
+    from invmap.measure.rules import count, quantile_text
+
+    parts = []
+    for key, label in (("running", "running"), ("waiting", "waiting")):
+        if key in summary:
+            parts.append(f"{count(summary[key])} {label}")
+    if "kv_usage" in summary:
+        parts.append(f"kv usage {summary['kv_usage']:.2f}")
+    for key, label in (("preemptions", "preemptions"), ("finished", "requests finished")):
+        if key in summary:
+            parts.append(f"{count(summary[key])} {label}")
+    for key, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
+        for q in (50, 99):
+            found = summary.get(f"{key}_p{q}")
+            if found:
+                parts.append(quantile_text(f"{label} p{q}", found))
+    return ", ".join(parts)
+
+
+def _bench_numbers(numbers: dict[str, Any]) -> str:
+    from invmap.measure.rules import count, ms
+
+    labels = {
+        "completed": ("completed", count),
+        "failed": ("failed", count),
+        "ttft_median": ("TTFT median", ms),
+        "ttft_p99": ("TTFT p99", ms),
+        "tpot_median": ("TPOT median", ms),
+        "tpot_p99": ("TPOT p99", ms),
+        "itl_p99": ("ITL p99", ms),
+    }
+    return ", ".join(f"{labels[k][0]} {labels[k][1](v)}" for k, v in numbers.items())
+
+
+def _shaped(item: dict[str, Any]) -> dict[str, Any]:
+    """An item with every key of the one level shape (`triage.KEYS`; absent parts empty), and what the
+    terminal view needs (keys starting with `_`)."""
+    from invmap import triage
+
+    empty: dict[str, Any] = {"confidence": "", "matched": [], "excluded": [], "corrected": {}, "question": None}
+    shaped = {k: item.get(k, empty.get(k, [])) for k in triage.KEYS}
+    shaped.update({k: v for k, v in item.items() if k.startswith("_")})
+    shaped.setdefault("_marked", [])
+    return shaped
+
+
+def combine(
+    index: Any,
+    measured: Assessment,
+    worded: list[dict[str, Any]],
+    words: Sequence[str],
+    filters: Any,
+    limit: int | None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Levels from measurements first (best first), each with the words' match where the words found it
+    too; then levels only the words found, with low confidence when measurements point elsewhere.
+    Returns the items (at most `limit`; None: all) and notes (a disagreement between the two is said)."""
+    from invmap import triage
+
+    by_code = {item["code"]: item for item in worded}
+    items: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for level in measured.levels:
+        base = by_code.pop(level["code"], None) or triage.level_item(index, level["code"], words, filters)
+        if base is None:
+            base = {"code": level["code"], "title": level["code"], "_marked": []}
+            notes.append(f"this catalog has no level {level['code']}; its evidence is shown without sources")
+        item = dict(base)
+        item["score"] = level["score"]
+        item["confidence"] = level["confidence"]
+        item["evidence"] = level["evidence"]
+        items.append(_shaped(item))
+    leftover = [by_code[item["code"]] for item in worded if item["code"] in by_code]
+    if measured.levels and worded and worded[0]["code"] not in {lv["code"] for lv in measured.levels}:
+        top = measured.levels[0]["code"]
+        notes.append(
+            f"the measurements point to {top}, the words first to {worded[0]['code']}: measurements outweigh "
+            "words, so the measured levels come first"
+        )
+    if worded and not measured.levels:
+        notes.append("no rule fired on the measurements: the levels below are the words' alone")
+    for item in leftover:
+        shaped = _shaped(item)
+        if measured.levels:
+            shaped["confidence"] = "low"  # words alone, where the numbers point elsewhere
+        items.append(shaped)
+    if limit and len(items) > limit:
+        more = len(items) - limit
+        notes.append(f"{more} more level{'s' if more != 1 else ''} not shown (--limit {limit})")
+        items = items[:limit]
+    return items, notes

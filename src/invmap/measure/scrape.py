@@ -1,0 +1,215 @@
+"""Reading one Prometheus scrape (text exposition 0.0.4): a file, stdin or the body of a URL.
+
+The text is parsed by prometheus_client's own parser, fed a line at a time through a counter, so a
+line it rejects is named by number. The input is streamed: it is cut into runs of at most `CHUNK`
+lines (a run that ends inside a family starts the next with that family's TYPE line again), so the
+parser never holds more than one run's samples, and only the samples of the metrics invmap reads
+(`names.wanted`) are parsed and kept: a sample of any other metric is counted by its name and skipped
+(its syntax is not checked). Peak memory is the run plus those series, whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from invmap.errors import CatalogError
+from invmap.measure import names
+
+CHUNK = 20_000  # lines handed to the parser at once
+MAX_LINE = 1 << 20  # a longer line is not a scrape's (and would be held whole)
+Labels = tuple[tuple[str, str], ...]
+
+
+@dataclass
+class Scrape:
+    """The series invmap reads, by canonical sample name, then by their sorted labels."""
+
+    source: str
+    series: dict[str, dict[Labels, float]] = field(default_factory=dict)
+    engines: dict[str, int] = field(default_factory=dict)  # engine -> samples seen with its prefix
+    samples: int = 0
+    warnings: list[str] = field(default_factory=list)
+    non_finite: int = 0
+    lines: int = 0
+    _repeats: int = 0
+
+    def add(self, name: str, labels: Labels, value: float) -> None:
+        held = self.series.setdefault(name, {})
+        if labels in held:
+            self._repeats += 1
+            if self._repeats <= 3:  # a scrape that repeats every series would flood stderr
+                shown = "{" + ",".join(f'{k}="{v}"' for k, v in labels) + "}" if labels else ""
+                self.warnings.append(f"{self.source}: {name}{shown} appears more than once: the last value is used")
+        held[labels] = value
+
+    def finish(self) -> None:
+        if self._repeats > 3:
+            self.warnings.append(
+                f"{self.source}: {self._repeats - 3} more repeated series (the last value of each is used)"
+            )
+        if self.non_finite:
+            self.warnings.append(
+                f"{self.source}: {self.non_finite} NaN or infinite value{'s' if self.non_finite != 1 else ''} ignored"
+            )
+
+
+class _Lines:
+    """The text's lines, decoded one at a time, with the number of the last one handed out."""
+
+    def __init__(self, stream: IO[bytes], source: str) -> None:
+        self.stream = stream
+        self.source = source
+        self.number = 0
+
+    def __iter__(self) -> Iterator[str]:
+        while raw := self.stream.readline(MAX_LINE + 1):
+            self.number += 1
+            if len(raw) > MAX_LINE:
+                raise CatalogError(self.source, [f"line {self.number} is longer than 1 MiB; not a Prometheus scrape"])
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CatalogError(
+                    self.source,
+                    [f"line {self.number} is not UTF-8 text (byte {exc.start + 1}); not a Prometheus scrape"],
+                ) from None
+
+
+class _Run:
+    """One run of lines for the parser; `numbers[i]` is the file's line number of the run's i-th line
+    (0 for a TYPE line repeated at the start of a run)."""
+
+    def __init__(self, lines: list[str], numbers: list[int]) -> None:
+        self.lines = lines
+        self.numbers = numbers
+        self.at = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for i, line in enumerate(self.lines):
+            self.at = i
+            yield line
+
+
+def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
+    """Runs of lines for the parser. A sample of a metric invmap does not read (`names.needed`) is
+    counted (and its engine noted) but not parsed: prometheus_client's parser takes ~50 us a sample,
+    most of a big scrape is other metrics and histogram buckets, and no rule reads them."""
+    run: list[str] = []
+    numbers: list[int] = []
+    type_line: str | None = None  # the TYPE line of the family the run is inside
+    known: dict[str, tuple[str | None, bool] | None] = {}  # name -> (engine, needed); None: not a name
+    engines = scrape.engines
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped and stripped[0] != "#":
+            brace = stripped.find("{")
+            head = stripped[:brace] if brace >= 0 else stripped
+            name = head.split(None, 1)[0] if head[-1:].isspace() or " " in head or "\t" in head else head
+            if name not in known:
+                if len(known) > 100_000:  # a file of endless distinct names must not grow this
+                    known.clear()
+                valid = names.sample_name(name) == name
+                known[name] = (names.engine_of(names.canonical(name, False)), names.needed(name)) if valid else None
+            info = known[name]
+            if info is not None:
+                scrape.samples += 1
+                if info[0]:
+                    engines[info[0]] = engines.get(info[0], 0) + 1
+                if not info[1]:
+                    continue
+        if stripped.startswith("#"):
+            parts = stripped.split(None, 3)
+            starts = len(parts) >= 3 and parts[1] in ("HELP", "TYPE")
+            if starts and len(run) >= CHUNK:  # a family starts: a clean place to cut
+                yield _Run(run, numbers)
+                run, numbers = [], []
+            if starts:
+                type_line = line if parts[1] == "TYPE" else None
+        elif len(run) >= 2 * CHUNK:  # one family longer than a run: cut inside it, repeat its TYPE
+            yield _Run(run, numbers)
+            run, numbers = ([type_line], [0]) if type_line else ([], [])
+        run.append(line)
+        numbers.append(lines.number)
+    if run:
+        yield _Run(run, numbers)
+
+
+def _parser() -> Any:
+    """prometheus_client's text parser, imported here (only `triage --metrics` pays for it) and, when
+    the package is not loaded yet, without running its `__init__`: that imports the whole client (its
+    HTTP exposition server, wsgiref, the process and GC collectors; ~25-50 ms here) for a parser that
+    needs three of its modules. Those entries are removed from sys.modules again (the function keeps
+    its own), so a later `import prometheus_client` anywhere in the process loads it as usual."""
+    import importlib
+    import sys
+
+    if "prometheus_client" not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.find_spec("prometheus_client")
+        if spec is not None and spec.submodule_search_locations:
+            sys.modules["prometheus_client"] = importlib.util.module_from_spec(spec)
+            try:
+                return importlib.import_module("prometheus_client.parser").text_fd_to_metric_families
+            finally:
+                for name in [m for m in sys.modules if m == "prometheus_client" or m.startswith("prometheus_client.")]:
+                    del sys.modules[name]
+    return importlib.import_module("prometheus_client.parser").text_fd_to_metric_families
+
+
+def read(stream: IO[bytes], source: str) -> Scrape:
+    """Parse a scrape from a binary stream; CatalogError (exit 3) naming the line where the text
+    stops being Prometheus text exposition."""
+    text_fd_to_metric_families = _parser()
+    scrape = Scrape(source)
+    lines = _Lines(stream, source)
+    for run in _runs(lines, scrape):
+        try:
+            for family in text_fd_to_metric_families(run):  # type: ignore[arg-type]
+                _keep(scrape, family.samples)
+        except CatalogError:
+            raise
+        except Exception as exc:  # the parser raises bare ValueErrors (and worse) on bad text
+            number = run.numbers[run.at] or lines.number
+            text = run.lines[run.at].rstrip("\r\n")
+            shown = text if len(text) <= 120 else text[:117] + "..."
+            reason = str(exc).split(":", 1)[0].strip() or type(exc).__name__
+            raise CatalogError(
+                source, [f"line {number} is not Prometheus text exposition ({reason}): {shown!r}"]
+            ) from None
+    scrape.lines = lines.number
+    scrape.finish()
+    return scrape
+
+
+def _keep(scrape: Scrape, samples: Iterable[object]) -> None:
+    for sample in samples:
+        name, labels, value = sample[0], sample[1], sample[2]  # type: ignore[index]
+        plain = names.canonical(name, False)
+        name = names.canonical(name, "engine_type" in labels)
+        if name != plain and names.engine_of(name) == "trtllm":  # counted by prefix before: none
+            scrape.engines["trtllm"] = scrape.engines.get("trtllm", 0) + 1
+        if not names.wanted(name):
+            continue
+        if not math.isfinite(value):
+            scrape.non_finite += 1
+            continue
+        scrape.add(name, tuple(sorted(labels.items())), float(value))
+
+
+def read_path(path: str) -> Scrape:
+    """A scrape from a file; a missing or unreadable file is exit 3, as an unreadable catalog is."""
+    try:
+        with open(path, "rb") as stream:
+            return read(stream, path)
+    except FileNotFoundError:
+        raise CatalogError(path, ["no such file"]) from None
+    except IsADirectoryError:
+        raise CatalogError(path, ["is a folder, not a scrape"]) from None
+    except PermissionError:
+        raise CatalogError(path, ["cannot be read (permission denied)"]) from None
+    except OSError as exc:
+        raise CatalogError(path, [f"cannot be read: {exc.strerror or exc}"]) from None

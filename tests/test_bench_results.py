@@ -1,0 +1,398 @@
+"""triage --bench (issue: metrics): benchmark results in the shapes their tools write them (read in
+vllm/benchmarks/serve.py, sglang/bench_serving.py, genai-perf's exporters and GuideLLM's schemas)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from invmap.measure import rules
+
+
+def write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def bench(cli, path: str):
+    result = cli("triage", "--bench", path, "--json")
+    assert "Traceback" not in result.err
+    return result
+
+
+def fired(result) -> list[tuple[str, str, str]]:
+    assert result.code == 0, result.err
+    return [(i["code"], e["rule"], e["text"]) for i in json.loads(result.out) for e in i["evidence"]]
+
+
+def vllm_result(**over) -> dict:
+    """`vllm bench serve --save-result` (keys as serve.py writes them; latencies in ms)."""
+    result = {
+        "date": "20261201-101500",
+        "endpoint_type": "openai",
+        "backend": "openai",
+        "label": None,
+        "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "num_prompts": 1000,
+        "request_rate": "inf",
+        "burstiness": 1.0,
+        "max_concurrency": None,
+        "duration": 120.5,
+        "completed": 1000,
+        "failed": 0,
+        "total_input_tokens": 1024000,
+        "total_output_tokens": 128000,
+        "request_throughput": 8.3,
+        "request_goodput": None,
+        "output_throughput": 1062.2,
+        "total_token_throughput": 9560.1,
+        "max_output_tokens_per_s": 1900.0,
+        "max_concurrent_requests": 1000,
+        "mean_ttft_ms": 2500.0,
+        "median_ttft_ms": 2400.0,
+        "std_ttft_ms": 800.0,
+        "p99_ttft_ms": 4100.0,
+        "mean_tpot_ms": 30.0,
+        "median_tpot_ms": 29.0,
+        "std_tpot_ms": 2.0,
+        "p99_tpot_ms": 33.0,
+        "mean_itl_ms": 30.0,
+        "median_itl_ms": 28.0,
+        "std_itl_ms": 5.0,
+        "p99_itl_ms": 41.0,
+        "mean_e2el_ms": 6300.0,
+        "median_e2el_ms": 6200.0,
+        "std_e2el_ms": 900.0,
+        "p99_e2el_ms": 8400.0,
+    }
+    result.update(over)
+    return result
+
+
+VLLM_SUMMARY = """\
+Traffic request rate: inf
+Burstiness factor: 1.0 (Poisson process)
+Maximum request concurrency: 1
+============ Serving Benchmark Result ============
+Successful requests:                     100
+Failed requests:                         0
+Maximum request concurrency:             1
+Benchmark duration (s):                  150.87
+Total input tokens:                      65536
+Total generated tokens:                  65536
+Request throughput (req/s):              0.66
+Output token throughput (tok/s):         434.40
+Peak output token throughput (tok/s):    460.00
+Peak concurrent requests:                1.00
+Total token throughput (tok/s):          868.80
+---------------Time to First Token----------------
+Mean TTFT (ms):                          79.56
+Median TTFT (ms):                        79.88
+P99 TTFT (ms):                           89.46
+-----Time per Output Token (excl. 1st token)------
+Mean TPOT (ms):                          20.14
+Median TPOT (ms):                        20.10
+P99 TPOT (ms):                           21.63
+---------------Inter-token Latency----------------
+Mean ITL (ms):                           20.14
+Median ITL (ms):                         20.15
+P99 ITL (ms):                            21.47
+==================================================
+"""
+
+SGLANG_SUMMARY = """\
+============ Serving Benchmark Result ============
+Backend:                                 sglang
+Traffic request rate:                    16.0
+Max request concurrency:                 not set
+Successful requests:                     1000
+Benchmark duration (s):                  70.31
+Total input tokens:                      300000
+Total generated tokens:                  200000
+Total generated tokens (retokenized):     199800
+Request throughput (req/s):              14.22
+Input token throughput (tok/s):          4266.80
+Output token throughput (tok/s):         2844.50
+Total token throughput (tok/s):          7111.30
+Concurrency:                             41.20
+----------------End-to-End Latency----------------
+Mean E2E Latency (ms):                   2897.50
+Median E2E Latency (ms):                 2701.10
+---------------Time to First Token----------------
+Mean TTFT (ms):                          120.30
+Median TTFT (ms):                        98.20
+P99 TTFT (ms):                           640.00
+-----Time per Output Token (excl. 1st token)------
+Mean TPOT (ms):                          14.10
+Median TPOT (ms):                        13.80
+P99 TPOT (ms):                           25.40
+---------------Inter-Token Latency----------------
+Mean ITL (ms):                           14.20
+Median ITL (ms):                         11.00
+P95 ITL (ms):                            30.10
+P99 ITL (ms):                            162.00
+Max ITL (ms):                            910.00
+==================================================
+"""
+
+
+def sglang_line(**over) -> str:
+    """One line of bench_serving's --output-file (JSON lines; keys as bench_serving.py writes them)."""
+    row = {
+        "backend": "sglang",
+        "dataset_name": "random",
+        "request_rate": 16.0,
+        "max_concurrency": None,
+        "sharegpt_output_len": None,
+        "random_input_len": 1024,
+        "random_output_len": 256,
+        "random_range_ratio": 0.0,
+        "duration": 70.31,
+        "completed": 1000,
+        "total_input_tokens": 300000,
+        "total_output_tokens": 200000,
+        "total_output_tokens_retokenized": 199800,
+        "request_throughput": 14.22,
+        "input_throughput": 4266.8,
+        "output_throughput": 2844.5,
+        "mean_e2e_latency_ms": 2897.5,
+        "median_e2e_latency_ms": 2701.1,
+        "std_e2e_latency_ms": 400.0,
+        "p99_e2e_latency_ms": 4400.0,
+        "mean_ttft_ms": 120.3,
+        "median_ttft_ms": 98.2,
+        "std_ttft_ms": 60.0,
+        "p99_ttft_ms": 640.0,
+        "mean_tpot_ms": 14.1,
+        "median_tpot_ms": 13.8,
+        "std_tpot_ms": 2.0,
+        "p99_tpot_ms": 25.4,
+        "mean_itl_ms": 14.2,
+        "median_itl_ms": 11.0,
+        "std_itl_ms": 20.0,
+        "p95_itl_ms": 30.1,
+        "p99_itl_ms": 162.0,
+        "concurrency": 41.2,
+        "accept_length": None,
+    }
+    row.update(over)
+    return json.dumps(row)
+
+
+def genai_json(concurrency: int = 1) -> str:
+    """`*_genai_perf.json`: per metric {unit, avg, p99, ..., min, max, std}, then `input_config`."""
+
+    def stats(unit: str, avg: float, spread: float) -> dict:
+        return {
+            "unit": unit,
+            "avg": avg,
+            "p99": avg * spread,
+            "p95": avg * spread,
+            "p90": avg,
+            "p75": avg,
+            "p50": avg,
+            "p25": avg,
+            "min": avg * 0.9,
+            "max": avg * spread,
+            "std": 0.1,
+        }
+
+    return json.dumps(
+        {
+            "request_throughput": {"unit": "requests/sec", "avg": 2.1},
+            "request_latency": stats("ms", 470.0, 1.05),
+            "time_to_first_token": stats("ms", 40.0, 1.1),
+            "inter_token_latency": stats("ms", 12.0, 1.05),
+            "output_token_throughput": {"unit": "tokens/sec", "avg": 80.0},
+            "output_token_throughput_per_request": stats("tokens/sec", 80.0, 1.0),
+            "output_sequence_length": stats("tokens", 38.0, 1.0),
+            "input_sequence_length": stats("tokens", 550.0, 1.0),
+            "input_config": {"model": ["llama"], "concurrency": concurrency, "streaming": True},
+        }
+    )
+
+
+GENAI_CSV = """\
+Metric,avg,min,max,p99,p95,p90,p75,p50,p25
+Time To First Token (ms),40.00,36.00,44.00,44.00,44.00,40.00,40.00,40.00,40.00
+Inter Token Latency (ms),12.00,10.80,12.60,12.60,12.60,12.00,12.00,12.00,12.00
+Request Latency (ms),470.00,423.00,"1,493.50",493.50,493.50,470.00,470.00,470.00,470.00
+Output Sequence Length,38.00,38.00,38.00,38.00,38.00,38.00,38.00,38.00,38.00
+Input Sequence Length,550.00,550.00,550.00,550.00,550.00,550.00,550.00,550.00,550.00
+
+Metric,Value
+Output Token Throughput (per sec),80.00
+Request Throughput (per sec),2.10
+"""
+
+
+def guidellm(errored: int, kind: str = "throughput") -> str:
+    """GuideLLM's benchmarks.json: per benchmark, metrics as {successful, errored, incomplete, total}
+    distributions (mean, median, min, max, percentiles), request_totals and the strategy."""
+
+    def dist(mean: float, p99: float, low: float) -> dict:
+        summary = {"mean": mean, "median": mean, "min": low, "max": p99, "percentiles": {"p50": mean, "p90": p99,
+                                                                                           "p99": p99}}  # fmt: skip
+        return {"successful": summary, "errored": summary, "incomplete": summary, "total": summary}
+
+    return json.dumps(
+        {
+            "benchmarks": [
+                {
+                    "config": {"strategy": {"type_": kind}},
+                    "metrics": {
+                        "request_totals": {
+                            "successful": 900,
+                            "errored": errored,
+                            "incomplete": 0,
+                            "total": 900 + errored,
+                        },
+                        "request_concurrency": dist(250.0, 400.0, 10.0),
+                        "request_latency": dist(12.0, 30.0, 1.0),
+                        "time_to_first_token_ms": dist(3000.0, 9000.0, 150.0),
+                        "inter_token_latency_ms": dist(40.0, 45.0, 35.0),
+                        "time_per_output_token_ms": dist(60.0, 90.0, 40.0),
+                    },
+                }
+            ]
+        }
+    )
+
+
+FIRES = {
+    "bench-ttft-spread": (
+        "vllm.json",
+        lambda: json.dumps(vllm_result(ttfts=[0.2] + [2.4] * 999, errors=[""] * 1000)),
+        "L2",
+        "TTFT median 2.4 s is 12x its minimum 200 ms (>= 5x) while TPOT stays flat (p99 33 ms, 1.14x its median",
+    ),
+    "bench-itl-tail": ("sglang.txt", lambda: SGLANG_SUMMARY, "L2", "ITL p99 162 ms is 15x its median 11 ms (>= 5x)"),
+    "bench-single-stream": (
+        "vllm.txt",
+        lambda: VLLM_SUMMARY,
+        "L1",
+        "one request at a time (max concurrency 1) and TPOT p99 21.6 ms within 1.2x its median 20.1 ms",
+    ),
+    "bench-overload": (
+        "guidellm.json",
+        lambda: guidellm(errored=100),
+        "L2",
+        "100 of 1,000 requests failed (10.0%, >= 5%)",
+    ),
+    "bench-spec-acceptance": (
+        "spec.json",
+        lambda: json.dumps(vllm_result(spec_decode_acceptance_rate=31.0, spec_decode_acceptance_length=1.9)),
+        "RL",
+        "speculative acceptance 0.31 (< 0.50) over the benchmark",
+    ),
+}
+
+
+def test_every_bench_rule_has_a_result_that_fires_it():
+    assert set(FIRES) == {r.id for r in rules.RULES if r.kind == "bench"}
+
+
+@pytest.mark.parametrize("rule", sorted(FIRES))
+def test_each_bench_rule_fires_on_the_shape_it_describes(cli, tmp_path, rule):
+    name, build, level, text = FIRES[rule]
+    found = fired(bench(cli, write(tmp_path, name, build())))
+    assert any(code == level and r == rule and t.startswith(text) for code, r, t in found), found
+
+
+def test_overload_points_to_admission_and_to_control(cli, tmp_path):
+    found = fired(bench(cli, write(tmp_path, "g.json", guidellm(errored=100))))
+    assert [code for code, r, _ in found if r == "bench-overload"] == ["L2", "L6"]
+
+
+@pytest.mark.parametrize(
+    "name, build, tool",
+    [
+        ("v.json", lambda: json.dumps(vllm_result()), "vllm bench serve result"),
+        ("v.txt", lambda: VLLM_SUMMARY, "vllm bench serve summary"),
+        (
+            "s.jsonl",
+            lambda: sglang_line(request_rate=4.0) + "\n" + sglang_line() + "\n",
+            "SGLang bench_serving result, 2 runs",
+        ),
+        ("s.txt", lambda: SGLANG_SUMMARY, "SGLang bench_serving summary"),
+        ("g.json", lambda: genai_json(), "GenAI-Perf JSON export"),
+        ("g.csv", lambda: GENAI_CSV, "GenAI-Perf CSV export"),
+        ("guide.json", lambda: guidellm(errored=0, kind="synchronous"), "GuideLLM report"),
+    ],
+)
+def test_every_format_is_read_and_named(cli, tmp_path, name, build, tool):
+    result = bench(cli, write(tmp_path, name, build()))
+    assert result.code == 0, result.err
+    assert f"benchmark: {tool}" in result.err
+
+
+def test_genai_perf_json_and_csv_read_alike(cli, tmp_path):
+    one = fired(bench(cli, write(tmp_path, "g.json", genai_json(concurrency=1))))
+    two = fired(bench(cli, write(tmp_path, "g.csv", GENAI_CSV)))
+    assert [r for _, r, _ in one] == ["bench-single-stream"]
+    assert [r for _, r, _ in two] == []  # the CSV does not say the concurrency
+    assert "bench-single-stream needs the concurrency" in bench(cli, write(tmp_path, "g.csv", GENAI_CSV)).err
+
+
+def test_a_healthy_benchmark_prints_nothing_and_says_so(cli, tmp_path):
+    result = bench(cli, write(tmp_path, "v.json", json.dumps(vllm_result(request_rate=4.0, max_concurrency=64))))
+    assert (result.code, result.out) == (0, "[]\n")
+    assert "healthy by these signals: completed 1,000, failed 0, TTFT median 2.4 s, TTFT p99 4.1 s" in result.err
+
+
+def test_each_run_of_a_json_lines_file_is_named(cli, tmp_path):
+    text = sglang_line(median_itl_ms=11.0, p99_itl_ms=20.0) + "\n" + sglang_line() + "\n"
+    found = fired(bench(cli, write(tmp_path, "s.jsonl", text)))
+    assert [t.split(":")[0] for _, r, t in found if r == "bench-itl-tail"] == ["run 2"]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"completed": 3,\n "failed": }\n', "line 2 column 12 is not JSON (Expecting value)"),
+        ('{"model": "x"}', "is JSON but not a benchmark result invmap reads: no key 'completed'"),
+        ("hello\n", "line 1 is not a benchmark result invmap reads"),
+        ('{"benchmarks": []}', "key 'benchmarks' holds no benchmark"),
+        ("[1, 2]", "holds JSON that is not an object"),
+        (
+            "=== Serving Benchmark Result ===\n=======================\n",
+            "line 1 opens a 'Serving Benchmark Result' block that holds",
+        ),
+        ("Metric,avg\nTime To First Token (ms),1\n\nOops\n", "line 4 is not a GenAI-Perf CSV row"),
+    ],
+)
+def test_a_file_that_is_no_benchmark_result_says_where_it_stopped(cli, tmp_path, text, message):
+    path = write(tmp_path, "bad.json", text)
+    result = bench(cli, path)
+    assert (result.code, result.out) == (3, "")
+    assert result.err.startswith(f"Error: {path}: {message}"), result.err
+
+
+def test_a_missing_benchmark_file_is_exit_3(cli, tmp_path):
+    result = bench(cli, str(tmp_path / "none.json"))
+    assert (result.code, result.err) == (3, f"Error: {tmp_path / 'none.json'}: no such file\n")
+
+
+def test_a_benchmark_on_stdin(cli):
+    result = cli("triage", "--bench", "-", "--json", input=VLLM_SUMMARY)
+    assert [r for _, r, _ in fired(result)] == ["bench-single-stream"]
+
+
+def test_a_peak_of_one_request_in_flight_is_one_at_a_time(cli, tmp_path):
+    text = json.dumps(vllm_result(max_concurrent_requests=1, request_rate=0.5, median_tpot_ms=29.0, p99_tpot_ms=30.5))
+    assert [t for _, r, t in fired(bench(cli, write(tmp_path, "v.json", text))) if r == "bench-single-stream"] == [
+        "one request at a time (peak concurrency 1) and TPOT p99 30.5 ms within 1.2x its median 29 ms: no batching "
+        "or queueing, so the time is the per-token cost itself"
+    ]
+
+
+def test_a_sweep_log_reads_every_block(cli, tmp_path):
+    spread = VLLM_SUMMARY.replace(
+        "P99 ITL (ms):                            21.47", "P99 ITL (ms):                            210.00"
+    )
+    result = bench(cli, write(tmp_path, "sweep.log", "warming up\n" + VLLM_SUMMARY + "next\n" + spread))
+    assert "benchmark: vllm bench serve summary, 2 runs" in result.err
+    assert [t.split(":")[0] for _, r, t in fired(result) if r == "bench-itl-tail"] == ["run 2"]

@@ -1,0 +1,720 @@
+"""triage from measurements (issue: metrics): an engine's /metrics scrape, once or as a window, and a
+benchmark's results, read against the rules declared in invmap/measure/rules.py."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import scrapes
+
+from invmap.measure import names, rules
+from invmap.measure.view import Hist
+
+GOOD_ITL = [0.02] * 990 + [0.03] * 10  # a tight inter-token distribution
+PROMPTS = 48_000
+
+
+def write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def run(cli, *args: str, input: str | None = None):
+    result = cli("triage", *args, "--json", input=input)
+    assert "Traceback" not in result.err
+    return result
+
+
+def levels(result) -> list[dict]:
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def evidence(items: list[dict], code: str) -> list[str]:
+    return [e["text"] for item in items if item["code"] == code for e in item["evidence"]]
+
+
+def kv_pressure(kv: float, preempted: float, prompts: float = 0) -> str:
+    return (
+        scrapes.vllm()
+        .gauge("vllm:num_requests_running", 12)
+        .gauge("vllm:num_requests_waiting", 3)
+        .gauge("vllm:kv_cache_usage_perc", kv)
+        .counter("vllm:num_preemptions", preempted)
+        .counter("vllm:prompt_tokens", prompts)
+        .text()
+    )
+
+
+# --- a window between two scrapes ----------------------------------------------------------------
+
+
+def test_a_window_between_two_scrapes_names_the_level_with_the_numbers_that_fired_it(cli, tmp_path):
+    before = write(tmp_path, "before.prom", kv_pressure(0.80, 2))
+    after = write(tmp_path, "after.prom", kv_pressure(0.97, 50))
+    result = run(cli, "--metrics", before, "--metrics", after, "--interval", "60s")
+    items = levels(result)
+    assert [i["code"] for i in items] == ["L3"]
+    first = items[0]
+    assert list(first) == [
+        "code", "title", "score", "confidence", "matched", "excluded", "corrected", "question", "sources",
+        "reports", "evidence",
+    ]  # fmt: skip
+    assert (first["title"], first["confidence"], first["matched"]) == ("Cache management", "high", [])
+    assert first["evidence"] == [
+        {
+            "rule": "kv-full-preempting",
+            "text": "kv usage 0.97 (>= 0.90) and 48 preemptions in 60 s",
+            "signals": {"kv_usage": 0.97, "preemptions": 48, "window_s": 60.0},
+        }
+    ]
+    assert first["question"].startswith("Where does each request's KV state live")
+    assert "pagedattention" in [s["id"] for s in first["sources"]]
+    assert "window: 60 s (vLLM)" in result.err.splitlines()
+
+
+def test_one_scrape_is_totals_since_the_engine_started_and_says_so(cli, tmp_path):
+    result = run(cli, "--metrics", write(tmp_path, "now.prom", kv_pressure(0.97, 48)))
+    items = levels(result)
+    assert evidence(items, "L3") == ["kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started"]
+    assert items[0]["confidence"] == "medium"  # totals blur what is happening now
+    assert (
+        "totals since the engine started (vLLM, one scrape); give --metrics twice (or a URL with --interval) for a window"
+        in result.err.splitlines()
+    )
+
+
+def test_a_counter_that_went_down_means_a_restart_and_the_second_scrape_alone(cli, tmp_path):
+    before = write(tmp_path, "before.prom", kv_pressure(0.97, 500))
+    after = write(tmp_path, "after.prom", kv_pressure(0.97, 7))
+    result = run(cli, "--metrics", before, "--metrics", after)
+    assert evidence(levels(result), "L3") == ["kv usage 0.97 (>= 0.90) and 7 preemptions since the engine started"]
+    assert "a counter went down between the two scrapes (the engine restarted)" in result.err
+
+
+def test_a_window_without_interval_says_between_the_two_scrapes(cli, tmp_path):
+    before = write(tmp_path, "b.prom", kv_pressure(0.95, 1))
+    after = write(tmp_path, "a.prom", kv_pressure(0.95, 4))
+    assert evidence(levels(run(cli, "--metrics", before, "--metrics", after)), "L3") == [
+        "kv usage 0.95 (>= 0.90) and 3 preemptions between the two scrapes"
+    ]
+
+
+# --- each rule fires on the shape it describes ----------------------------------------------------
+
+
+def _itl_tail() -> str:
+    return (
+        scrapes.vllm()
+        .histogram("vllm:inter_token_latency_seconds", [0.02] * 980 + [0.6] * 20)
+        .counter("vllm:prompt_tokens", PROMPTS)
+        .text()
+    )
+
+
+def _queue() -> str:
+    return (
+        scrapes.vllm()
+        .histogram("vllm:time_to_first_token_seconds", [2.0] * 100)
+        .histogram("vllm:request_queue_time_seconds", [1.6] * 100)
+        .text()
+    )
+
+
+def _waiting() -> str:
+    return scrapes.vllm().gauge("vllm:num_requests_waiting", 9).gauge("vllm:kv_cache_usage_perc", 0.21).text()
+
+
+def _prefill() -> str:
+    return scrapes.llamacpp(prompt_tokens=2000, prompt_seconds=60.0, predicted=2000, predicted_seconds=50.0)
+
+
+def _lora() -> str:
+    return (
+        scrapes.vllm().gauge("vllm:num_requests_waiting", 4).text()
+        + "# HELP vllm:lora_requests_info Running stats on lora requests.\n# TYPE vllm:lora_requests_info gauge\n"
+        'vllm:lora_requests_info{max_lora="2",running_lora_adapters="sql,chat",waiting_lora_adapters="legal"} 1.7e9\n'
+    )
+
+
+def _transfer() -> str:
+    before = scrapes.sglang().counter("sglang:num_transfer_failed_reqs_total", 3)
+    return before.counter("sglang:num_bootstrap_failed_reqs_total", 1).text()
+
+
+def _ranks() -> str:
+    text = ""
+    for engine, tokens in (("0", 12000), ("1", 3100)):
+        text += scrapes.vllm(engine=engine).counter("vllm:generation_tokens", tokens).text()
+    return text
+
+
+def _spec() -> str:
+    return (
+        scrapes.vllm()
+        .counter("vllm:spec_decode_num_drafts", 5000)
+        .counter("vllm:spec_decode_num_draft_tokens", 10000)
+        .counter("vllm:spec_decode_num_accepted_tokens", 3100)
+        .text()
+    )
+
+
+FIRES = {
+    "kv-full-preempting": (lambda: kv_pressure(0.97, 48), "L3", "kv usage 0.97 (>= 0.90) and 48 preemptions"),
+    "preempting": (
+        lambda: kv_pressure(0.42, 48),
+        "L3",
+        "48 preemptions since the engine started while kv usage reads 0.42",
+    ),
+    "waiting-with-room": (_waiting, "L2", "9 requests waiting while kv usage is 0.21 (< 0.50)"),
+    "queue-in-ttft": (_queue, "L2", "queue time is 0.80 of TTFT (mean 1.6 s of 2 s, >= 0.50) over 100 requests"),
+    "itl-tail-with-prefill": (
+        _itl_tail,
+        "L2",
+        "ITL p99 625 ms (between 500 ms and 750 ms) is 35x its median 17.7 ms (>= 5x) while 48,000 prompt tokens",
+    ),
+    "prefill-slower-than-decode": (
+        _prefill,
+        "L1",
+        "prefill takes 30 ms per prompt token, decode 25 ms per output token",
+    ),
+    "multiplexed": (_lora, "L4", "LoRA adapters sql, chat running and legal waiting (max_lora 2)"),
+    "kv-transfer": (
+        _transfer,
+        "L5",
+        "4 KV transfers between prefill and decode servers failed since the engine started",
+    ),
+    "rank-imbalance": (_ranks, "L5", "data-parallel ranks generated 12,000 (engine 0) to 3,100 (engine 1) tokens"),
+    "spec-acceptance": (_spec, "RL", "speculative acceptance 0.31 (< 0.50): 3,100 of 10,000 draft tokens accepted"),
+}
+NEVER_FIRES = {"decode-near-bandwidth"}  # needs --model and --gpu, which this invmap does not take
+
+
+def test_every_metrics_rule_has_a_scrape_that_fires_it():
+    assert set(FIRES) | NEVER_FIRES == {r.id for r in rules.RULES if r.kind == "metrics"}
+
+
+@pytest.mark.parametrize("rule", sorted(FIRES))
+def test_each_rule_fires_on_the_shape_it_describes_and_points_to_its_level(cli, tmp_path, rule):
+    build, level, text = FIRES[rule]
+    items = levels(run(cli, "--metrics", write(tmp_path, "s.prom", build())))
+    fired = [(i["code"], e["rule"], e["text"]) for i in items for e in i["evidence"]]
+    assert any(code == level and r == rule and t.startswith(text) for code, r, t in fired), fired
+
+
+def test_a_wait_for_the_next_step_is_no_queue(cli, tmp_path):
+    quick = scrapes.vllm().gauge("vllm:num_requests_waiting", 2).gauge("vllm:kv_cache_usage_perc", 0.2)
+    quick.histogram("vllm:request_queue_time_seconds", [0.01] * 50)
+    assert levels(run(cli, "--metrics", write(tmp_path, "q.prom", quick.text()))) == []
+    slow = scrapes.vllm().gauge("vllm:num_requests_waiting", 2).gauge("vllm:kv_cache_usage_perc", 0.2)
+    slow.histogram("vllm:request_queue_time_seconds", [0.4] * 50)
+    assert evidence(levels(run(cli, "--metrics", write(tmp_path, "s.prom", slow.text()))), "L2") == [
+        "2 requests waiting while kv usage is 0.20 (< 0.50), mean queue time 400 ms: memory is not what holds them "
+        "back, the scheduler's batch limits are"
+    ]
+    passing = write(
+        tmp_path,
+        "p.prom",
+        scrapes.vllm().gauge("vllm:num_requests_waiting", 0).gauge("vllm:kv_cache_usage_perc", 0.2).text(),
+    )
+    assert levels(run(cli, "--metrics", passing, "--metrics", write(tmp_path, "w.prom", _waiting()))) == []
+
+
+def test_short_prompts_are_not_compared_per_token(cli, tmp_path):
+    def phases(prompt: int, prefill_s: float) -> str:
+        reg = scrapes.vllm()
+        reg.histogram("vllm:request_prefill_time_seconds", [prefill_s] * 100)
+        reg.histogram("vllm:request_decode_time_seconds", [2.0] * 100)
+        reg.histogram("vllm:request_prompt_tokens", [prompt] * 100)
+        reg.histogram("vllm:request_generation_tokens", [100] * 100)
+        return reg.text()
+
+    # vLLM's phase histograms: 25 ms per prompt token against 20 ms per output token fires, unless
+    # the prompts are so short that a prefill is one step, as a decode is
+    assert evidence(levels(run(cli, "--metrics", write(tmp_path, "slow.prom", phases(200, 5.0)))), "L1") == [
+        "prefill takes 25 ms per prompt token, decode 20 ms per output token (prefill >= 1x decode per token) "
+        "since the engine started"
+    ]
+    assert levels(run(cli, "--metrics", write(tmp_path, "short.prom", phases(10, 0.25)))) == []
+    assert levels(run(cli, "--metrics", write(tmp_path, "fine.prom", phases(200, 0.5)))) == []
+
+
+def test_speculative_acceptance_points_to_the_runtime_levers(cli, tmp_path):
+    item = levels(run(cli, "--metrics", write(tmp_path, "s.prom", _spec())))[0]
+    assert (item["code"], item["title"]) == ("RL", "Runtime levers")
+    assert item["question"] and item["sources"]
+
+
+def test_a_level_the_catalog_lacks_is_shown_and_said(cli, tmp_path):
+    from conftest import ASSETS
+
+    catalog = ASSETS / "mini.toml"  # its [layers] describe L3 alone
+    result = cli("--catalog", str(catalog), "triage", "--metrics", write(tmp_path, "s.prom", _spec()), "--json")
+    item = levels(result)[0]
+    assert (item["code"], item["title"], item["question"], item["sources"]) == ("RL", "RL", None, [])
+    assert "this catalog has no level RL; its evidence is shown without sources" in result.err
+
+
+def test_the_bandwidth_rule_says_what_it_lacks(cli, tmp_path):
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", _itl_tail()))
+    assert (
+        "decode-near-bandwidth needs the model's size and the GPU's memory bandwidth (no --model or --gpu" in result.err
+    )
+
+
+def test_several_models_on_one_engine_with_their_own_queues_point_to_l4(cli, tmp_path):
+    text = scrapes.vllm(model="a").gauge("vllm:num_requests_waiting", 5).text()
+    text += scrapes.vllm(model="b").gauge("vllm:num_requests_waiting", 0).text()
+    assert evidence(levels(run(cli, "--metrics", write(tmp_path, "s.prom", text))), "L4") == [
+        "2 models share one engine, each with its own queue (a: 5 waiting, b: 0 waiting)"
+    ]
+
+
+def test_a_percentile_past_the_last_finite_bucket_is_never_a_number(cli, tmp_path):
+    text = (
+        scrapes.vllm()
+        .histogram("vllm:inter_token_latency_seconds", [0.02] * 980 + [200.0] * 20)
+        .counter("vllm:prompt_tokens", PROMPTS)
+        .text()
+    )
+    [found] = evidence(levels(run(cli, "--metrics", write(tmp_path, "s.prom", text))), "L2")
+    assert found.startswith("ITL p99 above 80 s (the last finite bucket) is at least 4532x its median 17.7 ms")
+
+
+def test_histogram_quantile_estimates_as_promql_does():
+    # buckets le=1:10, le=2:20, le=4:40, +Inf:40 -> p50 = 2 + (4-2) * (20-20)/20 = 2.0; p25 = 1 + 1 * 0 = 1..2
+    hist = Hist([(1.0, 10.0), (2.0, 20.0), (4.0, 40.0), (math.inf, 40.0)], 0.0, 40.0)
+    assert hist.quantile(0.5).value == 2.0
+    assert (hist.quantile(0.75).value, hist.quantile(0.75).lower, hist.quantile(0.75).upper) == (3.0, 2.0, 4.0)
+    assert hist.quantile(0.1).value == 0.4 and hist.quantile(0.1).lower == 0.0  # the first bucket starts at 0
+    assert Hist([(1.0, 1.0), (math.inf, 10.0)], 0.0, 10.0).quantile(0.99).above
+    assert Hist([(math.inf, 0.0)], 0.0, 0.0).quantile(0.5) is None  # nothing observed: no number
+
+
+# --- engines and their names ----------------------------------------------------------------------
+
+
+def _one_sample(name: names.Name, kind: str) -> str:
+    labels = ",".join(f'{k}="{v}"' for k, v in name.labels)
+    if kind == "histogram":
+        sep = "," if labels else ""
+        return (
+            f"# TYPE {name.metric} histogram\n"
+            f'{name.metric}_bucket{{{labels}{sep}le="1"}} 1\n{name.metric}_bucket{{{labels}{sep}le="+Inf"}} 1\n'
+            f"{name.metric}_sum{{{labels}}} 0.5\n{name.metric}_count{{{labels}}} 1\n"
+        )
+    typ = "counter" if kind == "counter" else "gauge"
+    return f"# TYPE {name.metric} {typ}\n{name.metric}{{{labels}}} 1\n"
+
+
+EVERY_NAME = [(s, n) for s in names.SIGNALS for n in s.names]
+
+
+@pytest.mark.parametrize("signal, name", EVERY_NAME, ids=[f"{s.key}:{n.metric}" for s, n in EVERY_NAME])
+def test_every_declared_name_is_recognised_as_its_engine(cli, tmp_path, signal, name):
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", _one_sample(name, signal.kind)))
+    assert result.code == 0, result.err
+    assert f"({names.BY_KEY[name.engine].title}, one scrape)" in result.err
+
+
+def test_old_vllm_names_are_read_as_the_new_ones(cli, tmp_path):
+    text = (
+        scrapes.vllm()
+        .gauge("vllm:gpu_cache_usage_perc", 0.97)
+        .counter("vllm:num_preemptions", 48)
+        .histogram("vllm:time_per_output_token_seconds", [0.02] * 980 + [0.6] * 20)
+        .counter("vllm:prompt_tokens", PROMPTS)
+        .text()
+    )
+    items = levels(run(cli, "--metrics", write(tmp_path, "s.prom", text)))
+    assert {e["rule"] for i in items for e in i["evidence"]} >= {"kv-full-preempting", "itl-tail-with-prefill"}
+
+
+def test_sglang_retractions_and_its_router_re_export_with_underscores(cli, tmp_path):
+    text = scrapes.sglang().gauge("sglang:token_usage", 0.98).counter("sglang:num_retracted_requests_total", 12).text()
+    for body in (text, text.replace("sglang:", "sglang_")):
+        assert evidence(levels(run(cli, "--metrics", write(tmp_path, "s.prom", body))), "L3") == [
+            "kv usage 0.98 (>= 0.90) and 12 retractions since the engine started"
+        ]
+
+
+def test_trtllm_serve_without_a_prefix_is_known_by_its_engine_type_label(cli, tmp_path):
+    text = scrapes.trtllm().histogram("time_to_first_token_seconds", [2.0] * 50).text()
+    text += scrapes.trtllm().histogram("request_queue_time_seconds", [1.8] * 50).text()
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", text))
+    assert evidence(levels(result), "L2")[0].startswith("queue time is 0.90 of TTFT")
+    assert "(trtllm-serve, one scrape)" in result.err
+
+
+def test_triton_tensorrt_llm_gauges(cli, tmp_path):
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", scrapes.triton(waiting=6, active=2, fraction=0.1)))
+    assert evidence(levels(result), "L2") == [
+        "6 requests waiting while kv usage is 0.10 (< 0.50): memory is not what holds them back, the scheduler's "
+        "batch limits are"
+    ]
+
+
+def test_triton_without_a_fraction_reads_used_over_max_blocks(cli, tmp_path):
+    text = scrapes.triton(waiting=6, active=2, fraction=0.1).replace('kv_cache_block_type="fraction"', 'x="y"')
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", text))
+    assert evidence(levels(result), "L2")[0].startswith("6 requests waiting while kv usage is 0.02 (< 0.50)")
+
+
+def test_tgi_counters_without_total(cli, tmp_path):
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", scrapes.tgi(queue=0, batch=2, requests=9, success=9)))
+    assert levels(result) == []
+    assert "(TGI, one scrape)" in result.err
+
+
+# --- nothing to say ---------------------------------------------------------------------------------
+
+
+def test_no_rule_fires_healthy_by_these_signals_with_the_key_numbers(cli, tmp_path):
+    text = (
+        scrapes.vllm()
+        .gauge("vllm:num_requests_running", 4)
+        .gauge("vllm:num_requests_waiting", 0)
+        .gauge("vllm:kv_cache_usage_perc", 0.35)
+        .counter("vllm:num_preemptions", 0)
+        .counter("vllm:prompt_tokens", PROMPTS)
+        .histogram("vllm:inter_token_latency_seconds", GOOD_ITL)
+        .histogram("vllm:time_to_first_token_seconds", [0.09] * 100)
+        .histogram("vllm:request_queue_time_seconds", [0.01] * 100)
+        .text()
+    )
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", text))
+    assert (result.code, result.out) == (0, "[]\n")
+    assert (
+        "healthy by these signals: 4 running, 0 waiting, kv usage 0.35, 0 preemptions, TTFT p50 90 ms (between "
+        "80 ms and 100 ms), TTFT p99 99.8 ms (between 80 ms and 100 ms), ITL p50 17.6 ms (between 10 ms and 25 ms), "
+        "ITL p99 25 ms (between 10 ms and 25 ms)" in result.err.splitlines()
+    )
+    plain = cli("triage", "--metrics", write(tmp_path, "s.prom", text))
+    assert (plain.code, plain.out) == (0, "")
+
+
+def test_an_idle_engine_is_not_enough_signal_and_says_what_is_missing(cli, tmp_path):
+    text = (
+        scrapes.vllm()
+        .gauge("vllm:num_requests_running", 0)
+        .counter("vllm:request_success", 0, finished_reason="stop")
+        .histogram("vllm:time_to_first_token_seconds", [])
+        .text()
+    )
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", text))
+    assert (result.code, result.out) == (0, "[]\n")
+    lines = result.err.splitlines()
+    assert "no request has finished since the engine started" in lines
+    [verdict] = [line for line in lines if line.startswith("not enough signal: ")]
+    assert "a KV usage metric" in verdict and "a preemption (retraction) counter" in verdict
+
+
+def test_a_scrape_of_no_known_engine_is_not_enough_signal(cli, tmp_path):
+    text = "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 12.5\n"
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", text))
+    assert (result.code, result.out) == (0, "[]\n")
+    assert "holds 1 samples but none of a known engine (vLLM, SGLang, TGI, llama.cpp server" in result.err
+    empty = run(cli, "--metrics", write(tmp_path, "e.prom", ""))
+    assert (empty.code, empty.out) == (0, "[]\n") and "e.prom holds no samples" in empty.err
+
+
+# --- words and numbers ---------------------------------------------------------------------------------
+
+
+def test_words_and_measurements_each_shown_and_measurements_outweigh_words(cli, tmp_path):
+    path = write(tmp_path, "s.prom", kv_pressure(0.97, 48))
+    result = run(cli, "TTFT", "p99", "climbs", "when", "long", "prompts", "arrive", "--metrics", path)
+    items = levels(result)
+    assert items[0]["code"] == "L3" and items[0]["evidence"]
+    worded = next(i for i in items if i["code"] == "L2")
+    assert worded["matched"] and not worded["evidence"] and worded["confidence"] == "low"
+    assert "the measurements point to L3, the words first to L2: measurements outweigh words" in result.err
+
+
+def test_words_that_agree_with_the_measurements_join_them(cli, tmp_path):
+    path = write(tmp_path, "s.prom", kv_pressure(0.97, 48))
+    result = run(cli, "requests", "preempted", "because", "the", "KV", "cache", "is", "full", "--metrics", path)
+    first = levels(result)[0]
+    assert first["code"] == "L3" and first["matched"] and first["evidence"]
+    assert "outweigh" not in result.err
+
+
+def test_plain_and_table_show_the_evidence(cli, tmp_path):
+    path = write(tmp_path, "s.prom", kv_pressure(0.97, 48))
+    plain = cli("triage", "--metrics", path)
+    assert plain.out.split("\n")[0].split("\t") == [
+        "L3",
+        "Cache management",
+        "94.0",
+        "medium",
+        "",
+        "kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started",
+    ]
+    from conftest import screen
+
+    shown = screen(["triage", "--metrics", path], 80)
+    assert "  saw  kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started" in shown
+
+
+# --- bad input -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"completed": 10}\n', "line 1 is not Prometheus text exposition (Invalid labels): '{\"completed\": 10}'"),
+        (
+            "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_running{a=1} 2\n",
+            "line 3 is not Prometheus text exposition (Invalid labels): 'vllm:num_requests_running{a=1} 2'",
+        ),
+        ("other_metric 1\n<html><body>502 Bad Gateway</body></html>\n", "line 2 is not Prometheus text exposition"),
+        ("vllm:num_requests_running{} one\n", "line 1 is not Prometheus text exposition (could not convert string"),
+    ],
+)
+def test_text_that_is_not_prometheus_names_its_line(cli, tmp_path, text, message):
+    path = write(tmp_path, "bad.prom", text)
+    result = run(cli, "--metrics", path)
+    assert (result.code, result.out) == (3, "")
+    assert result.err.startswith(f"Error: {path}: {message}")
+
+
+def test_a_missing_or_binary_scrape_is_exit_3(cli, tmp_path):
+    missing = run(cli, "--metrics", str(tmp_path / "nope.prom"))
+    assert (missing.code, missing.err) == (3, f"Error: {tmp_path / 'nope.prom'}: no such file\n")
+    binary = tmp_path / "bin.prom"
+    binary.write_bytes(b"vllm:x 1\n\xff\xfe\x00\n")
+    result = run(cli, "--metrics", str(binary))
+    assert (result.code, result.err) == (
+        3,
+        f"Error: {binary}: line 2 is not UTF-8 text (byte 1); not a Prometheus scrape\n",
+    )
+
+
+def test_nan_inf_escaped_labels_empty_families_and_repeats_are_handled(cli, tmp_path):
+    text = (
+        "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+        "# TYPE vllm:num_requests_waiting gauge\n"
+        'vllm:num_requests_waiting{engine="0",model_name="a\\"quoted\\\\model\\nx"} 5\n'
+        'vllm:num_requests_waiting{engine="0",model_name="b"} 1\n'
+        'vllm:num_requests_waiting{engine="0",model_name="b"} 0\n'
+        "# HELP vllm:kv_cache_usage_perc KV-cache usage.\n# TYPE vllm:kv_cache_usage_perc gauge\n"
+        'vllm:kv_cache_usage_perc{engine="0",model_name="b"} NaN\n'
+        'vllm:kv_cache_usage_perc{engine="1",model_name="b"} +Inf\n'
+        "# HELP vllm:num_preemptions_total Cumulative number of preemption.\n# TYPE vllm:num_preemptions_total counter\n"
+    )
+    result = run(cli, "--metrics", write(tmp_path, "odd.prom", text))
+    items = levels(result)
+    assert evidence(items, "L4") == [
+        '2 models share one engine, each with its own queue (a"quoted\\model\nx: 5 waiting, b: 0 waiting)'
+    ]
+    assert (
+        'vllm:num_requests_waiting{engine="0",model_name="b"} appears more than once: the last value is used'
+        in result.err
+    )
+    assert "2 NaN or infinite values ignored" in result.err
+    table = cli("triage", "--metrics", write(tmp_path, "odd.prom", text))
+    assert table.out.count("\n") == 1 and "x: 5 waiting" in table.out  # a newline in a label never splits a row
+
+
+def test_a_line_longer_than_a_mebibyte_is_refused(cli, tmp_path):
+    path = write(tmp_path, "long.prom", "vllm:num_requests_waiting " + "1" * (1 << 20) + "\n")
+    result = run(cli, "--metrics", path)
+    assert (result.code, result.err) == (3, f"Error: {path}: line 1 is longer than 1 MiB; not a Prometheus scrape\n")
+
+
+# --- stdin and usage ---------------------------------------------------------------------------------------
+
+
+def test_a_scrape_on_stdin(cli):
+    result = run(cli, "--metrics", "-", input=kv_pressure(0.97, 48))
+    assert evidence(levels(result), "L3") == ["kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "triage needs a SYMPTOM, --metrics SOURCE or --bench FILE"),
+        (("--metrics", "a", "--metrics", "b", "--metrics", "c"), "--metrics takes at most two scrapes"),
+        (("--metrics", "-", "--metrics", "-"), "--metrics - reads stdin once"),
+        (("--metrics", "a.prom", "--interval", "30s"), "--interval with one --metrics needs a URL to scrape twice"),
+        (("--metrics", "http://127.0.0.1:9/metrics", "--interval", "soon"), "--interval takes a duration such as 30s"),
+        (("--metrics", "http://127.0.0.1:9/metrics", "--interval", "2h"), "--interval 2h is longer than an hour"),
+        (("--bench", "b.json", "--interval", "30s"), "--interval goes with --metrics"),
+        (("--metrics", "a", "--bench", "b"), "give --metrics or --bench, not both"),
+    ],
+)
+def test_usage_errors_are_exit_2(cli, args, message):
+    result = cli("triage", *args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith(f"Error: {message}")
+
+
+def test_stdin_cannot_be_both_the_catalog_and_the_scrape(cli):
+    result = cli("--catalog", "-", "triage", "--metrics", "-", input="")
+    assert (result.code, result.err) == (
+        2,
+        "Error: stdin is the catalog (--catalog -): the scrape cannot be read from it too\n",
+    )
+
+
+def test_a_200_mb_scrape_is_streamed_in_bounded_memory(tmp_path):
+    """The scrape is read a line at a time and only the series invmap reads are kept: 200 MB of a
+    node exporter's families around a vLLM scrape stay under 100 MiB of peak memory (README)."""
+    import subprocess
+    import sys
+
+    from conftest import installed_invmap
+
+    block = "".join(
+        f"# HELP node_metric_{n} help\n# TYPE node_metric_{n} gauge\n"
+        + "".join(f'node_metric_{n}{{cpu="{j}",instance="10.0.0.{j}:9100",job="node"}} {j * 1.5}\n' for j in range(64))
+        for n in range(200)
+    )
+    path = tmp_path / "big.prom"
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(kv_pressure(0.97, 48))
+        size, n = 0, 0
+        while size < 200 * 2**20:
+            part = block.replace("node_metric_", f"node{n}_metric_")
+            out.write(part)
+            size, n = size + len(part), n + 1
+    probe = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "print(done.stdout)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, installed_invmap(), "triage", "--metrics", str(path), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    code, peak_kib = done.stdout.split("\n", 1)[0].split()
+    assert code == "0"
+    assert int(peak_kib) < 100 * 1024, f"peak {int(peak_kib) // 1024} MiB"
+    items = json.loads(done.stdout.split("\n", 1)[1])
+    assert evidence(items, "L3") == ["kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started"]
+
+
+def _imports(*args: str) -> set[str]:
+    import subprocess
+    import sys
+
+    from conftest import installed_invmap
+
+    program = installed_invmap()
+    subprocess.run([program, "list"], capture_output=True, check=True)  # the index exists from now on
+    done = subprocess.run([sys.executable, "-X", "importtime", program, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_words_alone_never_import_the_scrape_parser_and_a_file_scrape_no_network(tmp_path):
+    assert not {
+        m
+        for m in _imports("triage", "kv", "cache", "full", "--json")
+        if m.startswith(("prometheus_client", "invmap.measure"))
+    }
+    path = write(tmp_path, "s.prom", kv_pressure(0.97, 48))
+    imported = _imports("triage", "--metrics", path, "--json")
+    assert "invmap.measure.scrape" in imported and "prometheus_client.metrics_core" in imported
+    assert not {
+        m for m in imported if m.startswith(("httpx", "pydantic", "invmap.net", "prometheus_client.exposition"))
+    }
+
+
+def test_the_parser_is_loaded_without_the_client_and_leaves_it_importable():
+    """The scrape parser is imported without prometheus_client's `__init__` (start-up time), and a
+    later `import prometheus_client` in the same process is whole."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from invmap.measure import scrape\n"
+        "import io\n"
+        "print(scrape.read(io.BytesIO(b'vllm:num_requests_waiting 3\\n'), 'x').series)\n"
+        "print('prometheus_client.exposition' in sys.modules)\n"
+        "import prometheus_client.parser\n"
+        "print(prometheus_client.parser.text_string_to_metric_families.__name__, bool(prometheus_client.Counter))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "{'vllm:num_requests_waiting': {(): 3.0}}",
+        "False",
+        "text_string_to_metric_families True",
+    ]
+
+
+def test_the_installed_program_reads_a_scrape_piped_to_it(sh):
+    done = sh("triage", "--metrics", "-", "--json", input=kv_pressure(0.97, 48))
+    assert done.code == 0, done.err
+    assert evidence(json.loads(done.out), "L3") == [
+        "kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started"
+    ]
+    closed = sh("triage", "--metrics", "-", input="")
+    assert (closed.code, closed.out) == (0, "") and "stdin holds no samples" in closed.err
+
+
+def test_words_with_healthy_measurements_say_the_levels_are_the_words_alone(cli, tmp_path):
+    path = write(
+        tmp_path,
+        "s.prom",
+        scrapes.vllm().gauge("vllm:num_requests_waiting", 0).gauge("vllm:kv_cache_usage_perc", 0.2).text(),
+    )
+    result = run(cli, "kv", "cache", "full", "--metrics", path)
+    items = levels(result)
+    assert items and all(not i["evidence"] for i in items)
+    assert "no rule fired on the measurements: the levels below are the words' alone" in result.err
+
+
+def test_levels_past_the_limit_are_never_left_out_silently(cli, tmp_path):
+    text = kv_pressure(0.97, 48) + _spec()
+    result = cli("triage", "--metrics", write(tmp_path, "s.prom", text), "--limit", "1", "--json")
+    assert [i["code"] for i in json.loads(result.out)] == ["L3"]
+    assert "1 more level not shown (--limit 1)" in result.err
+
+
+def test_every_rule_is_declared_whole_and_documented_in_the_readme():
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for rule in rules.RULES:
+        assert f"| `{rule.id}` |" in readme, rule.id
+        assert rule.levels and rule.why.endswith((".", ")")) and rule.signals, rule.id
+        assert rule.thresholds and all(t.rationale for t in rule.thresholds), rule.id
+        assert all(s in names.BY_SIGNAL or rule.kind == "bench" for s in rule.signals), rule.id
+
+
+def test_every_declared_name_says_where_it_was_read():
+    for signal in names.SIGNALS:
+        for name in signal.names:
+            assert name.engine in names.BY_KEY and name.doc, (signal.key, name.metric)
+            assert name.metric.startswith(names.BY_KEY[name.engine].prefixes), name.metric
+
+
+@pytest.mark.parametrize("engine", [e.key for e in names.ENGINES])
+def test_every_signal_at_zero_divides_by_nothing(cli, tmp_path, engine):
+    """Every declared name of one engine present with zero counts, zero gauges and empty histograms
+    (an engine that has served nothing): no rule fires, none divides by zero."""
+    text = ""
+    for signal in names.SIGNALS:
+        for name in signal.names:
+            if name.engine != engine:
+                continue
+            labels = ",".join(f'{k}="{v}"' for k, v in name.labels)
+            if signal.kind == "histogram":
+                sep = "," if labels else ""
+                text += (
+                    f'{name.metric}_bucket{{{labels}{sep}le="1"}} 0\n{name.metric}_bucket{{{labels}{sep}le="+Inf"}} 0\n'
+                )
+                text += f"{name.metric}_sum{{{labels}}} 0\n{name.metric}_count{{{labels}}} 0\n"
+            else:
+                text += f"{name.metric}{{{labels}}} 0\n"
+    before = write(tmp_path, "before.prom", text)
+    result = run(cli, "--metrics", before, "--metrics", write(tmp_path, "after.prom", text), "--interval", "10s")
+    assert (result.code, result.out) == (0, "[]\n"), result.err
