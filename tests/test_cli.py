@@ -303,7 +303,7 @@ def test_show_finds_one_source(cli, name, expected):
 
 def test_show_json_is_one_object_with_every_key(cli):
     record = json.loads(cli("show", "mooncake", "--json").out)
-    assert list(record) == KEYS and record["arxiv"] == "2407.00079"
+    assert list(record) == [*KEYS, "reports"] and record["arxiv"] == "2407.00079"  # show adds the reports
 
 
 def test_show_ambiguous_lists_candidates_and_never_guesses(cli):

@@ -253,7 +253,7 @@ def test_check_names_the_item_and_key_of_a_bad_place(cli, tmp_path, code, place,
     path.write_text(CHECKED.format(code=code, place=place), encoding="utf-8")
     result = cli("--catalog", str(path), "check")
     assert result.code == 3 and result.out == ""
-    assert result.err == f"Error: {path}: source 1 (x): {problem}\n"
+    assert result.err == f"Error: {path}:1:1: source 1 (x): {problem}\n"  # check names the line and column
 
 
 def test_check_links_asks_each_permalink(cli, tmp_path):

@@ -22,7 +22,7 @@ from misbehaving import (
 from conftest import ASSETS
 
 CELLS = ["--type", "Current", "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q"]
-CELLS += ["--availability", "Primary paper."]
+CELLS += ["--availability", "Primary paper.", "--allow-duplicate"]  # its own catalog holds the DOI already
 DOI = "10.1145/3600006.3613165"
 RECORD = json.loads((ASSETS / "services" / "crossref-10.1145-3600006.3613165.json").read_text())
 ONE = """[[sources]]

@@ -135,7 +135,11 @@ def _option_help(f, command: str) -> str:
     if f.kind.many:
         singular = f.flag.removeprefix("--").replace("-", " ")
         meaning = f"one {singular}, of {meaning}; repeat the option for each" + (
-            f" (added to the list: see {f.remove_flag} and {f.set_flag})" if command == "edit" else ""
+            f" (added to the list: see {f.remove_flag} and {f.set_flag})"
+            if command == "edit" and f.kind.name == "list"
+            else " (the items given replace the list)"
+            if command == "edit"
+            else ""
         )
     elif f.name == "year":
         meaning = "publication year, or n.d. for an undated source"
@@ -171,7 +175,7 @@ def _field_options(command: str) -> tuple[Opt, ...]:
                 complete="type" if f.name == "type" else f.name if f.kind.name == "choice" else None,
             )
         )
-        if f.kind.many and command == "edit":
+        if f.kind.name == "list" and command == "edit":  # a list of small tables is given whole
             singular = f.flag.removeprefix("--").replace("-", " ")
             out.append(
                 Opt(

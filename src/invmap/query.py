@@ -388,20 +388,10 @@ def search(
     main = [c for c in columns if c not in CODE_COLUMNS]
     code = [c for c in columns if c in CODE_COLUMNS]
     query = engine.build_query(index, args, TEXT_FIELDS, exact=exact, tables=("fts", "code_fts"))
-    ranked = _ranking(index, query, filters, main, limit) if main else []
+    ranked = _both(index, query, filters, main, code, limit)
     if not ranked and any(g.required for g in query.groups):  # no source holds the phrase: its words, then
         query = engine.build_query(index, args, TEXT_FIELDS, exact=exact, tables=("fts", "code_fts"), phrases=False)
-        ranked = _ranking(index, query, filters, main, limit) if main else []
-    if code and (limit is None or len(ranked) < limit):  # then the places and settings: after, never above
-        seen = {h.rowid for h in ranked}
-        floor = ranked[-1].score if ranked else None
-        weights = [WEIGHTS[c] if c in code else 0.0 for c in CODE_COLUMNS]
-        for h in engine.rank(
-            index, query, "code_fts", code, weights, filters.where, filters.params, limit, table_columns=CODE_COLUMNS
-        ):
-            if h.rowid not in seen:
-                ranked.append(h if floor is None or h.score <= floor else dataclasses.replace(h, score=floor))
-        ranked = ranked[:limit]
+        ranked = _both(index, query, filters, main, code, limit)
     hits = [h for h in ranked if h.score >= min_score]  # scores only fall down the ranking
     records = index.at([h.rowid for h in hits])
     searched = [
@@ -424,6 +414,26 @@ def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
 
     query = engine.build_query(index, args, TEXT_FIELDS)
     return _ranking(index, query, filters, list(DEFAULT_COLUMNS), None)
+
+
+def _both(
+    index: Index, query: Any, filters: Filters, main: Sequence[str], code: Sequence[str], limit: int | None
+) -> list[Any]:
+    """The sources' own fields ranked first, then the places and settings: after, never above."""
+    from invmap import search as engine
+
+    ranked = _ranking(index, query, filters, main, limit) if main else []
+    if code and (limit is None or len(ranked) < limit):
+        seen = {h.rowid for h in ranked}
+        floor = ranked[-1].score if ranked else None
+        weights = [WEIGHTS[c] if c in code else 0.0 for c in CODE_COLUMNS]
+        for h in engine.rank(
+            index, query, "code_fts", code, weights, filters.where, filters.params, limit, table_columns=CODE_COLUMNS
+        ):
+            if h.rowid not in seen:
+                ranked.append(h if floor is None or h.score <= floor else dataclasses.replace(h, score=floor))
+        ranked = ranked[:limit]
+    return ranked
 
 
 def _ranking(index: Index, query: Any, filters: Filters, columns: Sequence[str], limit: int | None) -> list[Any]:

@@ -438,7 +438,9 @@ def weighted(
     holds it, where a hit in a field counts that field's weight divided by the field's length against
     its average (a long cell weighs no more than a short one), saturating with repeats; the query's
     words as a phrase count as one more term. Best first; `limit` cuts the list."""
-    expressions = [group_expression(g, columns) for g in query.groups]
+    from invmap.index import SEARCH_COLUMNS  # a `field:word` naming another table's column counts for nothing here
+
+    expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
     sets = [set(index.match("fts", e, where, params)) if e else set() for e in expressions]
     matched = _held(index, query, sets, "fts", columns, where, params)
     if not matched:
@@ -453,8 +455,6 @@ def weighted(
         phrased = set(index.match("fts", expression(forms, columns), where, params))
     candidates = list(matched)
     if len(candidates) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
-        from invmap.index import SEARCH_COLUMNS
-
         every = " OR ".join(e for e in expressions if e)
         order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
         cheap = index.bm25("fts", every, order, where, params)
@@ -467,6 +467,8 @@ def weighted(
     scored = {}
     best = [0.0] * (len(query.groups) + 1)
     for r in weighed:
+        if r not in strength:  # its text could not be read (a damaged index, rebuilt by the next query)
+            continue
         per_group, per_phrase = strength[r]
         terms = [i * s for i, s in zip(idf, per_group)] + [phrase_idf * per_phrase]
         best = [max(b, t) for b, t in zip(best, terms)]

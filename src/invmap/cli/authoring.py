@@ -299,7 +299,7 @@ def _list_changes(values: dict[str, Any]) -> dict[str, Any]:
 
     out = {}
     for f in FIELDS:
-        if not (f.stored and f.kind.many):
+        if not (f.stored and f.kind.name == "list"):
             continue
         added, removed, replace = (
             values.get(f.name),
@@ -328,7 +328,7 @@ def _list_changes(values: dict[str, Any]) -> dict[str, Any]:
 def _flags(name: str) -> str:
     """The options that change field `name`, as a user reads them in a message."""
     f = BY_NAME[name]
-    return f"{f.flag}, {f.remove_flag} or {f.set_flag}" if f.kind.many else f.flag
+    return f"{f.flag}, {f.remove_flag} or {f.set_flag}" if f.kind.name == "list" else f.flag
 
 
 def _what_changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -339,7 +339,9 @@ def _what_changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         old, new = before.get(f.name), after.get(f.name)
         if old == new:
             continue
-        if f.kind.many:
+        if f.kind.name == "tables":
+            lines.append(f"{f.name}: {len(old or [])} → {len(new or [])} items")
+        elif f.kind.many:
             old, new = old or [], new or []
             parts = [f"+{item}" for item in new if item not in old] + [f"-{item}" for item in old if item not in new]
             lines.append(f"{f.name}: {escape(', '.join(parts))}")
