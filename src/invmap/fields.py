@@ -568,7 +568,7 @@ EXTRA: tuple[Field, ...] = (
     ),
     Field("why", "Why", "the best-matching field with the matched words marked (search only)", wrap=True),
     Field("records", "Records", "valid experiment records addressing the question (questions with records)", kind=LIST),
-    Field("reports", "Reports", "ids of the real reports the source addresses (show only)", kind=LIST),
+    Field("reports", "Reports", "ids of the real reports the source addresses (show only)", kind=LIST, wrap=True),
     Field(
         "invalid_records",
         "Invalid records",
