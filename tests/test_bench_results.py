@@ -292,7 +292,19 @@ FIRES = {
 
 
 def test_every_bench_rule_has_a_result_that_fires_it():
-    assert set(FIRES) == {r.id for r in rules.RULES if r.kind == "bench"}
+    assert set(FIRES) | {"bench-decode-near-bandwidth"} == {r.id for r in rules.RULES if r.kind == "bench"}
+
+
+def test_a_benchmark_decoding_at_the_bandwidth_bound_points_to_l1(cli, tmp_path):
+    text = json.dumps(vllm_result(max_concurrency=1, median_tpot_ms=5.0, p99_tpot_ms=5.2))
+    path = write(tmp_path, "v.json", text)
+    result = cli("triage", "--bench", path, "--model", "llama-3.1-8b", "--bandwidth", "3.35e12", "--json")
+    found = [t for _, r, t in fired(result) if r == "bench-decode-near-bandwidth"]
+    assert found == [
+        "decode takes 5 ms per token (TPOT median), within 1.2x of the 4.84 ms a step needs to read Llama 3.1 8B's "
+        "weights and the KV of 1 requests of 1,088 tokens at 3.35 TB/s: decode is memory-bandwidth bound"
+    ]
+    assert "bench-decode-near-bandwidth needs the model's size" in bench(cli, path).err
 
 
 @pytest.mark.parametrize("rule", sorted(FIRES))

@@ -190,7 +190,7 @@ FIRES = {
     "rank-imbalance": (_ranks, "L5", "data-parallel ranks generated 12,000 (engine 0) to 3,100 (engine 1) tokens"),
     "spec-acceptance": (_spec, "RL", "speculative acceptance 0.31 (< 0.50): 3,100 of 10,000 draft tokens accepted"),
 }
-NEVER_FIRES = {"decode-near-bandwidth"}  # needs --model and --gpu, which this invmap does not take
+NEVER_FIRES = {"decode-near-bandwidth"}  # needs --model and a bandwidth: tested below
 
 
 def test_every_metrics_rule_has_a_scrape_that_fires_it():
@@ -261,8 +261,52 @@ def test_a_level_the_catalog_lacks_is_shown_and_said(cli, tmp_path):
 def test_the_bandwidth_rule_says_what_it_lacks(cli, tmp_path):
     result = run(cli, "--metrics", write(tmp_path, "s.prom", _itl_tail()))
     assert (
-        "decode-near-bandwidth needs the model's size and the GPU's memory bandwidth (no --model or --gpu" in result.err
+        "decode-near-bandwidth needs the model's size and the GPU's memory bandwidth (--model, and --gpu or --bandwidth)"
+        in result.err
     )
+
+
+def _decoding(tpot: float) -> str:
+    reg = scrapes.vllm().gauge("vllm:num_requests_running", 4)
+    reg.histogram("vllm:request_time_per_output_token_seconds", [tpot] * 200)
+    reg.histogram("vllm:request_prompt_tokens", [1000] * 200)
+    reg.histogram("vllm:request_generation_tokens", [200] * 200)
+    return reg.text()
+
+
+def test_decode_near_the_bandwidth_bound_points_to_l1(cli, tmp_path):
+    """Llama 3.1 8B (BF16, ~16 GB of weights) at 3.35 TB/s: a step of 4 requests of 1,100 tokens reads
+    them and the KV in ~4.97 ms (invmap estimate roofline); a TPOT of 5.5 ms is at that roof."""
+    path = write(tmp_path, "s.prom", _decoding(0.0055))
+    args = ("--metrics", path, "--model", "llama-3.1-8b", "--bandwidth", "3.35e12")
+    assert evidence(levels(run(cli, *args)), "L1") == [
+        "decode takes 5.5 ms per token (TPOT mean), within 1.2x of the 4.97 ms a step needs to read Llama 3.1 8B's "
+        "weights and the KV of 4 requests of 1,100 tokens at 3.35 TB/s: decode is memory-bandwidth bound"
+    ]
+    slower = write(tmp_path, "slow.prom", _decoding(0.04))
+    assert levels(run(cli, "--metrics", slower, "--model", "llama-3.1-8b", "--bandwidth", "3.35e12")) == []
+    fast = write(tmp_path, "f.prom", _decoding(0.001))
+    faster = run(cli, "--metrics", fast, "--model", "llama-3.1-8b", "--bandwidth", "3.35e12")
+    assert levels(faster) == [] and "is faster than the 4.97 ms bound for Llama 3.1 8B at 3.35 TB/s" in faster.err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--gpu", "h100-sxm"), "--gpu and --bandwidth go with --model"),
+        (
+            ("--model", "llama-3.1-8b", "--gpu", "h100-sxm"),
+            "--model needs a memory bandwidth: invmap's table has no confirmed HBM bandwidth for H100 SXM; give "
+            "--bandwidth (bytes per second)",
+        ),
+        (("--model", "llama-3.1-8b"), "--model needs a memory bandwidth: no GPU given; give --bandwidth"),
+        (("--model", "llama-3.1-8b", "--bandwidth", "-1"), "--bandwidth-bytes-per-second must be a positive finite"),
+    ],
+)
+def test_the_bandwidth_bound_needs_a_model_and_a_bandwidth(cli, tmp_path, args, message):
+    result = cli("triage", "--metrics", write(tmp_path, "s.prom", _decoding(0.005)), *args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith(f"Error: {message}"), result.err
 
 
 def test_several_models_on_one_engine_with_their_own_queues_point_to_l4(cli, tmp_path):

@@ -297,6 +297,19 @@ COMMANDS: tuple[Command, ...] = (
                 "GenAI-Perf (JSON or CSV export), GuideLLM (JSON report).",
                 "FILE",
             ),
+            MODEL_OPT._replace(
+                help="With --metrics or --bench: the model served (a config.json, its folder, or a shipped name), "
+                "for the decode bandwidth bound; give --gpu too."
+            ),
+            GPU_OPT._replace(help="With --model: the GPU serving it (invmap gpus), for its memory bandwidth."),
+            Opt(
+                "bandwidth",
+                ("--bandwidth",),
+                "With --model: the GPU's memory bandwidth in bytes per second (3.35e12), where invmap's table has "
+                "no confirmed figure.",
+                "B/S",
+                kind="float",
+            ),
         ),
         (
             Arg(

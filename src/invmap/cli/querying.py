@@ -298,18 +298,30 @@ def _measure(ctx: typer.Context, args: Args) -> Any:
             raise UsageError("--interval with one --metrics needs a URL to scrape twice (a file is one scrape)")
         if seconds > 3600:
             raise UsageError(f"--interval {args.interval} is longer than an hour: scrape twice yourself and give both")
+    bound = None
+    if args.model is not None or args.gpu is not None or args.bandwidth is not None:
+        from invmap import estimate
+
+        if args.model is None:
+            raise UsageError("--gpu and --bandwidth go with --model: the bandwidth bound needs the model's bytes")
+        if args.bandwidth is not None:
+            estimate.check("bandwidth_bytes_per_second", args.bandwidth)
+        gpu = estimate.find_gpu(args.gpu) if args.gpu is not None else None
+        if args.bandwidth is None and (gpu is None or gpu.bandwidth is None):
+            which = f"invmap's table has no confirmed HBM bandwidth for {gpu.display}" if gpu else "no GPU given"
+            raise UsageError(f"--model needs a memory bandwidth: {which}; give --bandwidth (bytes per second)")
+        bound = measure.DecodeBound(estimate.load_model(args.model), gpu, args.bandwidth)
     if args.bench:
         from invmap.measure import bench
 
-        result = measure.assess_bench(bench.read_path(args.bench) if args.bench != "-" else _stdin_bench())
-        return result
+        return measure.assess_bench(bench.read_path(args.bench) if args.bench != "-" else _stdin_bench(), bound)
     scrapes = [_scrape(source) for source in sources]
     if len(sources) == 1 and seconds is not None:  # one URL, scraped again `seconds` later
         import time
 
         time.sleep(seconds)
         scrapes.append(_scrape(sources[0]))
-    return measure.assess_scrapes(scrapes, seconds)
+    return measure.assess_scrapes(scrapes, seconds, bound)
 
 
 def _is_url(source: str) -> bool:

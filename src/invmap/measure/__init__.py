@@ -42,6 +42,39 @@ def scrape_url(url: str) -> Any:
     return scrape.read(io.BytesIO(answer.body), url)
 
 
+class DecodeBound:
+    """The shortest a decode step can take: reading `model`'s weights and the batch's KV once from
+    memory at `bandwidth` bytes per second (else `gpu`'s), by invmap.estimate's roofline (decode
+    scenario) with compute left unbounded, since the bound sought is the memory one."""
+
+    def __init__(self, model: Any, gpu: Any, bandwidth: float | None) -> None:
+        self.model, self.gpu, self.bandwidth = model, gpu, bandwidth
+        self._seen: dict[tuple[int, int], float] = {}
+
+    def seconds(self, batch: int, context: int) -> float:
+        from invmap import estimate
+
+        key = (max(1, batch), max(1, context))
+        if key not in self._seen:
+            options: dict[str, Any] = {
+                "scenario": "decode",
+                "batch_size": key[0],
+                "context_tokens": key[1],
+                "peak_operations_per_second": estimate.MAX_RATE,
+            }
+            if self.bandwidth is not None:
+                options["bandwidth_bytes_per_second"] = self.bandwidth
+            self._seen[key] = float(
+                estimate.roofline(options, self.model, self.gpu)["results"]["step_time_lower_bound_seconds"]
+            )
+        return self._seen[key]
+
+    def rate(self) -> str:
+        rate = self.bandwidth if self.bandwidth is not None else self.gpu.bandwidth
+        where = f" ({self.gpu.display})" if self.gpu is not None else ""
+        return f"{rate / 1e12:.3g} TB/s{where}"
+
+
 def _confidence(findings: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> str:
     step = 2 if windowed else 1  # totals since start blur what is happening now
     if all(f.momentary for _, f in findings):
@@ -74,14 +107,18 @@ def _levels(found: list[tuple[declared.Rule, declared.Finding]], windowed: bool)
     return out
 
 
-def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None) -> Assessment:
-    """Assess one scrape (totals since the engine started) or two (the window between them)."""
+def assess_scrapes(
+    scrapes: Sequence[Any], seconds: float | None = None, bound: DecodeBound | None = None
+) -> Assessment:
+    """Assess one scrape (totals since the engine started) or two (the window between them); with
+    `bound`, per-token decode time is compared with the bandwidth bound of that model on that GPU."""
     from invmap.measure import names
     from invmap.measure.view import View, summary
 
     after = scrapes[-1]
     before = scrapes[0] if len(scrapes) > 1 else None
     view = View(after, before, seconds)
+    view.bound = bound
     result = Assessment(warnings=[w for s in scrapes for w in s.warnings], windowed=view.windowed)
     if view.engine is None:
         engines = ", ".join(e.title for e in names.ENGINES)
@@ -124,10 +161,12 @@ def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None) -> Asse
     return result
 
 
-def assess_bench(bench: Any) -> Assessment:
-    """Assess each run of a benchmark result."""
+def assess_bench(bench: Any, bound: DecodeBound | None = None) -> Assessment:
+    """Assess each run of a benchmark result (with `bound`, against the decode bandwidth bound)."""
     result = Assessment(windowed=True)
     runs = bench.runs
+    for run in runs:
+        run["_bound"] = bound
     result.notes.append(f"benchmark: {bench.tool}, {len(runs)} run{'s' if len(runs) != 1 else ''} ({bench.source})")
     found: list[tuple[declared.Rule, declared.Finding]] = []
     missing: dict[str, tuple[declared.Rule, str]] = {}

@@ -247,8 +247,50 @@ def prefill_slower_than_decode(view: Any, rule: Rule) -> Finding | Missing | Non
     return None
 
 
+NO_BOUND = "the model's size and the GPU's memory bandwidth (--model, and --gpu or --bandwidth)"
+
+
+def _near_bound(
+    measured: float, batch: int, context: int, guessed: bool, bound: Any, rule: Rule, where: str
+) -> Finding | Missing | None:
+    floor = bound.seconds(batch, context)
+    if measured < rule.t("faster") * floor:
+        return Missing(
+            f"a --model and bandwidth that match the deployment: decode at {secs(measured)} per token is faster than "
+            f"the {secs(floor)} bound for {bound.model.display} at {bound.rate()} (quantized weights, or speculative "
+            "decoding?)"
+        )
+    if measured <= rule.t("bound") * floor:
+        said = " (invmap's default)" if guessed else ""
+        return Finding(
+            f"decode takes {secs(measured)} per token{where}, within {rule.t('bound'):g}x of the {secs(floor)} a step "
+            f"needs to read {bound.model.display}'s weights and the KV of {batch:,} requests of {context:,} tokens{said} "
+            f"at {bound.rate()}: decode is memory-bandwidth bound",
+            {"decode_s_per_token": round(measured, 6), "bound_s": round(floor, 6), "batch": batch, "context": context},
+            strength=_past(rule.t("bound") * floor - measured, 0.0, (rule.t("bound") - 1) * floor or floor),
+        )
+    return None
+
+
 def decode_near_bandwidth(view: Any, rule: Rule) -> Finding | Missing | None:
-    return Missing("the model's size and the GPU's memory bandwidth (no --model or --gpu in this invmap)")
+    bound = getattr(view, "bound", None)
+    if bound is None:
+        return Missing(NO_BOUND)
+    found = view.hist("tpot") or view.hist("itl")
+    if found is None or found[0].count <= 0:
+        return Missing(f"a TPOT or inter-token histogram with requests {view.span()}")
+    hist, metric = found
+    measured = hist.mean  # exact (sum / count), where a percentile is only as fine as the buckets
+    if measured is None or measured <= 0:
+        return None
+    running = view.gauge("running")
+    batch = max(1, round(running.value)) if running else 1
+    plen, glen = view.hist("prompt_len"), view.hist("gen_len")
+    guessed = not (plen and glen and plen[0].count > 0 and glen[0].count > 0)
+    context = 2048 if guessed else round(plen[0].total / plen[0].count + glen[0].total / glen[0].count / 2)
+    return _near_bound(
+        measured, batch, context, guessed, bound, rule, f" ({'TPOT' if 'output_token' in metric else 'ITL'} mean)"
+    )
 
 
 def multiplexed(view: Any, rule: Rule) -> Finding | Missing | None:
@@ -455,6 +497,20 @@ def bench_overload(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     return None
 
 
+def bench_decode_near_bandwidth(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    bound = run.get("_bound")
+    if bound is None:
+        return Missing(NO_BOUND)
+    median = _stat(run, "tpot_median")
+    if median is None or median <= 0:
+        return Missing("the TPOT median")
+    batch = _stat(run, "max_concurrency") or _stat(run, "concurrency") or 1
+    completed, inputs, outputs = _stat(run, "completed"), _stat(run, "input_tokens"), _stat(run, "output_tokens")
+    guessed = not (completed and inputs and outputs)
+    context = 2048 if guessed else round(inputs / completed + outputs / completed / 2)
+    return _near_bound(median / 1000, max(1, round(batch)), context, guessed, bound, rule, " (TPOT median)")
+
+
 def bench_spec_acceptance(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     rate = _stat(run, "spec_acceptance")
     if rate is None:
@@ -573,7 +629,10 @@ RULES: tuple[Rule, ...] = (
         ("tpot",),
         "Per-token decode time near the time to read the weights and KV once from memory means decode is "
         "memory-bandwidth bound (L1 symptom: 'decode steps are memory-bandwidth bound').",
-        (Threshold("bound", 1.2, JUDGEMENT + ": within 1.2x of the bandwidth bound"),),
+        (
+            Threshold("bound", 1.2, JUDGEMENT + ": within 1.2x of the bandwidth bound"),
+            Threshold("faster", 0.8, JUDGEMENT + ": well under the bound, the model or bandwidth given is not the one"),
+        ),
         decode_near_bandwidth,
     ),
     Rule(
@@ -676,6 +735,19 @@ RULES: tuple[Rule, ...] = (
         "should shed or scale (L6) are overrun.",
         (Threshold("failed", 0.05, JUDGEMENT + ": 5% failed requests is not noise"),),
         bench_overload,
+    ),
+    Rule(
+        "bench-decode-near-bandwidth",
+        ("L1",),
+        "bench",
+        ("tpot_median", "max_concurrency", "input_tokens", "output_tokens"),
+        "Per-token decode time near the time to read the weights and KV once from memory means decode is "
+        "memory-bandwidth bound (L1 symptom: 'decode steps are memory-bandwidth bound').",
+        (
+            Threshold("bound", 1.2, JUDGEMENT + ": within 1.2x of the bandwidth bound"),
+            Threshold("faster", 0.8, JUDGEMENT + ": well under the bound, the model or bandwidth given is not the one"),
+        ),
+        bench_decode_near_bandwidth,
     ),
     Rule(
         "bench-spec-acceptance",
