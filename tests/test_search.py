@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ids_of
+from conftest import ids_of, screen
+from invmap import formats
 
 JUDGMENTS = Path(__file__).parent / "assets" / "relevance.json"
 
@@ -142,3 +143,131 @@ def test_min_score_filters_on_the_shown_scale(cli):
     high = json.loads(cli("search", "kv cache offloading", "--json", "--limit", "100", "--min-score", "90").out)
     assert [h["id"] for h in high] == [h["id"] for h in every if h["score"] >= 90] and len(high) < len(every)
     assert cli("search", "kv", "--min-score", "101").code == 2
+
+
+# --- issue words: the ranking, marks, corrections and phrases ------------------------------------
+
+
+def test_kv_cache_puts_pagedattention_and_vllm_in_the_top_three(cli):
+    """A match in a name, id, keyword or title outranks one in a sentence or the seam: PagedAttention
+    (first keyword "KV cache") and vLLM (which names it) lead, before Prism's seam sentence."""
+    assert ids_of(cli("search", "kv", "cache", "--json"))[:3] == ["pagedattention", "vllm", "lmcache"]
+
+
+def _mini(tmp_path: Path, sources: list[dict[str, str]]) -> Path:
+    """A catalog of sources that differ only where `sources` says (the rest: the same short cells)."""
+    base = {
+        "type": "Current",
+        "year": "2024",
+        "layer": "L3",
+        "mechanism": "Keep blocks.",
+        "objective": "Serve requests.",
+        "question": "Which rule holds?",
+        "availability": "Primary paper.",
+        "accessed": "2026-01-01",
+    }
+    tables = []
+    for s in sources:
+        cells = {**base, **s}
+        lines = [f'{k} = "{v}"' if k not in ("year", "accessed") else f"{k} = {v}" for k, v in cells.items()]
+        tables.append("[[sources]]\n" + "\n".join(lines))
+    path = tmp_path / "mine.toml"
+    path.write_text("\n\n".join(tables) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_long_cell_weighs_no_more_than_a_short_one(cli, tmp_path):
+    """BM25's length normalisation per field: `evict` once in a short mechanism beats `evict` once in
+    a long one, although the first source's whole row is the longer (a long question)."""
+    long_question = "Which " + " ".join(f"word{n}" for n in range(60)) + " holds?"
+    filler = " ".join(f"step{n}" for n in range(40))
+    path = _mini(
+        tmp_path,
+        [
+            {"id": "long-cell", "name": "Long Cell", "source": "Long Cell", "mechanism": f"Evict after {filler}."},
+            {
+                "id": "short-cell",
+                "name": "Short Cell",
+                "source": "Short Cell",
+                "mechanism": "Evict blocks.",
+                "question": long_question,
+            },
+        ],
+    )
+    assert ids_of(cli("--catalog", str(path), "search", "evict", "--json")) == ["short-cell", "long-cell"]
+
+
+def test_a_common_english_word_weighs_less_than_a_rare_one(cli, tmp_path):
+    """Each source holds one of the two words once, in the same field: the rare word (`prefill`)
+    outranks the ordinary one (`high`), however rare each is in the catalog."""
+    path = _mini(
+        tmp_path,
+        [
+            {"id": "ordinary", "name": "Ordinary", "source": "Ordinary", "mechanism": "Keep high blocks."},
+            {"id": "rare", "name": "Rare", "source": "Rare", "mechanism": "Keep prefill blocks."},
+        ],
+    )
+    assert ids_of(cli("--catalog", str(path), "search", "high", "prefill", "--json")) == ["rare", "ordinary"]
+
+
+@pytest.mark.parametrize("fmt", [f.name for f in formats.FORMATS if formats.RECORDS in f.views])
+def test_no_highlight_marks_in_any_format(cli, fmt):
+    """The marks around matched words are for bold on a terminal: no format of the registry that prints
+    search results carries them, with `why` asked for or not, coloured or not."""
+    for extra in ([], ["--fields", "id,score,why"]):
+        for color in ("never", "always"):
+            result = cli("search", "eviction", "rule", "--format", fmt, "--color", color, *extra)
+            assert result.code == 0 and "eviction" in result.out
+            assert "\x02" not in result.out and "\x03" not in result.out, (fmt, extra, color)
+
+
+def test_why_in_json_is_the_plain_text(cli):
+    hits = json.loads(cli("search", "eviction", "--json", "--fields", "id,why").out)
+    assert hits[0] == {
+        "id": "pagedattention",
+        "why": "question: Which allocation and eviction rule avoids capacity loss for the…",
+    }
+
+
+def test_ordinary_english_words_are_never_corrected(cli):
+    """`climbs` and `arrive` are English the catalog lacks, not typos of `claim` and `arxiv`."""
+    text = "TTFT p99 climbs when long prompts arrive"
+    hits = json.loads(cli("search", text, "--json", "--fields", "id,matched,corrected,why").out)
+    assert hits and all(h["corrected"] == {} for h in hits)
+    assert not any("claim" in h["why"].casefold() or "arxiv" in " ".join(h["matched"]) for h in hits)
+    assert [h["id"] for h in hits[:2]] == ["distserve", "prefill-deflection"]  # both name TTFT
+
+
+def test_a_correction_is_in_json_and_on_stderr_at_a_terminal(cli):
+    hits = json.loads(cli("search", "specualtive", "--json", "--fields", "id,corrected").out)
+    assert hits[0] == {"id": "speculative-decoding", "corrected": {"specualtive": "speculative"}}
+    assert all(h["corrected"] == {"specualtive": "speculative"} for h in hits)
+    plain = cli("search", "specualtive", "--format", "csv", "--fields", "id,corrected")
+    assert plain.out.splitlines()[:2] == ["id,corrected", "speculative-decoding,specualtive=speculative"]
+    assert plain.err == ""  # in a pipe the data carry it; stderr stays quiet
+    lines = screen(["search", "specualtive", "--limit", "1"], 120)
+    assert lines[0] == "searched for 'speculative' (for 'specualtive')"
+
+
+def test_a_quoted_phrase_no_source_holds_falls_back_to_its_words(cli):
+    result = cli("search", "--json", "--fields", "id,corrected", "--", '"eviction kv"')
+    assert result.code == 0
+    assert result.err == 'no source holds the phrase "eviction kv"; searched for its words\n'
+    hits = json.loads(result.out)
+    assert hits[0] == {"id": "pagedattention", "corrected": {'"eviction kv"': "eviction kv"}}
+    held = cli("search", "--json", "--", '"kv cache"')
+    assert held.err == "" and all(h["corrected"] == {} for h in json.loads(held.out))
+
+
+def test_a_url_is_text_not_a_field(cli):
+    for url in ("http://foo", "https://github.com/vllm-project/vllm"):
+        result = cli("search", "--json", "--", url)
+        assert result.code == 0 and result.err == "", url
+    assert ids_of(cli("search", "--json", "--", "https://github.com/vllm-project/vllm"))[0] == "vllm"
+    assert cli("search", "questoin:eviction").code == 2  # a field's name mistyped is still a usage error
+
+
+def test_a_word_said_twice_counts_once(cli):
+    once = json.loads(cli("search", "performance", "eviction", "--json").out)
+    twice = json.loads(cli("search", "performance", "eviction", "performance", "--json").out)
+    assert [h["id"] for h in once] == [h["id"] for h in twice]

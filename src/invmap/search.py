@@ -536,9 +536,9 @@ def _links(index: Index, rowids: Sequence[int]) -> dict[int, set[int]]:
     return out
 
 
-COMMON_FROM = 4.0  # Zipf frequency (English) above which a word weighs less: `than` 6.1, `slow` 4.8
-COMMONEST = 7.0  # ... down to COMMON_FLOOR at this frequency (`the` 7.7)
-COMMON_FLOOR = 0.25
+COMMON_FROM = 3.5  # Zipf frequency (English) above which a word weighs less: `than` 6.1, `slow` 4.8
+COMMONEST = 5.5  # ... down to COMMON_FLOOR at this frequency and above (`high` 5.8, `time` 6.3)
+COMMON_FLOOR = 0.05
 NUMBER_WEIGHT = 0.5  # a bare number (`1`, `16384`): a version or a size more often than a name
 
 
