@@ -412,8 +412,18 @@ def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
     or why each matched: what triage needs to order a level's sources, at any size."""
     from invmap import search as engine
 
-    query = engine.build_query(index, args, TEXT_FIELDS)
-    return _ranking(index, query, filters, list(DEFAULT_COLUMNS), None)
+    last_index, last_args, hits = _LAST_RANKING
+    if last_index is not index or last_args != tuple(args):  # triage asks once per level: ranked once
+        query = engine.build_query(index, args, TEXT_FIELDS)
+        hits = _ranking(index, query, Filters(), list(DEFAULT_COLUMNS), None)
+        _LAST_RANKING[:] = [index, tuple(args), hits]  # the index itself, never its id (ids are reused)
+    if not filters.where:
+        return list(hits)
+    allowed = set(index.values("pos", filters.where, filters.params))
+    return [h for h in hits if h.rowid in allowed]
+
+
+_LAST_RANKING: list[Any] = [None, None, []]  # (index, args, every hit) of the last whole ranking made
 
 
 def _both(

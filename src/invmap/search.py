@@ -437,9 +437,23 @@ def weighted(
     excluded word), ranked by BM25F: each word counts its rarity (IDF) times how strongly a source
     holds it, where a hit in a field counts that field's weight divided by the field's length against
     its average (a long cell weighs no more than a short one), saturating with repeats; the query's
-    words as a phrase count as one more term. Best first; `limit` cuts the list."""
+    words as a phrase count as one more term. Best first; `limit` cuts the list.
+
+    A filter (`where`) keeps the rows it selects from the whole catalog's ranking: the same order and
+    scores as unfiltered, with the catalog's own word statistics (one ranking, filtered afterwards,
+    never a match per selected row)."""
+    hits = _weighted(index, query, columns, weights)
+    if where and hits:
+        allowed = set(index.values("pos", where, params))
+        hits = [h for h in hits if h.rowid in allowed]
+    return hits[:limit] if limit is not None else hits
+
+
+def _weighted(index: Index, query: Query, columns: Sequence[str], weights: dict[str, float]) -> list[Hit]:
+    """`weighted` over the whole catalog, every hit."""
     from invmap.index import SEARCH_COLUMNS  # a `field:word` naming another table's column counts for nothing here
 
+    where, params = "", ()
     expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
     sets = [set(index.match("fts", e, where, params)) if e else set() for e in expressions]
     matched = _held(index, query, sets, "fts", columns, where, params)
@@ -466,9 +480,8 @@ def weighted(
     whole = _whole(index, query, weighed, columns)
     scored = {}
     best = [0.0] * (len(query.groups) + 1)
+    weighed = [r for r in weighed if r in strength]  # text that could not be read (a damaged index) is left out
     for r in weighed:
-        if r not in strength:  # its text could not be read (a damaged index, rebuilt by the next query)
-            continue
         per_group, per_phrase = strength[r]
         terms = [i * s for i, s in zip(idf, per_group)] + [phrase_idf * per_phrase]
         best = [max(b, t) for b, t in zip(best, terms)]
@@ -487,7 +500,7 @@ def weighted(
     floor = hits[-1].score if hits else 100.0
     for r in rest:  # beyond the weighed rows (a large catalog): in the cheap order, never above them
         hits.append(Hit(r, floor, matched[r], r in phrased, 0.0))
-    return hits[:limit] if limit is not None else hits
+    return hits
 
 
 WHOLE = 0.3  # a name, id, title or keyword that is the query itself: its score times 1 + this
