@@ -1,8 +1,9 @@
 """Search on real reports' words: `python benchmarks/search_reports.py [--invmap PATH] [--reports GLOB]`.
 
-For every report (JSON arrays of {id, title, primary, sources, ...}: symptom reports copied from
-public issue trackers, each labelled with the map's sources that address its mechanism) that names
-at least one source, it runs `invmap search -- TITLE --json --limit 3` as a new process and counts a
+For every real report that names at least one source (the shipped ones, from `invmap reports
+--json`, or JSON arrays of {id, title, primary, sources, ...} given with `--reports GLOB`: symptom
+reports copied from public issue trackers, each labelled with the map's sources that address its
+mechanism; search never reads them), it runs `invmap search -- TITLE --json --limit 3` as a new process and counts a
 hit when one of those sources is in the top 3. It prints the share, the target (>= 80%) and every
 miss with what came first instead; `--all` prints the hits too. Run it with the Python invmap is
 installed in, or give `--invmap`.
@@ -21,7 +22,6 @@ from pathlib import Path
 
 TARGET = 0.80
 TOP = 3
-DEFAULT_REPORTS = "/work/data/reports-*.json"
 
 
 def invmap_program() -> str:
@@ -46,14 +46,18 @@ def top(program: str, title: str) -> tuple[list[str], str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--invmap", default=None, help="the invmap program (default: beside this Python)")
-    ap.add_argument("--reports", default=DEFAULT_REPORTS, help=f"a glob of report files (default {DEFAULT_REPORTS})")
+    ap.add_argument("--reports", default=None, help="a glob of JSON report files (default: the shipped reports)")
     ap.add_argument("--all", action="store_true", help="print every report, hits too")
     a = ap.parse_args()
     program = a.invmap or invmap_program()
-    files = sorted(glob.glob(a.reports))
-    if not files:
-        sys.exit(f"benchmarks/search_reports.py: no report files match {a.reports}")
-    reports = [r for f in files for r in json.loads(Path(f).read_text(encoding="utf-8")) if r.get("sources")]
+    if a.reports:
+        files = sorted(glob.glob(a.reports))
+        if not files:
+            sys.exit(f"benchmarks/search_reports.py: no report files match {a.reports}")
+        every = [r for f in files for r in json.loads(Path(f).read_text(encoding="utf-8"))]
+    else:
+        every = json.loads(subprocess.run([program, "reports", "--json"], capture_output=True, text=True).stdout)
+    reports = [r for r in every if r.get("sources")]
     with ThreadPoolExecutor(max_workers=2) as pool:
         answers = list(pool.map(lambda r: top(program, r["title"]), reports))
     hits = 0

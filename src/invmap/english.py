@@ -1,17 +1,18 @@
-"""Ordinary English words and how common each is: a search never corrects one as a typo (`climbs` is
-no typo of `claim`), and weighs a word less the more common English finds it (`than`, `slow`).
+"""How common English finds a word: a search weighs a word less the more common it is (`than`,
+`slow`, `high`), so that a report's ordinary words do not decide its results. (Whether a word is
+English at all, for corrections, is `text.is_english`, from data/english.txt.)
 
-english.txt is derived at build time from a frequency list (scripts/generate_english.py: wordfreq's
-English data, CC BY-SA 4.0): `word<TAB>Zipf frequency` for the words English uses at least about once
-in 3 million. It is read only when a search needs it and looked up as text, never parsed whole
-(~1 ms for the 600 KB file).
+data/english-frequencies.txt is derived at build time from a frequency list
+(scripts/generate_english.py: wordfreq 3.1.1's English data, CC BY-SA 4.0, see NOTICE): `word<TAB>Zipf
+frequency` for the a-z words English uses at least about once in 3 million. It is read only when a
+search needs it and looked up as text, never parsed whole (~1 ms for the 600 KB file).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-_LIST = Path(__file__).with_name("english.txt")
+_LIST = Path(__file__).with_name("data") / "english-frequencies.txt"
 _text: str | None = None
 
 
@@ -21,7 +22,7 @@ def zipf(word: str) -> float | None:
     if _text is None:
         try:
             _text = "\n" + _LIST.read_text(encoding="utf-8")
-        except OSError:  # a package installed without its data file: no word is known, as before it
+        except OSError:  # a package installed without its data file: every word weighs as rare
             _text = ""
     folded = word.casefold()
     if not folded.isalpha() or not folded.isascii():
@@ -35,8 +36,3 @@ def zipf(word: str) -> float | None:
         return float(_text[start : end if end >= 0 else None])
     except ValueError:
         return None
-
-
-def is_word(word: str) -> bool:
-    """Whether `word` (any case) is an ordinary English word by the list."""
-    return zipf(word) is not None

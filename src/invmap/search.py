@@ -202,14 +202,14 @@ def _corrected(
     index: Index, plain: list[Group], stems: list[list[str]], glossary_words: set[str], tables: Sequence[str]
 ) -> None:
     """A word the catalog (and the glossary) does not hold, nor English, read as the nearest one it does."""
-    from invmap import english  # only when a word is unknown to the catalog
+    from invmap.text import is_english  # only when a word is unknown to the catalog
 
     known = index.known([s for stem in stems for s in stem], tables)
     for g, stem in zip(plain, stems):
         word = g.words[0]
         if not stem or all(s in known for s in stem) or word in glossary_words:
             continue
-        if len(word) < SHORTEST_CORRECTED or word.isdigit() or english.is_word(word):
+        if len(word) < SHORTEST_CORRECTED or word.isdigit() or is_english(word):
             continue  # a real word the catalog lacks is not a typo of one it holds (`climbs` is no `claim`)
         fixed = _correct(index, word, stem, glossary_words)
         if fixed is not None and fixed != word:
