@@ -331,6 +331,8 @@ def test_search_looks_at_paths_notes_and_flags_after_the_other_fields(cli):
     assert hits("moveKVcacheKernel") == [("nanoflow", "places")]  # a symbol no other field holds
     assert hits("places:radix") == [("sglang", "places")]
     assert {i for i, _ in hits("--in", "settings", "--", '"disaggregation-mode"')} == {"distserve", "sglang"}
+    whys = [r["why"] for r in json.loads(cli("search", "--json", "--fields", "id,matched,why", "kv", "cache").out)]
+    assert not any(w.startswith(("places:", "settings:")) for w in whys[:3])  # another field matched: it says why
     ranked = json.loads(cli("search", "paged", "attention", "--json").out)
     assert ranked[0]["id"] == "pagedattention"
     scores = [r["score"] for r in json.loads(cli("search", "block", "pool", "--json", "--limit", "30").out)]

@@ -489,7 +489,8 @@ def _why(
         count, best, _ = found.get(name, (0, 0.0, ""))
         if len(words) > count or (len(words) == count and weight > best):
             found[name] = (len(words), weight, text)
-    ranked = sorted(found.items(), key=lambda item: (-item[1][0], -item[1][1]))
+    # a place or a setting is why only when no other field matched (they rank after the others too)
+    ranked = sorted(found.items(), key=lambda item: (item[0] in declared.TABLE_FIELDS, -item[1][0], -item[1][1]))
     if not ranked:
         return [], ""
     name, (_, _, text) = ranked[0]
