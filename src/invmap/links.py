@@ -73,12 +73,6 @@ def links_of(sources: Sequence[Any]) -> list[Link]:
     return out
 
 
-def user_agent() -> str:
-    from invmap import __version__
-
-    return f"invmap/{__version__} (link check; +https://github.com/santho090/inference-engineering)"
-
-
 def check(
     links: Sequence[Link],
     *,

@@ -67,12 +67,6 @@ def _one_line(text: str | None) -> str | None:
     return " ".join(text.split()) if text and text.split() else None
 
 
-def user_agent() -> str:
-    from invmap.net import user_agent
-
-    return user_agent()
-
-
 _RUN: list[float] = []  # when the current run's deadline ends (time.monotonic()), while one runs
 
 
