@@ -262,6 +262,13 @@ def triage(ctx: typer.Context, args: Args) -> None:
     data = levels.public(found)
     emit(out, Result(rows, columns, data=data, draw=lambda w, c: levels.drawing(found, notes, w, c)))
     _hidden_footer(out, notes)
+    first = found[0]
+    if first["sources"] and not any(s["matched"] for s in first["sources"]) and stdout_is_terminal():
+        if not out.machine:  # the level fits, but none of its sources speaks of these words
+            notice(
+                f"no source in the map addresses '{' '.join(words)}' at {first['code']}; "
+                "its sources are listed for their questions"
+            )
 
 
 def _hidden_footer(out: Any, notes: dict[str, Any]) -> None:
