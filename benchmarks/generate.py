@@ -71,8 +71,12 @@ def generate(count: int, seed: int = 7, layers: bool = True) -> str:
     # A [[sources]] file with the shipped level descriptions (which `triage` ranks), as a catalog
     # copied from the shipped one and grown keeps them.
     # (`layers=False`: a plain [[sources]] file.)
-    head = {"layers": catalog_io.to_toml_dict(shipped)["layers"]} if layers else {}
-    return tomli_w.dumps({**head, "sources": sources})
+    # With the levels, the shipped reports too (their sources left out: the generated ids differ), as
+    # triage ranks with them.
+    shipped_table = catalog_io.to_toml_dict(shipped)
+    head = {"layers": shipped_table["layers"]} if layers else {}
+    reports = [{k: v for k, v in r.items() if k != "sources"} for r in shipped_table.get("reports", [])]
+    return catalog_io._with_sources(tomli_w.dumps(head), sources, reports if layers else [])
 
 
 def main() -> None:

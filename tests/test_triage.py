@@ -278,3 +278,10 @@ def test_runtime_levers_are_a_level_and_a_layer_code(cli):
     rl = json.loads(cli("layers", "RL", "--json").out)
     assert rl["title"] == "Runtime levers" and rl["symptoms"]
     assert ids_of(cli("list", "--layer", "RL", "--json")) == ["speculative-decoding", "speculative-sampling"]
+
+
+def test_a_level_no_source_speaks_to_says_so():
+    shown = screen(["triage", "MoE", "expert", "imbalance"], 120)
+    assert shown[0].startswith("L5  Cluster architecture")
+    assert "no source in the map addresses 'MoE expert imbalance' at L5" in shown[-1]
+    assert not any("addresses" in line for line in screen(["triage", "kv", "cache", "full"], 120))
