@@ -489,10 +489,12 @@ def _weighted(index: Index, query: Query, columns: Sequence[str], weights: dict[
     if LINK:
         own = dict(scored)
         for r, others in _links(index, weighed).items():
+            if r not in own:  # not scored: its text could not be read
+                continue
             lent = max((own.get(o, 0.0) for o in others), default=0.0)
             scored[r] = max(own[r], own[r] + LINK * (lent - own[r])) if lent > own[r] else own[r]
     ceiling = max(sum(best), max(scored.values(), default=0.0)) or 1.0
-    order = sorted(weighed, key=lambda r: (-scored[r], r))
+    order = sorted(scored, key=lambda r: (-scored[r], r))  # a row whose text could not be read is left out
     hits = [
         Hit(r, round(100.0 * min(scored[r] / ceiling, 1.0), 1) or 0.1, matched[r], r in phrased, scored[r])
         for r in order
