@@ -151,8 +151,10 @@ def test_min_score_filters_on_the_shown_scale(cli):
 def test_kv_cache_puts_pagedattention_and_vllm_in_the_top_three(cli):
     """A match in a name, id, keyword or title outranks one in a sentence or the seam: PagedAttention
     (first keyword "KV cache") and vLLM (which names it) lead, before Prism's seam sentence."""
-    top = ids_of(cli("search", "kv", "cache", "--json"))[:3]
-    assert top[:2] == ["pagedattention", "vllm"] and top[2] in {"lmcache", "kv-cache-survey"}  # those two tie
+    found = ids_of(cli("search", "kv", "cache", "--json"))
+    # Third: the survey named for the KV cache, LMCache and Mooncake are within 0.5% of each other.
+    assert found[:2] == ["pagedattention", "vllm"] and found[2] in {"kv-cache-survey", "lmcache", "mooncake"}
+    assert "prism" not in found[:5]
 
 
 def _mini(tmp_path: Path, sources: list[dict[str, str]]) -> Path:
