@@ -111,3 +111,12 @@ def test_reports_table_keeps_ids_whole(width):
     assert all(len(line) <= width for line in lines)
     text = "\n".join(lines)
     assert all(r["id"] in text for r in REPORTS if r["primary"] == "L5" and len(r["id"]) < width // 3)
+
+
+def test_tab_completes_engines_and_report_levels():
+    from conftest import tab
+
+    assert tab("invmap reports --engine sgl").stdout.split() == ["sglang"]
+    assert tab("invmap reports --level R").stdout.split() == ["RL"]
+    engines = tab("invmap reports --engine ").stdout.split()
+    assert engines == sorted({r["engine"] for r in REPORTS})
