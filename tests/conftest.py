@@ -297,3 +297,21 @@ def services(monkeypatch):
     yield s
     s.httpd.shutdown()
     s.httpd.server_close()
+
+
+# A catalog source with only the cells a link check needs: `LINKED.format(id=..., url=...)`.
+LINKED = """
+[[sources]]
+id = "{id}"
+name = "{id}"
+source = "{id}"
+url = "{url}"
+type = "Current"
+year = 2024
+layer = "L3"
+mechanism = "m"
+objective = "o"
+question = "q"
+availability = "a"
+accessed = 2026-08-07
+"""

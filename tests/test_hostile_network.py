@@ -19,7 +19,7 @@ from misbehaving import (
     huge_length,
 )
 
-from conftest import ASSETS
+from conftest import ASSETS, LINKED
 
 CELLS = ["--type", "Current", "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q"]
 CELLS += ["--availability", "Primary paper.", "--allow-duplicate"]  # its own catalog holds the DOI already
@@ -170,25 +170,9 @@ def test_refresh_write_is_all_or_nothing(cli, tmp_path, monkeypatch):
     assert "\x1b" not in result.err
 
 
-LINK = """[[sources]]
-id = "{id}"
-name = "{id}"
-source = "{id}"
-url = "{url}"
-type = "Current"
-year = 2024
-layer = "L3"
-mechanism = "m"
-objective = "o"
-question = "q"
-availability = "a"
-accessed = 2026-08-07
-"""
-
-
 def _links(tmp_path, urls: dict[str, str]):
     path = tmp_path / "links.toml"
-    path.write_text("".join(LINK.format(id=i, url=u) for i, u in urls.items()), encoding="utf-8")
+    path.write_text("".join(LINKED.format(id=i, url=u) for i, u in urls.items()), encoding="utf-8")
     return path
 
 

@@ -10,23 +10,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import installed_invmap
-
-SOURCE = """
-[[sources]]
-id = "{id}"
-name = "{id}"
-source = "{id}"
-url = "{url}"
-type = "Current"
-year = 2024
-layer = "L3"
-mechanism = "m"
-objective = "o"
-question = "q"
-availability = "a"
-accessed = 2026-08-07
-"""
+from conftest import LINKED, installed_invmap
 
 
 class Server:
@@ -129,7 +113,7 @@ def server():
 
 def catalog(tmp_path, urls: dict[str, str]):
     path = tmp_path / "links.toml"
-    path.write_text("".join(SOURCE.format(id=i, url=u) for i, u in urls.items()), encoding="utf-8")
+    path.write_text("".join(LINKED.format(id=i, url=u) for i, u in urls.items()), encoding="utf-8")
     return path
 
 

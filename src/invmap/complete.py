@@ -32,7 +32,6 @@ INDEX_KINDS = frozenset(
         "type",
         "term",
         "engine",
-        "report",
         "triage_level",
     }
 )
@@ -88,11 +87,8 @@ def from_index(index: Any, kind: str, incomplete: str = "") -> dict[str, Any]:
         return {"types": index.types()}
     if kind == "term":
         return {"terms": [(t["term"], t["expansion"] or "") for t in index.glossary()]}
-    if kind in ("engine", "report"):
-        reports = index.reports()
-        if kind == "engine":
-            return {"values": sorted({(r["engine"], "") for r in reports})}
-        return {"values": [(r["id"], r["title"][:60]) for r in reports]}
+    if kind == "engine":
+        return {"values": sorted({(r["engine"], "") for r in index.reports()})}
     if kind == "triage_level":
         levels = index.levels()
         return {"values": [(code, levels[code][0]) for code in TRIAGE_CODES if code in levels]}
@@ -122,7 +118,7 @@ def candidates(kind: str, index: dict[str, Any], incomplete: str) -> list[tuple[
         return types(index, incomplete)
     if kind == "term":
         return terms(index, incomplete)
-    if kind in ("engine", "report", "triage_level"):
+    if kind in ("engine", "triage_level"):
         return _matching([tuple(v) for v in index["values"]], incomplete)
     return []
 
