@@ -299,19 +299,23 @@ def services(monkeypatch):
     s.httpd.server_close()
 
 
+def source_toml(
+    ident: str,
+    *,
+    name: str | None = None,
+    source: str | None = None,
+    year: int | None = 2024,
+    layer: str = "L3",
+    mechanism: str = "m",
+    extra: str = "",
+) -> str:
+    """One `[[sources]]` table: the cells every source needs (placeholders where a test does not care
+    about them), then `extra` (TOML lines, e.g. a url or doi)."""
+    lines = ["[[sources]]", f'id = "{ident}"', f'name = "{name or ident}"', f'source = "{source or name or ident}"']
+    lines += ['type = "Current"'] + ([f"year = {year}"] if year is not None else []) + [f'layer = "{layer}"']
+    lines += [f'mechanism = "{mechanism}"', 'objective = "o"', 'question = "q"', 'availability = "a"']
+    return "\n".join([*lines, "accessed = 2026-08-07", ""]) + extra
+
+
 # A catalog source with only the cells a link check needs: `LINKED.format(id=..., url=...)`.
-LINKED = """
-[[sources]]
-id = "{id}"
-name = "{id}"
-source = "{id}"
-url = "{url}"
-type = "Current"
-year = 2024
-layer = "L3"
-mechanism = "m"
-objective = "o"
-question = "q"
-availability = "a"
-accessed = 2026-08-07
-"""
+LINKED = "\n" + source_toml("{id}", extra='url = "{url}"\n')

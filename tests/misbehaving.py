@@ -71,26 +71,24 @@ def answer(body: bytes = b"ok", status: str = "200 OK", headers: dict[str, str] 
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-def dribble_headers(gap: float = 0.5, steps: int = 10_000) -> Callable[[bytes], Iterator[Step]]:
-    """`HTTP/1.1 200 OK` then one header byte every `gap` seconds, never ending the headers."""
-
-    def behave(head: bytes) -> Iterator[Step]:
-        yield 0.0, b"HTTP/1.1 200 OK\r\n"
+def _dribble(head: bytes, unit: bytes, gap: float, steps: int) -> Callable[[bytes], Iterator[Step]]:
+    def behave(request: bytes) -> Iterator[Step]:
+        yield 0.0, head
         for _ in range(steps):
-            yield gap, b"X"
+            yield gap, unit
 
     return behave
+
+
+def dribble_headers(gap: float = 0.5, steps: int = 10_000) -> Callable[[bytes], Iterator[Step]]:
+    """`HTTP/1.1 200 OK` then one header byte every `gap` seconds, never ending the headers."""
+    return _dribble(b"HTTP/1.1 200 OK\r\n", b"X", gap, steps)
 
 
 def dribble_body(gap: float = 0.5, steps: int = 10_000) -> Callable[[bytes], Iterator[Step]]:
     """Headers at once (a body of a million bytes announced), then one body byte every `gap` seconds."""
-
-    def behave(head: bytes) -> Iterator[Step]:
-        yield 0.0, b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nContent-Type: text/plain\r\n\r\n"
-        for _ in range(steps):
-            yield gap, b"x"
-
-    return behave
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nContent-Type: text/plain\r\n\r\n"
+    return _dribble(head, b"x", gap, steps)
 
 
 def endless_chunked() -> Callable[[bytes], Iterator[Step]]:

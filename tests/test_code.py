@@ -8,7 +8,7 @@ import re
 import pytest
 import tomllib
 
-from conftest import bash, installed_invmap
+from conftest import bash, installed_invmap, source_toml
 from invmap.fields import FIELDS, KINDS, TABLE_FIELDS
 from invmap.model import COLUMN_FORMS
 
@@ -200,21 +200,7 @@ def test_a_malformed_place_is_a_usage_error_that_changes_nothing(cli, mine, valu
     assert mine.read_text(encoding="utf-8") == before
 
 
-CHECKED = """[[sources]]
-id = "x"
-name = "X"
-source = "X"
-{code}type = "Current"
-layer = "L3"
-mechanism = "m"
-objective = "o"
-question = "q"
-availability = "a"
-accessed = 2026-08-07
-places = [
-    {{ {place} }},
-]
-"""
+CHECKED = source_toml("x", name="X", year=None, extra="{code}places = [\n    {{ {place} }},\n]\n")
 
 
 @pytest.mark.parametrize(

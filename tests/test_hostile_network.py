@@ -8,37 +8,15 @@ import json
 import time
 
 import pytest
-from misbehaving import (
-    Server,
-    answer,
-    dribble_body,
-    dribble_headers,
-    endless_chunked,
-    fixed,
-    gzip_bomb,
-    huge_length,
-)
+from misbehaving import Server, answer, dribble_body, dribble_headers, endless_chunked, fixed, gzip_bomb, huge_length
 
-from conftest import ASSETS, LINKED
+from conftest import ASSETS, LINKED, source_toml
 
 CELLS = ["--type", "Current", "--layer", "L3", "--mechanism", "m", "--objective", "o", "--question", "q"]
 CELLS += ["--availability", "Primary paper.", "--allow-duplicate"]  # its own catalog holds the DOI already
 DOI = "10.1145/3600006.3613165"
 RECORD = json.loads((ASSETS / "services" / "crossref-10.1145-3600006.3613165.json").read_text())
-ONE = """[[sources]]
-id = "{id}"
-name = "{id}"
-source = "{id}"
-type = "Current"
-year = 2023
-layer = "L2"
-mechanism = "m"
-objective = "o"
-question = "q"
-availability = "a"
-accessed = 2026-08-07
-doi = "{doi}"
-"""
+ONE = source_toml("{id}", year=2023, layer="L2", extra='doi = "{doi}"\n')
 
 
 @pytest.fixture

@@ -7,19 +7,16 @@ from pathlib import Path
 
 import pytest
 
-ONE = """[[sources]]
-id = "orca"
-name = "ORCA"
-source = "ORCA, Yu et al."
-type = "Current"
-year = 2022
-layer = "L2"
-mechanism = "Iteration-level scheduling and selective batching."
-objective = "o"
-question = "q"
-availability = "a"
-accessed = 2026-08-07
-"""
+from conftest import source_toml
+
+ONE = source_toml(
+    "orca",
+    name="ORCA",
+    source="ORCA, Yu et al.",
+    year=2022,
+    layer="L2",
+    mechanism="Iteration-level scheduling and selective batching.",
+)
 CELLS = ["--type", "Current", "--layer", "L3 and L5", "--mechanism", "m", "--objective", "o", "--question", "q"]
 CELLS += ["--availability", "Primary paper."]
 

@@ -8,16 +8,7 @@ import socket
 import time
 
 import pytest
-from misbehaving import (
-    Server,
-    answer,
-    dribble_body,
-    dribble_headers,
-    endless_chunked,
-    fixed,
-    gzip_bomb,
-    huge_length,
-)
+from misbehaving import Server, answer, dribble_body, dribble_headers, endless_chunked, fixed, gzip_bomb, huge_length
 
 from invmap import net
 from invmap.errors import NetworkError
