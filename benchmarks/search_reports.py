@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,11 +26,9 @@ TOP = 3
 
 
 def invmap_program() -> str:
-    beside = Path(sys.executable).with_name("invmap")
-    found = str(beside) if beside.exists() else shutil.which("invmap")
-    if not found:
-        sys.exit("benchmarks/search_reports.py: install invmap first (pip install .), or give --invmap")
-    return found
+    """The invmap beside this Python (its venv), else the first on PATH."""
+    found = shutil.which("invmap", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    return found or sys.exit("benchmarks/search_reports.py: install invmap first (pip install .), or give --invmap")
 
 
 def top(program: str, title: str) -> tuple[list[str], str]:

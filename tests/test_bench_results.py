@@ -7,7 +7,10 @@ import json
 
 import pytest
 
+from conftest import ASSETS
 from invmap.measure import rules
+
+BENCH = ASSETS / "bench"
 
 
 def write(tmp_path, name: str, text: str) -> str:
@@ -72,71 +75,9 @@ def vllm_result(**over) -> dict:
     return result
 
 
-VLLM_SUMMARY = """\
-Traffic request rate: inf
-Burstiness factor: 1.0 (Poisson process)
-Maximum request concurrency: 1
-============ Serving Benchmark Result ============
-Successful requests:                     100
-Failed requests:                         0
-Maximum request concurrency:             1
-Benchmark duration (s):                  150.87
-Total input tokens:                      65536
-Total generated tokens:                  65536
-Request throughput (req/s):              0.66
-Output token throughput (tok/s):         434.40
-Peak output token throughput (tok/s):    460.00
-Peak concurrent requests:                1.00
-Total token throughput (tok/s):          868.80
----------------Time to First Token----------------
-Mean TTFT (ms):                          79.56
-Median TTFT (ms):                        79.88
-P99 TTFT (ms):                           89.46
------Time per Output Token (excl. 1st token)------
-Mean TPOT (ms):                          20.14
-Median TPOT (ms):                        20.10
-P99 TPOT (ms):                           21.63
----------------Inter-token Latency----------------
-Mean ITL (ms):                           20.14
-Median ITL (ms):                         20.15
-P99 ITL (ms):                            21.47
-==================================================
-"""
+VLLM_SUMMARY = (BENCH / "vllm-summary.txt").read_text(encoding="utf-8")
 
-SGLANG_SUMMARY = """\
-============ Serving Benchmark Result ============
-Backend:                                 sglang
-Traffic request rate:                    16.0
-Max request concurrency:                 not set
-Successful requests:                     1000
-Benchmark duration (s):                  70.31
-Total input tokens:                      300000
-Total generated tokens:                  200000
-Total generated tokens (retokenized):     199800
-Request throughput (req/s):              14.22
-Input token throughput (tok/s):          4266.80
-Output token throughput (tok/s):         2844.50
-Total token throughput (tok/s):          7111.30
-Concurrency:                             41.20
-----------------End-to-End Latency----------------
-Mean E2E Latency (ms):                   2897.50
-Median E2E Latency (ms):                 2701.10
----------------Time to First Token----------------
-Mean TTFT (ms):                          120.30
-Median TTFT (ms):                        98.20
-P99 TTFT (ms):                           640.00
------Time per Output Token (excl. 1st token)------
-Mean TPOT (ms):                          14.10
-Median TPOT (ms):                        13.80
-P99 TPOT (ms):                           25.40
----------------Inter-Token Latency----------------
-Mean ITL (ms):                           14.20
-Median ITL (ms):                         11.00
-P95 ITL (ms):                            30.10
-P99 ITL (ms):                            162.00
-Max ITL (ms):                            910.00
-==================================================
-"""
+SGLANG_SUMMARY = (BENCH / "sglang-summary.txt").read_text(encoding="utf-8")
 
 
 def sglang_line(**over) -> str:
@@ -215,18 +156,7 @@ def genai_json(concurrency: int = 1) -> str:
     )
 
 
-GENAI_CSV = """\
-Metric,avg,min,max,p99,p95,p90,p75,p50,p25
-Time To First Token (ms),40.00,36.00,44.00,44.00,44.00,40.00,40.00,40.00,40.00
-Inter Token Latency (ms),12.00,10.80,12.60,12.60,12.60,12.00,12.00,12.00,12.00
-Request Latency (ms),470.00,423.00,"1,493.50",493.50,493.50,470.00,470.00,470.00,470.00
-Output Sequence Length,38.00,38.00,38.00,38.00,38.00,38.00,38.00,38.00,38.00
-Input Sequence Length,550.00,550.00,550.00,550.00,550.00,550.00,550.00,550.00,550.00
-
-Metric,Value
-Output Token Throughput (per sec),80.00
-Request Throughput (per sec),2.10
-"""
+GENAI_CSV = (BENCH / "genai-perf.csv").read_text(encoding="utf-8")
 
 
 def guidellm(errored: int, kind: str = "throughput") -> str:
