@@ -93,7 +93,7 @@ def test_no_import_cycle_among_invmaps_modules():
 
 def test_the_graph_sees_lazy_imports_and_finds_a_cycle():
     modules = _modules()
-    lazy = _imports("invmap.index", modules["invmap.index"], modules)
+    lazy = _imports("invmap.index.opening", modules["invmap.index.opening"], modules)
     assert "invmap.catalog" in lazy  # imported inside functions only
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
@@ -107,6 +107,12 @@ def test_the_core_imports_neither_the_cli_nor_typer_or_click():
         for m in core
     }
     assert {m: i for m, i in bad.items() if i} == {}
+
+
+def test_only_the_index_imports_sqlite3():
+    graph = _graph()
+    users = sorted(m for m, imported in graph.items() if "sqlite3" in imported)
+    assert users and all(m == "invmap.index" or m.startswith("invmap.index.") for m in users), users
 
 
 # --- every filter, on every command that filters --------------------------------------------------

@@ -155,7 +155,7 @@ def test_a_damaged_index_is_rebuilt_and_answers_as_before(cli, sh, damage):
 
 def test_an_index_is_synced_before_it_takes_its_name():
     """The build writes a temporary file, fsyncs it, then renames it (and fsyncs the folder)."""
-    source = (Path(__file__).parent.parent / "src" / "invmap" / "index.py").read_text(encoding="utf-8")
+    source = (Path(__file__).parent.parent / "src" / "invmap" / "index" / "building.py").read_text(encoding="utf-8")
     build = source[source.index("def build(") :]
     assert build.index("_sync(tmp)") < build.index("os.replace(tmp, target)") < build.index("_sync(where)")
 

@@ -3,7 +3,7 @@
 The shell runs `invmap` on every TAB. Typer's own completion path costs a full start (~150 ms);
 this module answers the common requests (source names after `show`/`open`/`related`/`record new`,
 the value of any option whose completion the declarations name: `--layer`, `--type`, `--fields`,
-`--format`, `--sort`, `--color`, `--in`, ...) from the catalog's SQLite index (`index.py`), in Typer's
+`--format`, `--sort`, `--color`, `--in`, ...) from the catalog's SQLite index (`invmap.index`), in Typer's
 exact output format for bash, zsh and fish. It knows every option of every command, flags included,
 from `options.py`. Anything it is not sure of (command and option names, a stale index, help text
 that rich would re-render) it declines, and Typer answers as usual; tests compare both answers byte

@@ -1,0 +1,99 @@
+"""Full-text reads for ranking (search.py, triage): the rows an FTS5 expression matches, their
+BM25, highlighted text, raw cells and the columns' average lengths."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from invmap.index.connection import Connection
+from invmap.index.schema import AT_ONCE, CODE_COLUMNS, LEVEL_COLUMNS, SEARCH_COLUMNS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class FullTextReads(Connection):
+    """What an index answers about the words its rows hold."""
+
+    # A filter is `+rowid IN (...)`: the `+` keeps SQLite from handing the rowids to FTS5, which would
+    # run the whole MATCH once per selected row (a level of 23,000 sources: minutes); filtered after
+    # one MATCH, a filtered search costs at most what an unfiltered one does.
+    def match(self, table: str, expression: str, where: str = "", params: Sequence[Any] = ()) -> list[int]:
+        """Rowids of `table` (`fts` or `levels_fts`) matching an FTS5 `expression`, among those `where`
+        selects (SQL over `sources`)."""
+        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+        if where:
+            sql += f" AND +rowid IN (SELECT pos FROM sources WHERE {where})"
+        return [row[0] for row in self._rows(sql, [expression, *params])]
+
+    def bm25(
+        self, table: str, expression: str, weights: Sequence[float], where: str = "", params: Sequence[Any] = ()
+    ) -> dict[int, float]:
+        """rowid -> BM25 relevance (higher is better) of each row matching `expression`."""
+        sql = f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) FROM {table} WHERE {table} MATCH ?"
+        if where:
+            sql += f" AND +rowid IN (SELECT pos FROM sources WHERE {where})"
+        return {rowid: -score for rowid, score in self._rows(sql, [expression, *params])}
+
+    def highlights(
+        self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]
+    ) -> dict[str, str]:
+        """column -> its text with the words `expression` matches between `marks`, for one row."""
+        every = {"fts": SEARCH_COLUMNS, "code_fts": CODE_COLUMNS}.get(table, LEVEL_COLUMNS)
+        calls = ", ".join(f"highlight({table}, {every.index(c)}, ?, ?)" for c in columns)
+        sql = f"SELECT {calls} FROM {table} WHERE {table} MATCH ? AND rowid = ?"
+        rows = self._rows(sql, [*marks * len(columns), expression, rowid])
+        return dict(zip(columns, rows[0])) if rows else {}
+
+    def texts(self, table: str, rowids: Sequence[int], columns: Sequence[str]) -> dict[int, str]:
+        """rowid -> the raw text of `columns` of that row, joined (for `--exact`)."""
+        source = "levels" if table == "levels_fts" else "sources"
+        return {r: " \x1f ".join(texts) for r, texts in self._cells(source, rowids, columns).items()}
+
+    def cells(self, table: str, rowids: Sequence[int], columns: Sequence[str]) -> dict[int, list[str]]:
+        """rowid -> the raw text of each of `columns` (`''` where empty), for per-field weighing."""
+        return self._cells("sources" if table == "fts" else "levels", rowids, columns)
+
+    def _cells(self, source: str, rowids: Sequence[int], columns: Sequence[str]) -> dict[int, list[str]]:
+        picked = ", ".join(f"coalesce({c}, '')" for c in columns)
+        out: dict[int, list[str]] = {}
+        for start in range(0, len(rowids), AT_ONCE):
+            part = list(rowids[start : start + AT_ONCE])
+            sql = f"SELECT pos, {picked} FROM {source} WHERE pos IN ({', '.join('?' * len(part))})"
+            for row in self._rows(sql, part):
+                out[row[0]] = list(row[1:])
+        return out
+
+    def lengths(self, table: str) -> dict[str, float] | None:
+        """column -> its average length in tokens in `table` (`fts`, `levels_fts`), as FTS5's own bm25()
+        reads it: the averages record (rowid 1 of the table's `_data`: a varint row count, then one
+        varint token total per column). None where it cannot be read as that."""
+        columns = SEARCH_COLUMNS if table == "fts" else LEVEL_COLUMNS
+        found = self._rows(f"SELECT block FROM {table}_data WHERE id = 1")
+        if not found or not isinstance(found[0][0], bytes):
+            return None
+        values = _varints(found[0][0], 1 + len(columns))
+        if len(values) != 1 + len(columns) or values[0] <= 0:
+            return None
+        return {c: total / values[0] for c, total in zip(columns, values[1:])}
+
+
+def _varints(blob: bytes, most: int) -> list[int]:
+    """The first `most` of SQLite's varints in `blob` (7 bits a byte, the high bit set on all but the
+    last; 9 bytes at most), or fewer where the blob ends."""
+    values: list[int] = []
+    at = 0
+    while at < len(blob) and len(values) < most:
+        value = 0
+        for n in range(9):
+            byte = blob[at]
+            at += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80 or at >= len(blob):
+                break
+        values.append(value)
+    return values
