@@ -1,0 +1,283 @@
+"""`search`'s ranking, BM25F: each of the query's words counts its rarity times how strongly a
+source holds it, field by field, computed in Python over the tokens of the best candidate rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from invmap.search.coverage import rows_held
+from invmap.search.expressions import expression, group_expression
+from invmap.search.rarity import idf, plainness
+from invmap.search.terms import STOP_WORDS, Hit, Query, words_of
+
+if TYPE_CHECKING:
+    from invmap.index import Index
+
+K1 = 1.2  # BM25's term-frequency saturation
+B = 0.75  # BM25's length normalisation, applied to each field against that field's own average length
+RERANKED = 300  # rows weighed field by field; a larger catalog's rest keep the cheap order behind them
+
+
+def weighted(
+    index: Index,
+    query: Query,
+    columns: Sequence[str],
+    weights: dict[str, float],
+    where: str = "",
+    params: Sequence[Any] = (),
+    limit: int | None = None,
+) -> list[Hit]:
+    """Every source matching at least one of the query's words (and every quoted phrase, and no
+    excluded word), ranked by BM25F: each word counts its rarity (IDF) times how strongly a source
+    holds it, where a hit in a field counts that field's weight divided by the field's length against
+    its average (a long cell weighs no more than a short one), saturating with repeats; the query's
+    words as a phrase count as one more term. Best first; `limit` cuts the list.
+
+    A filter (`where`) keeps the rows it selects from the whole catalog's ranking: the same order and
+    scores as unfiltered, with the catalog's own word statistics (one ranking, filtered afterwards,
+    never a match per selected row)."""
+    hits = _weighted(index, query, columns, weights)
+    if where and hits:
+        allowed = set(index.values("pos", where, params))
+        hits = [h for h in hits if h.rowid in allowed]
+    return hits[:limit] if limit is not None else hits
+
+
+def _weighted(index: Index, query: Query, columns: Sequence[str], weights: dict[str, float]) -> list[Hit]:
+    """`weighted` over the whole catalog, every hit."""
+    from invmap.index import SEARCH_COLUMNS  # a `field:word` naming another table's column counts for nothing here
+
+    expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
+    sets = [set(index.match("fts", e)) if e else set() for e in expressions]
+    matched = rows_held(index, query, sets, "fts", columns, "", ())
+    if not matched:
+        return []
+    total = index.count()
+    rarity = [idf(total, len(rows)) * g.weight * plainness(g) for g, rows in zip(query.groups, sets)]
+    content = [w for w in query.words if w not in STOP_WORDS]
+    forms = query.phrases() if len(content) > 1 else []
+    phrased = set(index.match("fts", expression(forms, columns))) if forms else set()
+    candidates = list(matched)
+    if len(candidates) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
+        _cheap_order(index, candidates, expressions, list(zip(rarity, sets)), phrased, columns, weights)
+    weighed, rest = candidates[:RERANKED], candidates[RERANKED:]
+    strength = _bm25f(index, query, forms, weighed, columns, weights)
+    phrase_rarity = idf(total, len(phrased)) * max(len(content) - 1, 1) if forms else 0.0
+    whole = _whole(index, query, weighed, columns)
+    weighed = [r for r in weighed if r in strength]  # text that could not be read (a damaged index) is left out
+    scored, best = _summed(weighed, strength, [*rarity, phrase_rarity], whole)
+    if LINK:
+        scored = _lent(index, scored, weighed)
+    ceiling = max(sum(best), max(scored.values(), default=0.0)) or 1.0
+    return _hits(scored, ceiling, rest, matched, phrased)
+
+
+def _hits(
+    scored: dict[int, float], ceiling: float, rest: Sequence[int], matched: dict[int, int], phrased: set[int]
+) -> list[Hit]:
+    """The weighed rows best first, each scored 0.1-100 against the `ceiling`, then the `rest` at the
+    last one's score."""
+    order = sorted(scored, key=lambda r: (-scored[r], r))
+    hits = [
+        Hit(r, round(100.0 * min(scored[r] / ceiling, 1.0), 1) or 0.1, matched[r], r in phrased, scored[r])
+        for r in order
+    ]
+    floor = hits[-1].score if hits else 100.0
+    for r in rest:  # beyond the weighed rows (a large catalog): in the cheap order, never above them
+        hits.append(Hit(r, floor, matched[r], r in phrased, 0.0))
+    return hits
+
+
+def _cheap_order(
+    index: Index,
+    candidates: list[int],
+    expressions: Sequence[str | None],
+    rarities: Sequence[tuple[float, set[int]]],
+    phrased: set[int],
+    columns: Sequence[str],
+    weights: dict[str, float],
+) -> None:
+    """Sort `candidates` by the rarity of the words each covers, then holding the phrase, then FTS5's
+    own BM25 with the fields' weights: the order that picks the rows weighed field by field."""
+    from invmap.index import SEARCH_COLUMNS
+
+    every = " OR ".join(e for e in expressions if e)
+    order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
+    cheap = index.bm25("fts", every, order)
+    covered = {r: sum(i for i, rows in rarities if r in rows) for r in candidates}
+    candidates.sort(key=lambda r: (-covered[r], r not in phrased, -cheap.get(r, 0.0), r))
+
+
+def _summed(
+    rowids: Sequence[int],
+    strength: dict[int, tuple[list[float], float]],
+    rarity: Sequence[float],
+    whole: set[int],
+) -> tuple[dict[int, float], list[float]]:
+    """rowid -> its score (each term's rarity times its strength, summed; a whole-name match times
+    1 + WHOLE), and each term's best value over the rows (their sum is the score ceiling)."""
+    scored = {}
+    best = [0.0] * len(rarity)
+    for r in rowids:
+        per_group, per_phrase = strength[r]
+        terms = [i * s for i, s in zip(rarity, [*per_group, per_phrase])]
+        best = [max(b, t) for b, t in zip(best, terms)]
+        scored[r] = sum(terms) * (1.0 + WHOLE if r in whole else 1.0)
+    return scored, best
+
+
+def _lent(index: Index, scored: dict[int, float], rowids: Sequence[int]) -> dict[int, float]:
+    """Each score raised LINK of the way to the best score among the sources it is linked to (a
+    keyword naming another, or named by another's keyword); never lowered."""
+    own = dict(scored)
+    for r, others in _links(index, rowids).items():
+        if r not in own:  # not scored: its text could not be read
+            continue
+        lent = max((own.get(o, 0.0) for o in others), default=0.0)
+        scored[r] = max(own[r], own[r] + LINK * (lent - own[r])) if lent > own[r] else own[r]
+    return scored
+
+
+WHOLE = 0.3  # a name, id, title or keyword that is the query itself: its score times 1 + this
+LINK = 0.5  # a source a keyword links (vLLM's `PagedAttention`) closes this share of the gap to it
+
+
+def _whole(index: Index, query: Query, rowids: Sequence[int], columns: Sequence[str]) -> set[int]:
+    """The rows whose name, id, title or first keyword is the query's words (or a glossary form of
+    them) and nothing more, as words (a plural's `s` aside), never stems: `KV cache` is
+    PagedAttention's first keyword, and `kvcached` (a project's name) is no `KVCache`."""
+    from invmap.index import LIST_JOIN
+
+    own = [c for c in ("name", "id", "title", "keywords") if c in columns]
+    if not own or not rowids:
+        return set()
+    wanted = set()
+    for form in query.phrases():
+        content = [w for w in form if w not in STOP_WORDS]
+        wanted |= {_plain_words(form), _plain_words(content), _plain_words(["".join(content)])}  # PagedAttention
+    cells = index.cells("fts", rowids, own)
+    return {  # of the keywords, the first: the one the source is known for above all
+        r
+        for r, texts in cells.items()
+        if any(_plain_words(words_of(text.split(LIST_JOIN)[0])) in wanted for text in texts if text)
+    }
+
+
+def _plain_words(words: Sequence[str]) -> tuple[str, ...]:
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+def _links(index: Index, rowids: Sequence[int]) -> dict[int, set[int]]:
+    """rowid -> the rows among `rowids` whose name one of its keywords is, or which name it in theirs."""
+    from invmap.index import LIST_JOIN
+    from invmap.text import normalize
+
+    cells = index.cells("fts", rowids, ("name", "keywords"))
+    by_name = {normalize(c[0]): r for r, c in cells.items() if c[0]}
+    out: dict[int, set[int]] = {}
+    for r, (_, keywords) in cells.items():
+        for k in keywords.split(LIST_JOIN) if keywords else ():
+            other = by_name.get(normalize(k))
+            if other is not None and other != r:
+                out.setdefault(r, set()).add(other)
+                out.setdefault(other, set()).add(r)
+    return out
+
+
+LEVEL_WEIGHT = 0.0  # a word of a source's level (its scope, question, metrics, symptoms) counts as a sentence does
+
+
+def _bm25f(
+    index: Index,
+    query: Query,
+    forms: list[list[str]],
+    rowids: Sequence[int],
+    columns: Sequence[str],
+    weights: dict[str, float],
+) -> dict[int, tuple[list[float], float]]:
+    """rowid -> (each group's saturated strength, the phrase's), by BM25F over the fields' tokens. A
+    source's levels count as one more field (the words of the level its label covers that holds the
+    word best): what the map says a level is about speaks for every source of that level."""
+    averages = index.lengths("fts") or {}
+    averages = index.lengths("fts") or {}
+    cells = index.cells("fts", rowids, [*columns, "layers"])
+    order = [r for r in rowids if r in cells]
+    width = len(columns)
+    streams = index.stems([text for r in order for text in cells[r][:width]])
+    wanted = [[_stemmed(index, a) for a in g.alternatives] for g in query.groups]
+    phrase_forms = [_stemmed(index, f) for f in forms]
+    levels = _level_strengths(index, query, wanted) if "level_words" in columns else {}
+    out: dict[int, tuple[list[float], float]] = {}
+    for n, r in enumerate(order):
+        fields = streams[n * width : (n + 1) * width]
+        norms = _norms(columns, fields, averages, weights)
+        codes = [code for code in (cells[r][width] or "").split(";") if code in levels]
+        per_group = []
+        for k, (g, alternatives) in enumerate(zip(query.groups, wanted)):
+            tf = _frequency(alternatives, columns, fields, norms, g.column)
+            if codes and g.column is None:
+                tf += max(levels[code][k] for code in codes)
+            per_group.append(tf / (K1 + tf))
+        tf = _frequency(phrase_forms, columns, fields, norms)
+        out[r] = (per_group, tf / (K1 + tf))
+    return out
+
+
+def _norms(
+    columns: Sequence[str], fields: Sequence[Sequence[str]], averages: dict[str, float], weights: dict[str, float]
+) -> list[float]:
+    """Each field's weight divided by its length against the field's average length (BM25's B): what
+    one occurrence in it counts. 0 for an empty field."""
+    out = []
+    for c, tokens in zip(columns, fields):
+        average = averages.get(c) or max(len(tokens), 1)
+        out.append(weights.get(c, 0.0) / (1.0 - B + B * len(tokens) / average) if tokens else 0.0)
+    return out
+
+
+def _frequency(
+    forms: Sequence[Sequence[str]],
+    columns: Sequence[str],
+    fields: Sequence[Sequence[str]],
+    norms: Sequence[float],
+    column: str | None = None,
+) -> float:
+    """How often a row's fields hold any of `forms` (stems), each field's occurrences counted at its
+    norm; only `column`'s when one is named (`field:word`)."""
+    tf = 0.0
+    for c, tokens, norm in zip(columns, fields, norms):
+        if norm and (column is None or column == c):
+            tf += norm * sum(_count(tokens, form) for form in forms)
+    return tf
+
+
+def _level_strengths(index: Index, query: Query, wanted: list[list[list[str]]]) -> dict[str, list[float]]:
+    """level code -> each group's weighted, length-normalised frequency in that level's own words."""
+    details = index.level_details()
+    texts = [
+        " ".join([d["title"], d["scope"] or "", d["question"] or "", *d["metrics"], *d["symptoms"]]) for d in details
+    ]
+    streams = index.stems(texts) if texts else []
+    average = (sum(map(len, streams)) / len(streams)) if streams else 1.0
+    out = {}
+    for d, tokens in zip(details, streams):
+        norm = LEVEL_WEIGHT / (1.0 - B + B * len(tokens) / (average or 1.0)) if tokens else 0.0
+        out[d["code"]] = [norm * sum(_count(tokens, a) for a in alternatives) for alternatives in wanted]
+    return out
+
+
+def _stemmed(index: Index, words: Sequence[str]) -> list[str]:
+    stems = index.stems([" ".join(words)])
+    return stems[0] if stems else []
+
+
+def _count(tokens: Sequence[str], form: Sequence[str]) -> int:
+    """How often `form` (stems) occurs in `tokens` as a run."""
+    n = len(form)
+    if not n or n > len(tokens):
+        return 0
+    if n == 1:
+        return tokens.count(form[0])
+    first = form[0]
+    return sum(1 for i in range(len(tokens) - n + 1) if tokens[i] == first and list(tokens[i : i + n]) == list(form))
