@@ -100,18 +100,9 @@ def triage(
     scored, strength = _ranked(index, parsed)
     if not scored:
         return [], notes
-    best = scored[0][1]
-    if every:  # the levels no evidence points to as well, at 0
-        from invmap.vocabulary import TRIAGE_CODES
-
-        present = {code for code, _, _ in scored}
-        codes = [d["code"] for d in index.level_details() if d["code"] in TRIAGE_CODES]
-        scored = [*scored, *((code, 0.0, []) for code in codes if code not in present)]
-    shown = scored if every else [s for s in scored if s[1] >= FLOOR * best]
-    notes["hidden"] = len(scored) - len(shown) if every else max(len(scored) - len(shown), 0)
-    if limit is not None and not every:
-        notes["hidden"] += max(len(shown) - limit, 0)
-        shown = shown[:limit]
+    if every:
+        scored = _with_every_level(index, scored)
+    shown = _shown(scored, limit, every, notes)
     details = {d["code"]: d for d in index.level_details()}
     levels = [
         _level(index, details[code], score, votes, parsed, plain, filters, strength, scored, notes)
@@ -119,6 +110,27 @@ def triage(
         if code in details
     ]
     return levels, notes
+
+
+def _with_every_level(index: Any, scored: list[Any]) -> list[Any]:
+    """`--all`: the ranked levels, then the levels no evidence points to, at 0."""
+    from invmap.vocabulary import TRIAGE_CODES
+
+    present = {code for code, _, _ in scored}
+    codes = [d["code"] for d in index.level_details() if d["code"] in TRIAGE_CODES]
+    return [*scored, *((code, 0.0, []) for code in codes if code not in present)]
+
+
+def _shown(scored: list[Any], limit: int | None, every: bool, notes: dict[str, Any]) -> list[Any]:
+    """The levels to show: with `every`, all of them; else those scoring at least FLOOR of the best,
+    at most `limit`. `notes["hidden"]` counts the others."""
+    best = scored[0][1]
+    shown = scored if every else [s for s in scored if s[1] >= FLOOR * best]
+    notes["hidden"] = len(scored) - len(shown) if every else max(len(scored) - len(shown), 0)
+    if limit is not None and not every:
+        notes["hidden"] += max(len(shown) - limit, 0)
+        shown = shown[:limit]
+    return shown
 
 
 def _expression(parsed: Any) -> str:

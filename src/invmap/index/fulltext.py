@@ -1,4 +1,4 @@
-"""Full-text reads for ranking (search.py, triage): the rows an FTS5 expression matches, their
+"""Full-text reads for ranking (`invmap.search`, triage): the rows an FTS5 expression matches, their
 BM25, highlighted text, raw cells and the columns' average lengths."""
 
 from __future__ import annotations
