@@ -1,0 +1,71 @@
+"""Estimates: KV-cache bytes, memory left for the KV pool, and roofline bounds, from a model's
+config.json and a GPU's datasheet figures (step 4 of the map's procedure: recreate before
+generalizing). Pure computation: no I/O beyond reading a model's config files and the shipped tables
+(`data/models.toml`, `data/gpus.toml`); no typer.
+
+The formulas are the field guide's (`docs/reference/equations.md` of santho090/inference-engineering),
+with its `ie memory model`, `ie memory kv` and `ie roofline` defaults, which describe a made-up model
+and device: an estimate that uses them says so. Precedence everywhere: an explicit option, then the
+model's config (`--model`) or the GPU's figures (`--gpu`), then those defaults.
+
+Every result is labelled `estimated` and carries its formulas with the numbers put in, what it
+assumes and what it leaves out; `record()` turns one into an experiment record (format 1.0).
+
+This package's modules, one job each: `tables` (the shipped tables), `config` (a model's config),
+`layout` (its attention layout), `parameters` (its parameter count), `gpus` (a GPU's figures),
+`defaults` and `checks` (fallback values and bounds), `inputs` (each value with its provenance),
+`units` (numbers as read), `kvshape` (the KV dimensions), `kv_estimate`, `memory_estimate`,
+`roofline_estimate` and `phase` (the formulas), `result` (the one result dictionary), `drawing` (the
+text), `experiment` (the record), `listing` (`invmap models` and `gpus`). This module names what
+the rest of invmap calls.
+"""
+
+from __future__ import annotations
+
+from invmap.estimate.checks import MAX_RATE, check
+from invmap.estimate.config import Model, load_model, models
+from invmap.estimate.defaults import IE_ROOFLINE, KINDS, LABEL
+from invmap.estimate.drawing import plain_text, text
+from invmap.estimate.experiment import record
+from invmap.estimate.gpus import Gpu, find_gpu, gpu_rows, gpus
+from invmap.estimate.kv_estimate import kv
+from invmap.estimate.kvshape import KV_DTYPES
+from invmap.estimate.layout import SUPPORTED_TYPES, layout_of
+from invmap.estimate.listing import model_rows
+from invmap.estimate.memory_estimate import memory
+from invmap.estimate.parameters import parameters_of
+from invmap.estimate.roofline_estimate import roofline
+from invmap.estimate.tables import gpu_names, gpu_table, model_names, model_table
+from invmap.estimate.units import human_bytes, parse_size
+
+__all__ = [
+    "IE_ROOFLINE",
+    "KINDS",
+    "KV_DTYPES",
+    "LABEL",
+    "MAX_RATE",
+    "SUPPORTED_TYPES",
+    "Gpu",
+    "Model",
+    "check",
+    "find_gpu",
+    "gpu_names",
+    "gpu_rows",
+    "gpu_table",
+    "gpus",
+    "human_bytes",
+    "kv",
+    "layout_of",
+    "load_model",
+    "memory",
+    "model_names",
+    "model_rows",
+    "model_table",
+    "models",
+    "parameters_of",
+    "parse_size",
+    "plain_text",
+    "record",
+    "roofline",
+    "text",
+]

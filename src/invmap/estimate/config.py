@@ -1,0 +1,130 @@
+"""A model's config: `--model PATH` (a config.json, or the folder holding it) or a shipped table's
+entry, its language part, and its keys read with the checks an estimate needs."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from invmap.errors import CatalogError, FileAccessError
+from invmap.estimate.tables import entry_named, model_names, model_table, unknown
+
+MAX_CONFIG = 64 * 1024**2  # bytes: a config.json is a page of JSON
+
+
+@dataclass
+class Model:
+    name: str
+    display: str
+    config: dict[str, Any]  # the language model's part (text_config merged over the top level)
+    where: str  # the file read, or the shipped table's entry
+    read_from: list[str] = field(default_factory=list)
+    note: str = ""
+    folder: Path | None = None  # the folder holding config.json (for model.safetensors.index.json)
+
+    @property
+    def model_type(self) -> str:
+        return str(self.config.get("model_type"))
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "display": self.display,
+            "model_type": self.model_type,
+            "read_from": list(self.read_from) or [self.where],
+            "note": self.note or None,
+        }
+
+
+def models() -> list[Model]:
+    return [shipped(m) for m in model_table()]
+
+
+def shipped(entry: dict[str, Any]) -> Model:
+    return Model(
+        entry["name"],
+        entry["display"],
+        dict(entry["config"]),
+        f"invmap's model table ({entry['name']})",
+        list(entry.get("read_from", [])),
+        entry.get("note", ""),
+    )
+
+
+def _language_part(config: dict[str, Any]) -> dict[str, Any]:
+    """A multimodal config's `text_config`, with the top level's dtype and model_type as fallbacks."""
+    text = config.get("text_config")
+    if not isinstance(text, dict):
+        return config
+    merged = {k: config[k] for k in ("torch_dtype", "dtype", "model_type") if k in config}
+    merged.update(text)
+    return merged
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    shown = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG + 1)
+    except FileNotFoundError:
+        raise CatalogError(shown, ["no such file"]) from None
+    except IsADirectoryError:
+        raise CatalogError(shown, ["is a directory, not a config file"]) from None
+    except OSError as exc:
+        raise FileAccessError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG:
+        raise CatalogError(shown, [f"larger than {MAX_CONFIG:,} bytes: not a config.json"])
+    try:
+        value = json.loads(data.decode("utf-8-sig"), parse_constant=_refuse_constant)
+    except UnicodeDecodeError as exc:
+        raise CatalogError(shown, [f"not UTF-8 text (invalid byte at offset {exc.start})"]) from None
+    except json.JSONDecodeError as exc:
+        raise CatalogError(shown, [f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"]) from None
+    except (ValueError, RecursionError) as exc:
+        raise CatalogError(shown, [f"invalid JSON: {exc}"]) from None
+    if not isinstance(value, dict):
+        raise CatalogError(shown, ["must be a JSON object (a model's config.json)"])
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_model(ref: str) -> Model:
+    """`--model PATH` (a config.json or the folder holding it) or `--model NAME` (the shipped table)."""
+    path = Path(ref)
+    if ref.strip() and (os.path.lexists(path) or ref.endswith(("/", ".json"))):
+        config_path = path / "config.json" if path.is_dir() else path
+        if path.is_dir() and not config_path.exists():
+            raise CatalogError(str(path), ["no config.json in this folder"])
+        config = _language_part(read_json(config_path))
+        if "model_type" not in config:
+            raise CatalogError(str(config_path), ["has no 'model_type' (needed to read its attention layout)"])
+        name = config_path.parent.name or str(config_path)
+        return Model(name, name, config, str(config_path), [], "", config_path.parent)
+    entry = entry_named(model_table(), ref)
+    if entry is not None:
+        return shipped(entry)
+    raise unknown("model", ref, model_names(), "shipped models (invmap models); or give a path to a config.json")
+
+
+def need(config: dict[str, Any], key: str, where: str, kind: type = int) -> Any:
+    value = config.get(key)
+    if value is None:
+        raise CatalogError(where, [f"has no '{key}', which the estimate needs"])
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise CatalogError(where, [f"'{key}' must be a positive integer, not {json.dumps(value)}"])
+    return value
+
+
+def optional_int(config: dict[str, Any], key: str, where: str) -> int | None:
+    value = config.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise CatalogError(where, [f"'{key}' must be a positive integer, not {json.dumps(value)}"])
+    return value

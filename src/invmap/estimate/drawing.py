@@ -1,0 +1,53 @@
+"""An estimate as a person reads it (plain text: label, inputs with where each came from, results,
+formulas, what it assumes and leaves out), and its renderer for `formats.py`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from invmap.estimate.units import grouped
+
+
+def text(result: dict[str, Any]) -> str:
+    """The estimate as a person reads it: label, inputs with where each came from, results, formulas,
+    what it assumes and leaves out."""
+    title = {"kv": "KV cache", "memory": "Memory", "roofline": "Roofline"}[result["estimate"]]
+    lines = [f"{title} estimate ({result['evidence']})"]
+    if result["model"]:
+        m = result["model"]
+        lines.append(f"model: {m['display']} ({m['model_type']}), read from {', '.join(m['read_from'])}")
+    if result["gpu"]:
+        lines.append(f"gpu: {result['gpu']['display']}")
+    lines.append("")
+    lines.append("inputs:")
+    width = max((len(i["name"]) for i in result["inputs"]), default=0)
+    for i in result["inputs"]:
+        value = i["value"] if isinstance(i["value"], str) else grouped(i["value"])
+        unit = f" {i['unit']}" if i["unit"] else ""
+        lines.append(f"  {i['name']:<{width}}  {value}{unit}  from {i['from']}")
+    lines.append("results:")
+    width = max((len(n) for n in result["results"]), default=0)
+    for name, value in result["results"].items():
+        unit = result["units"][name]
+        shown = result["human"][name]
+        plain = f"{grouped(value)} {unit}"
+        lines.append(f"  {name:<{width}}  {plain}" + (f"  ({shown})" if shown != plain else ""))
+    if result.get("limiting_resource"):
+        lines.append(f"  {'limiting_resource':<{width}}  {result['limiting_resource']}")
+    if result.get("verdict"):
+        lines.append(f"  {'fits':<{width}}  {'yes' if result['fits'] else 'no'}: {result['verdict']}")
+    for heading, key in (
+        ("formulas", "formulas"),
+        ("assumptions", "assumptions"),
+        ("leaves out", "limitations"),
+        ("notes", "notes"),
+    ):
+        if result[key]:
+            lines.append(f"{heading}:")
+            lines += [f"  {item}" if key == "formulas" else f"  - {item}" for item in result[key]]
+    return "\n".join(lines) + "\n"
+
+
+def plain_text(result: Any, context: Any) -> Any:
+    """`formats.py` renderer of the estimate view for plain output (the same text as the table)."""
+    yield text(result.data)

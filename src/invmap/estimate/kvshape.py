@@ -1,0 +1,174 @@
+"""The KV cache's dimensions for one estimate (option, then model, then the field guide's defaults):
+bytes per layer and token, per token, per sequence, and their formulas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from invmap.errors import UsageError
+from invmap.estimate.checks import FLAGS
+from invmap.estimate.config import Model
+from invmap.estimate.defaults import IE_KV
+from invmap.estimate.inputs import Inputs
+from invmap.estimate.layout import Layout
+from invmap.estimate.units import human_bytes
+
+# vLLM's --kv-cache-dtype values and aliases -> bytes per element ("auto": the config's dtype).
+KV_DTYPES: dict[str, int | None] = {
+    "auto": None,
+    "bfloat16": 2,
+    "float16": 2,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "bf16": 2,
+    "fp16": 2,
+}
+
+
+KV_SHAPE_OPTIONS = ("attention_heads", "kv_heads", "head_dim", "element_bytes", "kv_cache_dtype", "tensor_parallel")
+
+
+def kv_element(inputs: Inputs, layout: Layout | None) -> int:
+    """KV bytes per element: --element-bytes, else --kv-cache-dtype (vLLM's values; `auto` is the
+    config's torch_dtype or dtype), else the config's dtype, else the field guide's 2."""
+    dtype = inputs.options.get("kv_cache_dtype")
+    if dtype is not None and dtype not in KV_DTYPES:
+        raise UsageError(f"unknown --kv-cache-dtype '{dtype}' (valid: {', '.join(KV_DTYPES)})")
+    model_bytes = layout.dtype_bytes if layout is not None else None
+    model_source = f"model ({layout.dtype_name})" if layout is not None and layout.dtype_name else "model"
+    by_dtype, dtype_source = None, ""
+    if dtype == "auto":
+        if model_bytes is None:
+            raise UsageError("--kv-cache-dtype auto needs a --model whose config names its torch_dtype (or dtype)")
+        by_dtype, dtype_source = model_bytes, f"--kv-cache-dtype auto: {model_source}"
+    elif dtype is not None:
+        by_dtype, dtype_source = KV_DTYPES[dtype], f"--kv-cache-dtype {dtype}"
+    if dtype is not None:
+        inputs.add("kv_cache_dtype", dtype, "", "option")
+    return inputs.pick(
+        "element_bytes",
+        "bytes",
+        (by_dtype, dtype_source),
+        (model_bytes, model_source),
+        (IE_KV["element_bytes"], "default"),
+    )
+
+
+@dataclass
+class KvShape:
+    """Resolved dimensions of one KV estimate."""
+
+    kind: str
+    windows: list[int | None]
+    kv_heads: int | None
+    head_dim: int | None
+    latent: tuple[int, int] | None
+    element: int
+    heads_per_gpu: int | None
+    tensor_parallel: int
+    attention_heads: int
+
+    def per_layer_token(self, per_gpu: bool = True) -> int:
+        """Bytes one layer keeps for one token (on one GPU when `per_gpu`)."""
+        if self.kind == "latent":
+            rank, rope = self.latent  # type: ignore[misc]
+            return (rank + rope) * self.element
+        heads = self.heads_per_gpu if per_gpu else self.kv_heads
+        return heads * self.head_dim * 2 * self.element  # type: ignore[operator]
+
+    def per_token(self, per_gpu: bool = True) -> int:
+        """Every layer as full attention: the field guide's `L x H_kv x d_h x 2 x b_e`."""
+        return len(self.windows) * self.per_layer_token(per_gpu)
+
+    def per_sequence(self, tokens: int, per_gpu: bool = True) -> int:
+        """One sequence of `tokens`: a sliding layer keeps at most its window."""
+        held = sum(tokens if w is None else min(tokens, w) for w in self.windows)
+        return held * self.per_layer_token(per_gpu)
+
+
+def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tuple[KvShape, list[str], list[str]]:
+    """The KV dimensions (option, then model, then the field guide's defaults), the formulas' lines for
+    them and notes."""
+    o = inputs.options
+    notes: list[str] = []
+    if layout is not None and layout.kind == "latent":
+        for name in ("kv_heads", "head_dim"):
+            if o.get(name) is not None:
+                raise UsageError(
+                    f"{FLAGS[name]} does not apply to {model.display}: its latent attention caches "  # type: ignore[union-attr]
+                    "kv_lora_rank + qk_rope_head_dim per layer, not heads x head_dim"
+                )
+    layers = inputs.pick("layers", "layers", (layout.layers if layout else None, "model"), (IE_KV["layers"], "default"))
+    attention_heads = inputs.pick(
+        "attention_heads",
+        "heads",
+        (layout.attention_heads if layout else None, "model"),
+        (IE_KV["attention_heads"], "default"),
+    )
+    windows: list[int | None] = list(layout.windows) if layout and layers == layout.layers else [None] * layers
+    if layout is not None and layout.sliding and layers != layout.layers:
+        notes.append(
+            f"--layers {layers} replaces the model's {layout.layers} layers: every layer is counted as full attention"
+        )
+    tp = inputs.pick("tensor_parallel", "GPUs", (1, "invmap default"))
+    if layout is not None and layout.kind == "latent":
+        rank, rope = layout.latent  # type: ignore[misc]
+        inputs.add("kv_lora_rank", rank, "elements", "model")
+        inputs.add("qk_rope_head_dim", rope, "elements", "model")
+        element = kv_element(inputs, layout)
+        shape = KvShape("latent", windows, None, None, (rank, rope), element, None, tp, attention_heads)
+        return shape, [], notes
+    kv_heads = inputs.pick(
+        "kv_heads", "heads", (layout.kv_heads if layout else None, "model"), (IE_KV["kv_heads"], "default")
+    )
+    head_dim = inputs.pick(
+        "head_dim", "elements", (layout.head_dim if layout else None, "model"), (IE_KV["head_dim"], "default")
+    )
+    if kv_heads > attention_heads:
+        raise UsageError(f"--kv-heads ({kv_heads}) cannot exceed --attention-heads ({attention_heads})")
+    if attention_heads % kv_heads:
+        raise UsageError(f"--attention-heads ({attention_heads}) must be divisible by --kv-heads ({kv_heads})")
+    element = kv_element(inputs, layout)
+    if kv_heads >= tp and kv_heads % tp:
+        raise UsageError(f"{kv_heads} KV heads do not divide among --tensor-parallel {tp} GPUs")
+    if kv_heads < tp and tp % kv_heads:
+        raise UsageError(f"--tensor-parallel {tp} is not a multiple of the {kv_heads} KV heads")
+    per_gpu = max(1, kv_heads // tp)
+    lines = []
+    if tp > 1:
+        lines.append(
+            f"KV heads per GPU = max(1, H_kv / N) = max(1, {kv_heads} / {tp}) = {per_gpu}"
+            + (" (replicated: fewer KV heads than GPUs)" if kv_heads < tp else "")
+        )
+    shape = KvShape("standard", windows, kv_heads, head_dim, None, element, per_gpu, tp, attention_heads)
+    return shape, lines, notes
+
+
+def token_formula(shape: KvShape, per_gpu: bool) -> str:
+    value = shape.per_token(per_gpu)
+    if shape.kind == "latent":
+        rank, rope = shape.latent  # type: ignore[misc]
+        return (
+            f"bytes_per_token = L x (kv_lora_rank + qk_rope_head_dim) x b_e = {len(shape.windows)} x ({rank} + {rope})"
+            f" x {shape.element} = {value:,} B ({human_bytes(value)})"
+        )
+    heads = shape.heads_per_gpu if per_gpu else shape.kv_heads
+    symbol = "H_kv/N" if per_gpu and shape.tensor_parallel > 1 else "H_kv"
+    return (
+        f"bytes_per_token = L x {symbol} x d_h x 2 x b_e = {len(shape.windows)} x {heads} x {shape.head_dim} x 2 x "
+        f"{shape.element} = {value:,} B ({human_bytes(value)})"
+    )
+
+
+def sequence_formula(shape: KvShape, tokens: int, per_gpu: bool) -> str:
+    value = shape.per_sequence(tokens, per_gpu)
+    if not any(w is not None for w in shape.windows):
+        return f"bytes_per_sequence = bytes_per_token x S = {shape.per_token(per_gpu):,} x {tokens:,} = {value:,} B ({human_bytes(value)})"
+    full = sum(1 for w in shape.windows if w is None)
+    window = max(w for w in shape.windows if w is not None)
+    sliding = len(shape.windows) - full
+    return (
+        f"bytes_per_sequence = (L_full x S + L_sliding x min(S, W)) x bytes_per_layer_token = ({full} x {tokens:,} + "
+        f"{sliding} x {min(tokens, window):,}) x {shape.per_layer_token(per_gpu):,} = {value:,} B ({human_bytes(value)})"
+    )

@@ -1,0 +1,173 @@
+"""A model's attention layout, read once from its config: each layer's window, the KV heads and head
+dimension, or the latent rank of multi-head latent attention."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from invmap.errors import CatalogError
+from invmap.estimate.config import Model, need, optional_int
+
+TORCH_DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2, "float": 4, "half": 2}
+
+
+# model_type -> how its attention cache is laid out.
+STANDARD_TYPES = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "gemma3",
+    "gemma3_text",
+    "gpt_oss",
+    "opt",
+)
+
+
+LATENT_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")  # multi-head latent attention
+
+
+SUPPORTED_TYPES = (*STANDARD_TYPES, *LATENT_TYPES)
+
+
+@dataclass
+class Layout:
+    """What the KV cache of one model holds per token: `per_layer` elements for each layer, which is
+    full attention (`None`) or bounded by a window of W tokens."""
+
+    kind: str  # "standard" or "latent"
+    windows: list[int | None]
+    attention_heads: int
+    kv_heads: int | None  # standard
+    head_dim: int | None  # standard (keys and values)
+    latent: tuple[int, int] | None  # latent: (kv_lora_rank, qk_rope_head_dim)
+    dtype_bytes: int | None
+    dtype_name: str | None
+    hidden_size: int | None
+    max_positions: int | None
+    query_dim: int  # per head, for attention FLOPs (scores)
+    value_dim: int  # per head, for attention FLOPs (values)
+    from_model: bool = True
+
+    @property
+    def layers(self) -> int:
+        return len(self.windows)
+
+    @property
+    def sliding(self) -> int:
+        return sum(1 for w in self.windows if w is not None)
+
+    @property
+    def window(self) -> int | None:
+        sizes = {w for w in self.windows if w is not None}
+        return max(sizes) if sizes else None
+
+
+def _dtype(config: dict[str, Any]) -> tuple[int | None, str | None]:
+    name = config.get("torch_dtype") or config.get("dtype")
+    if not isinstance(name, str):
+        return None, None
+    name = name.removeprefix("torch.")
+    return TORCH_DTYPES.get(name), name
+
+
+def layout_of(model: Model) -> Layout:
+    """The attention layout a config describes; exit 3 for a missing key or an unsupported model_type."""
+    c, where = model.config, model.where
+    kind = model.model_type
+    if kind not in SUPPORTED_TYPES:
+        raise CatalogError(where, [f"model_type '{kind}' is not supported (supported: {', '.join(SUPPORTED_TYPES)})"])
+    layers = need(c, "num_hidden_layers", where)
+    heads = need(c, "num_attention_heads", where)
+    hidden = optional_int(c, "hidden_size", where)
+    dtype_bytes, dtype_name = _dtype(c)
+    max_positions = optional_int(c, "max_position_embeddings", where)
+    if kind in LATENT_TYPES:
+        rank = need(c, "kv_lora_rank", where)
+        rope = need(c, "qk_rope_head_dim", where)
+        nope = optional_int(c, "qk_nope_head_dim", where) or 0
+        value_dim = optional_int(c, "v_head_dim", where) or rank
+        return Layout(
+            "latent",
+            [None] * layers,
+            heads,
+            None,
+            None,
+            (rank, rope),
+            dtype_bytes,
+            dtype_name,
+            hidden,
+            max_positions,
+            nope + rope,
+            value_dim,
+        )
+    if kind == "opt":
+        kv_heads = heads
+        hidden = need(c, "hidden_size", where)
+        head_dim = hidden // heads
+    else:
+        kv_heads = optional_int(c, "num_key_value_heads", where) or heads
+        head_dim = optional_int(c, "head_dim", where)
+        if head_dim is None:
+            hidden = need(c, "hidden_size", where)
+            head_dim = hidden // heads
+    if kv_heads > heads or heads % kv_heads:
+        raise CatalogError(where, [f"num_key_value_heads ({kv_heads}) must divide num_attention_heads ({heads})"])
+    windows = _windows(c, kind, layers, where)
+    return Layout(
+        "standard",
+        windows,
+        heads,
+        kv_heads,
+        head_dim,
+        None,
+        dtype_bytes,
+        dtype_name,
+        hidden,
+        max_positions,
+        head_dim,
+        head_dim,
+    )
+
+
+def _windows(c: dict[str, Any], kind: str, layers: int, where: str) -> list[int | None]:
+    """Each layer's window: None for full attention, W for a sliding-window layer."""
+    types = c.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != layers:
+            raise CatalogError(where, [f"'layer_types' must list one type for each of the {layers} layers"])
+        unknown = sorted({t for t in types if t not in ("full_attention", "sliding_attention")}, key=str)
+        if unknown:
+            raise CatalogError(
+                where,
+                [
+                    f"layer type {json.dumps(unknown[0])} is not supported (only full_attention and "
+                    "sliding_attention layers are estimated)"
+                ],
+            )
+        if "sliding_attention" in types:
+            window = need(c, "sliding_window", where)
+            return [window if t == "sliding_attention" else None for t in types]
+        return [None] * layers
+    if kind in ("gemma3", "gemma3_text"):
+        pattern = optional_int(c, "sliding_window_pattern", where) or optional_int(c, "_sliding_window_pattern", where)
+        if pattern is None:
+            raise CatalogError(where, ["has no 'layer_types' or 'sliding_window_pattern', which the estimate needs"])
+        window = need(c, "sliding_window", where)
+        return [None if (i + 1) % pattern == 0 else window for i in range(layers)]
+    if kind == "gpt_oss":
+        raise CatalogError(where, ["has no 'layer_types', which the estimate needs"])
+    if kind in ("qwen2", "qwen3", "qwen3_moe"):
+        if c.get("use_sliding_window"):
+            raise CatalogError(
+                where, ["use_sliding_window = true is not supported (which layers slide depends on max_window_layers)"]
+            )
+        return [None] * layers
+    if kind in ("mistral", "mixtral"):
+        window = optional_int(c, "sliding_window", where)
+        return [window] * layers  # one window on every layer, or none
+    return [None] * layers

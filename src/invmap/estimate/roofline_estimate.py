@@ -1,0 +1,137 @@
+"""`estimate roofline` (the field guide's `ie roofline`): the lower of the compute and
+memory-bandwidth roofs, for given operations and bytes or a model's phase on a GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from invmap.errors import UsageError
+from invmap.estimate.checks import FLAGS, check_all
+from invmap.estimate.config import Model
+from invmap.estimate.defaults import IE_ROOFLINE
+from invmap.estimate.gpus import Gpu
+from invmap.estimate.inputs import Inputs
+from invmap.estimate.phase import model_phase
+from invmap.estimate.result import estimate_result
+from invmap.estimate.units import grouped, human_rate
+
+ROOFLINE_LIMITATIONS = [
+    "The bound omits launch overhead, synchronization, contention, cache effects and transfer behaviour (the field "
+    "guide's equations page); it is a bound, not a throughput prediction.",
+    "Datasheet peaks are rarely reached; measure the phase before choosing an optimization.",
+]
+
+
+def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dict[str, Any]:
+    """`ie roofline`: explicit operations and bytes, or a model's prefill or decode step on a GPU."""
+    check_all(options)
+    inputs = Inputs(options)
+    scenario = options.get("scenario") or "prefill"
+    if scenario not in IE_ROOFLINE:
+        raise UsageError(f"--scenario must be prefill or decode, not '{scenario}'")
+    inputs.add("scenario", scenario, "", "option" if options.get("scenario") else "default scenario")
+    defaults = IE_ROOFLINE[scenario]
+    formulas: list[str] = []
+    assumptions: list[str] = []
+    notes: list[str] = []
+    tokens_per_step = None
+    derived_ops = derived_bytes = None
+    if model is not None and (options.get("operations") is None or options.get("bytes_moved") is None):
+        derived_ops, derived_bytes, tokens_per_step, lines, said = model_phase(inputs, model, scenario)
+        formulas += lines
+        assumptions += said
+    elif model is None:
+        for name in (
+            "prompt_tokens",
+            "context_tokens",
+            "batch_size",
+            "parameters",
+            "weight_bytes",
+            "element_bytes",
+            "kv_cache_dtype",
+        ):
+            if options.get(name) is not None:
+                raise UsageError(f"{FLAGS[name]} needs a --model (or give --operations and --bytes-moved)")
+    ops = inputs.pick("operations", "operations", (derived_ops, "model"), (defaults["operations"], "default"))
+    moved = inputs.pick("bytes_moved", "bytes", (derived_bytes, "model"), (defaults["bytes_moved"], "default"))
+    peak_gpu = bandwidth_gpu = None
+    if options.get("peak_operations_per_second") is None:
+        peak_gpu = _gpu_figure(gpu, "bf16_peak", "a dense BF16 peak", "--peak-operations-per-second")
+    if options.get("bandwidth_bytes_per_second") is None:
+        bandwidth_gpu = _gpu_figure(gpu, "bandwidth", "an HBM bandwidth", "--bandwidth-bytes-per-second")
+    peak = inputs.pick(
+        "peak_operations_per_second",
+        "operations per second",
+        (peak_gpu, "gpu (dense BF16)"),
+        (defaults["peak_operations_per_second"], "default"),
+    )
+    bandwidth = inputs.pick(
+        "bandwidth_bytes_per_second",
+        "bytes per second",
+        (bandwidth_gpu, "gpu"),
+        (defaults["bandwidth_bytes_per_second"], "default"),
+    )
+    intensity = ops / moved
+    bandwidth_ceiling = intensity * bandwidth
+    upper = min(peak, bandwidth_ceiling)
+    limiting = "compute" if peak <= bandwidth_ceiling else "memory_bandwidth"
+    ridge = peak / bandwidth
+    formulas += [
+        f"arithmetic_intensity = O / D = {grouped(ops)} / {grouped(moved)} = {grouped(intensity)} operations per byte",
+        f"ridge_point = P_peak / BW = {grouped(peak)} / {grouped(bandwidth)} = {grouped(ridge)} operations per byte",
+        f"bandwidth_ceiling = arithmetic_intensity x BW = {grouped(intensity)} x {grouped(bandwidth)} = {grouped(bandwidth_ceiling)} "
+        f"operations per second ({human_rate(bandwidth_ceiling, 'FLOP/s')})",
+        f"upper_bound = min(P_peak, bandwidth_ceiling) = min({grouped(peak)}, {grouped(bandwidth_ceiling)}) = {grouped(upper)} "
+        f"operations per second ({human_rate(upper, 'FLOP/s')}): the lower roof is "
+        f"{'compute' if limiting == 'compute' else 'memory bandwidth'}",
+    ]
+    results: dict[str, Any] = {
+        "arithmetic_intensity_operations_per_byte": intensity,
+        "ridge_point_operations_per_byte": ridge,
+        "bandwidth_ceiling_operations_per_second": bandwidth_ceiling,
+        "compute_ceiling_operations_per_second": peak,
+        "upper_bound_operations_per_second": upper,
+    }
+    units = {
+        "arithmetic_intensity_operations_per_byte": "operations per byte",
+        "ridge_point_operations_per_byte": "operations per byte",
+        "bandwidth_ceiling_operations_per_second": "operations per second",
+        "compute_ceiling_operations_per_second": "operations per second",
+        "upper_bound_operations_per_second": "operations per second",
+    }
+    if tokens_per_step is not None and options.get("operations") is None:
+        step = max(ops / peak, moved / bandwidth)
+        rate = upper / (ops / tokens_per_step)
+        results.update({"step_time_lower_bound_seconds": step, "tokens_per_second_upper_bound": rate})
+        units.update({"step_time_lower_bound_seconds": "seconds", "tokens_per_second_upper_bound": "tokens per second"})
+        formulas.append(
+            f"step_time >= max(O / P_peak, D / BW) = max({grouped(ops / peak)}, {grouped(moved / bandwidth)}) s = {step * 1e3:,.3f} ms"
+        )
+        formulas.append(
+            f"tokens_per_second <= upper_bound / (O / tokens per step) = {grouped(upper)} / ({grouped(ops)} / {tokens_per_step:,}) "
+            f"= {rate:,.1f} tokens/s"
+        )
+    extra = {"limiting_resource": limiting, "scenario": scenario}
+    return estimate_result(
+        "roofline",
+        inputs,
+        model,
+        gpu,
+        results,
+        units,
+        formulas,
+        assumptions,
+        list(ROOFLINE_LIMITATIONS),
+        notes,
+        workload={"scenario": scenario, **({"tokens_per_step": tokens_per_step} if tokens_per_step else {})},
+        extra=extra,
+    )
+
+
+def _gpu_figure(gpu: Gpu | None, attr: str, what: str, flag: str) -> float | None:
+    if gpu is None:
+        return None
+    value = getattr(gpu, attr)
+    if value is None:
+        raise UsageError(f"invmap's table has no confirmed {what} figure for {gpu.display}: give {flag}")
+    return value
