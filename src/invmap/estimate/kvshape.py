@@ -90,50 +90,66 @@ class KvShape:
 def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tuple[KvShape, list[str], list[str]]:
     """The KV dimensions (option, then model, then the field guide's defaults), the formulas' lines for
     them and notes."""
-    o = inputs.options
-    notes: list[str] = []
-    if layout is not None and layout.kind == "latent":
+    latent = layout is not None and layout.kind == "latent"
+    if latent:
         for name in ("kv_heads", "head_dim"):
-            if o.get(name) is not None:
+            if inputs.options.get(name) is not None:
                 raise UsageError(
                     f"{FLAGS[name]} does not apply to {model.display}: its latent attention caches "  # type: ignore[union-attr]
                     "kv_lora_rank + qk_rope_head_dim per layer, not heads x head_dim"
                 )
-    layers = inputs.pick("layers", "layers", (layout.layers if layout else None, "model"), (IE_KV["layers"], "default"))
-    attention_heads = inputs.pick(
-        "attention_heads",
-        "heads",
-        (layout.attention_heads if layout else None, "model"),
-        (IE_KV["attention_heads"], "default"),
-    )
-    windows: list[int | None] = list(layout.windows) if layout and layers == layout.layers else [None] * layers
-    if layout is not None and layout.sliding and layers != layout.layers:
-        notes.append(
-            f"--layers {layers} replaces the model's {layout.layers} layers: every layer is counted as full attention"
-        )
+    layers = _dimension(inputs, layout, "layers", "layers")
+    attention_heads = _dimension(inputs, layout, "attention_heads", "heads")
+    windows, notes = _layer_windows(layout, layers)
     tp = inputs.pick("tensor_parallel", "GPUs", (1, "invmap default"))
-    if layout is not None and layout.kind == "latent":
-        rank, rope = layout.latent  # type: ignore[misc]
-        inputs.add("kv_lora_rank", rank, "elements", "model")
-        inputs.add("qk_rope_head_dim", rope, "elements", "model")
-        element = kv_element(inputs, layout)
-        shape = KvShape("latent", windows, None, None, (rank, rope), element, None, tp, attention_heads)
-        return shape, [], notes
-    kv_heads = inputs.pick(
-        "kv_heads", "heads", (layout.kv_heads if layout else None, "model"), (IE_KV["kv_heads"], "default")
-    )
-    head_dim = inputs.pick(
-        "head_dim", "elements", (layout.head_dim if layout else None, "model"), (IE_KV["head_dim"], "default")
-    )
-    if kv_heads > attention_heads:
-        raise UsageError(f"--kv-heads ({kv_heads}) cannot exceed --attention-heads ({attention_heads})")
-    if attention_heads % kv_heads:
-        raise UsageError(f"--attention-heads ({attention_heads}) must be divisible by --kv-heads ({kv_heads})")
+    if latent:
+        return _latent_shape(inputs, layout, windows, tp, attention_heads), [], notes  # type: ignore[arg-type]
+    shape, lines = _standard_shape(inputs, layout, windows, tp, attention_heads)
+    return shape, lines, notes
+
+
+def _dimension(inputs: Inputs, layout: Layout | None, name: str, unit: str) -> int:
+    """One dimension: the option, else the model's layout, else the field guide's default."""
+    return inputs.pick(name, unit, (getattr(layout, name) if layout else None, "model"), (IE_KV[name], "default"))
+
+
+def _layer_windows(layout: Layout | None, layers: int) -> tuple[list[int | None], list[str]]:
+    """Each layer's window; with --layers other than the model's, every layer full attention (and a note)."""
+    if layout is not None and layers == layout.layers:
+        return list(layout.windows), []
+    if layout is not None and layout.sliding:
+        return [None] * layers, [
+            f"--layers {layers} replaces the model's {layout.layers} layers: every layer is counted as full attention"
+        ]
+    return [None] * layers, []
+
+
+def _latent_shape(inputs: Inputs, layout: Layout, windows: list[int | None], tp: int, attention_heads: int) -> KvShape:
+    rank, rope = layout.latent  # type: ignore[misc]
+    inputs.add("kv_lora_rank", rank, "elements", "model")
+    inputs.add("qk_rope_head_dim", rope, "elements", "model")
     element = kv_element(inputs, layout)
-    if kv_heads >= tp and kv_heads % tp:
-        raise UsageError(f"{kv_heads} KV heads do not divide among --tensor-parallel {tp} GPUs")
-    if kv_heads < tp and tp % kv_heads:
-        raise UsageError(f"--tensor-parallel {tp} is not a multiple of the {kv_heads} KV heads")
+    return KvShape("latent", windows, None, None, (rank, rope), element, None, tp, attention_heads)
+
+
+def _standard_shape(
+    inputs: Inputs, layout: Layout | None, windows: list[int | None], tp: int, attention_heads: int
+) -> tuple[KvShape, list[str]]:
+    """Keys and values per KV head, the heads split across the tensor-parallel GPUs."""
+    kv_heads = _dimension(inputs, layout, "kv_heads", "heads")
+    head_dim = _dimension(inputs, layout, "head_dim", "elements")
+    _refuse(
+        (kv_heads > attention_heads, f"--kv-heads ({kv_heads}) cannot exceed --attention-heads ({attention_heads})"),
+        (
+            attention_heads % kv_heads != 0,
+            f"--attention-heads ({attention_heads}) must be divisible by --kv-heads ({kv_heads})",
+        ),
+    )
+    element = kv_element(inputs, layout)
+    _refuse(
+        (kv_heads >= tp and kv_heads % tp != 0, f"{kv_heads} KV heads do not divide among --tensor-parallel {tp} GPUs"),
+        (kv_heads < tp and tp % kv_heads != 0, f"--tensor-parallel {tp} is not a multiple of the {kv_heads} KV heads"),
+    )
     per_gpu = max(1, kv_heads // tp)
     lines = []
     if tp > 1:
@@ -141,8 +157,14 @@ def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tupl
             f"KV heads per GPU = max(1, H_kv / N) = max(1, {kv_heads} / {tp}) = {per_gpu}"
             + (" (replicated: fewer KV heads than GPUs)" if kv_heads < tp else "")
         )
-    shape = KvShape("standard", windows, kv_heads, head_dim, None, element, per_gpu, tp, attention_heads)
-    return shape, lines, notes
+    return KvShape("standard", windows, kv_heads, head_dim, None, element, per_gpu, tp, attention_heads), lines
+
+
+def _refuse(*rules: tuple[bool, str]) -> None:
+    """Exit 2 with the message of the first rule that is broken."""
+    for broken, message in rules:
+        if broken:
+            raise UsageError(message)
 
 
 def token_formula(shape: KvShape, per_gpu: bool) -> str:

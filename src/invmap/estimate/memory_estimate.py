@@ -3,6 +3,7 @@ device's memory what is left for the KV pool at a utilization fraction."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import UsageError
@@ -11,8 +12,8 @@ from invmap.estimate.config import Model
 from invmap.estimate.defaults import DEFAULT_UTILIZATION, IE_MODEL
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import Inputs
-from invmap.estimate.kvshape import KV_SHAPE_OPTIONS, kv_shape, token_formula
-from invmap.estimate.layout import layout_of
+from invmap.estimate.kvshape import KV_SHAPE_OPTIONS, KvShape, kv_shape, token_formula
+from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.parameters import PARAMETER_FAMILIES, parameters_of, safetensors_total
 from invmap.estimate.result import estimate_result
 from invmap.estimate.units import human_bytes, parse_size
@@ -30,160 +31,29 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
     check_all(options)
     inputs = Inputs(options)
     layout = layout_of(model) if model is not None else None
-    notes: list[str] = []
-    formulas: list[str] = []
     counted = parameters_of(model) if model is not None else None
     stored = safetensors_total(model) if model is not None and options.get("parameters") is None else None
-    if stored is not None:
-        weights = stored
-        inputs.add("weights_bytes", stored, "bytes", "model.safetensors.index.json")
-        formulas.append(
-            f"weights_bytes = metadata.total_size of model.safetensors.index.json = {stored:,} B ({human_bytes(stored)})"
-        )
-    else:
-        if model is not None and options.get("parameters") is None and counted is None:
-            raise UsageError(
-                f"invmap does not count the parameters of model_type '{model.model_type}' (it counts "
-                f"{', '.join(PARAMETER_FAMILIES)}): give --parameters, or put model.safetensors.index.json "
-                "beside config.json"
-            )
-        parameters = inputs.pick(
-            "parameters",
-            "parameters",
-            (counted[0] if counted else None, "model (counted from its config)"),
-            (IE_MODEL["parameters"], "default"),
-        )
-        weight_bytes = inputs.pick(
-            "weight_bytes",
-            "bytes",
-            (layout.dtype_bytes if layout else None, "model"),
-            (IE_MODEL["weight_bytes"], "default"),
-        )
-        weights = parameters * weight_bytes
-        formulas.append(
-            f"weights_bytes = P x b_w = {parameters:,} x {weight_bytes} = {weights:,} B ({human_bytes(weights)})"
-        )
-    inputs.pick("layers", "layers", (layout.layers if layout else None, "model"), (IE_MODEL["layers"], "default"))
-    hidden = inputs.pick(
-        "hidden_size",
-        "elements",
-        (layout.hidden_size if layout else None, "model"),
-        (IE_MODEL["hidden_size"], "default"),
-    )
-    batch = inputs.pick("batch_size", "sequences", (IE_MODEL["batch_size"], "default"))
-    length = inputs.pick("sequence_length", "tokens", (IE_MODEL["sequence_length"], "default"))
-    act_bytes = inputs.pick("activation_bytes", "bytes", (IE_MODEL["activation_bytes"], "default"))
-    tensors = inputs.pick("activation_tensors", "tensors", (IE_MODEL["activation_tensors"], "default"))
-    activations = batch * length * hidden * act_bytes * tensors
+    weights, formulas = _weights(inputs, model, layout, counted, stored)
+    batch, length, activations, lines = _activations(inputs, layout)
     total = weights + activations
-    formulas.append(
-        f"activation_bytes = B x S x H x b_a x a = {batch:,} x {length:,} x {hidden:,} x {act_bytes} x {tensors} = "
-        f"{activations:,} B ({human_bytes(activations)})"
-    )
+    formulas += lines
     formulas.append(
         f"total_bytes = weights_bytes + activation_bytes = {weights:,} + {activations:,} = {total:,} B ({human_bytes(total)})"
     )
     results: dict[str, Any] = {"weights_bytes": weights, "activation_bytes": activations, "total_bytes": total}
     units = dict.fromkeys(results, "bytes")
     extra: dict[str, Any] = {"fits": None, "verdict": None}
-    device_memory = _device_memory(inputs, gpu)
+    notes: list[str] = []
     assumptions: list[str] = []
+    device_memory = _device_memory(inputs, gpu)
     if device_memory is not None:
-        shape, tp_lines, kv_notes = kv_shape(inputs, model, layout)
-        notes += kv_notes
-        tp = shape.tensor_parallel
-        util = inputs.pick("gpu_memory_utilization", "fraction", (DEFAULT_UTILIZATION, "invmap default"))
-        request = inputs.pick(
-            "tokens_per_request",
-            "tokens",
-            (layout.max_positions if layout else None, "model (max_position_embeddings)"),
-            (length, "--sequence-length"),
-        )
-        budget = int(device_memory * util)
-        weights_gpu = weights // tp if tp > 1 else weights
-        left = budget - weights_gpu - activations
-        per_token = shape.per_token()
-        per_request = shape.per_sequence(request)
-        block = options.get("block_size")
-        pool_tokens = max(left, 0) // per_token
-        if block is not None:
-            check("block_size", block)
-            inputs.add("block_size", block, "tokens", "option")
-            pool_tokens = pool_tokens // block * block
-        concurrency = max(left, 0) / per_request
-        results.update(
-            {
-                "memory_bytes": device_memory,
-                "budget_bytes": budget,
-                "kv_available_bytes": max(left, 0),
-                "kv_bytes_per_token": per_token,
-                "kv_pool_tokens": pool_tokens,
-                "max_concurrency": round(concurrency, 2),
-            }
-        )
-        units.update(
-            dict.fromkeys(("memory_bytes", "budget_bytes", "kv_available_bytes", "kv_bytes_per_token"), "bytes")
-        )
-        if tp > 1:
-            results["weights_bytes_per_gpu"] = weights_gpu
-            units["weights_bytes_per_gpu"] = "bytes"
-        units.update({"kv_pool_tokens": "tokens", "max_concurrency": f"requests of {request:,} tokens"})
-        formulas.append(
-            f"budget_bytes = memory x utilization = {device_memory:,} x {util:g} = {budget:,} B ({human_bytes(budget)})"
-        )
-        if tp > 1:
-            formulas.append(f"weights_bytes_per_gpu = weights_bytes / N = {weights:,} / {tp} = {weights_gpu:,} B")
-        formulas.append(
-            f"kv_available_bytes = budget - weights{'_per_gpu' if tp > 1 else ''} - activation_bytes = {budget:,} - "
-            f"{weights_gpu:,} - {activations:,} = {left:,} B ({human_bytes(left)})"
-        )
-        formulas += tp_lines
-        formulas.append(token_formula(shape, per_gpu=True).replace("bytes_per_token", "kv_bytes_per_token", 1))
-        rounding = f", rounded down to blocks of {block} tokens" if block else ""
-        formulas.append(
-            f"kv_pool_tokens = floor(kv_available_bytes / kv_bytes_per_token){rounding} = {pool_tokens:,} tokens "
-            "(vLLM logs this as 'GPU KV cache size: N tokens')"
-        )
-        formulas.append(
-            f"max_concurrency = kv_available_bytes / bytes_per_request = {max(left, 0):,} / {per_request:,} = "
-            f"{concurrency:.2f}x (vLLM: 'Maximum concurrency for {request:,} tokens per request: Nx')"
-        )
-        label = gpu.display if gpu is not None and options.get("memory") is None else "the device"
-        stated = (
-            f"{gpu.memory_gb:g} GB" if gpu is not None and options.get("memory") is None else human_bytes(device_memory)
-        )
-        if weights_gpu > device_memory:
-            extra.update(fits=False, verdict=f"weights alone need {human_bytes(weights_gpu)}; {label} has {stated}")
-        elif left <= 0:
-            extra.update(
-                fits=False,
-                verdict=f"weights ({human_bytes(weights_gpu)}) and activations ({human_bytes(activations)}) leave no room "
-                f"for KV in {human_bytes(budget)} ({util:g} of {label}'s {stated})",
-            )
-        elif per_request > left:
-            extra.update(
-                fits=False,
-                verdict=f"one request of {request:,} tokens needs {human_bytes(per_request)} of KV; "
-                f"{human_bytes(left)} is left",
-            )
-        else:
-            extra.update(
-                fits=True,
-                verdict=f"{pool_tokens:,} tokens of KV fit ({concurrency:.2f} requests of {request:,} tokens) in the "
-                f"{human_bytes(left)} left of {label}'s {stated} at {util:g}",
-            )
-        if shape.kind == "standard" and any(w is not None for w in shape.windows):
-            notes.append(
-                "Sliding-window layers: kv_pool_tokens divides by bytes_per_token (every layer full); max_concurrency "
-                "uses the window-bounded bytes of one request. vLLM's hybrid KV cache manager reports token counts "
-                "between the two."
-            )
-        assumptions.append(
-            "vLLM's --gpu-memory-utilization meaning: the fraction of the device's memory the engine may use in all "
-            "(weights, activations and KV)."
-        )
-        if tp > 1:
-            assumptions.append("Tensor parallelism splits the weights evenly across the GPUs (embeddings included).")
+        pool = _pool(inputs, model, layout, Footprint(device_memory, weights, activations, length))
+        _pool_results(pool, results, units)
+        formulas += _pool_formulas(pool)
+        fits, verdict = _verdict(pool, *_device_words(pool, gpu, options))
+        extra.update(fits=fits, verdict=verdict)
+        notes += _pool_notes(pool)
+        assumptions += _pool_assumptions(pool)
     else:
         for name in ("gpu_memory_utilization", "tokens_per_request", "block_size", *KV_SHAPE_OPTIONS):
             if options.get(name) is not None:
@@ -208,6 +78,230 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
         workload={"batch_size": batch, "sequence_length": length},
         extra=extra,
     )
+
+
+# --- the terms: weights, activations, the KV pool -----------------------------------------------
+
+
+def _weights(
+    inputs: Inputs,
+    model: Model | None,
+    layout: Layout | None,
+    counted: tuple[int, int] | None,
+    stored: int | None,
+) -> tuple[int, list[str]]:
+    """The weights' bytes: the safetensors index's total, else parameters x bytes per weight."""
+    if stored is not None:
+        inputs.add("weights_bytes", stored, "bytes", "model.safetensors.index.json")
+        return stored, [
+            f"weights_bytes = metadata.total_size of model.safetensors.index.json = {stored:,} B ({human_bytes(stored)})"
+        ]
+    if model is not None and inputs.options.get("parameters") is None and counted is None:
+        raise UsageError(
+            f"invmap does not count the parameters of model_type '{model.model_type}' (it counts "
+            f"{', '.join(PARAMETER_FAMILIES)}): give --parameters, or put model.safetensors.index.json "
+            "beside config.json"
+        )
+    parameters = inputs.pick(
+        "parameters",
+        "parameters",
+        (counted[0] if counted else None, "model (counted from its config)"),
+        (IE_MODEL["parameters"], "default"),
+    )
+    weight_bytes = inputs.pick(
+        "weight_bytes",
+        "bytes",
+        (layout.dtype_bytes if layout else None, "model"),
+        (IE_MODEL["weight_bytes"], "default"),
+    )
+    weights = parameters * weight_bytes
+    return weights, [
+        f"weights_bytes = P x b_w = {parameters:,} x {weight_bytes} = {weights:,} B ({human_bytes(weights)})"
+    ]
+
+
+def _activations(inputs: Inputs, layout: Layout | None) -> tuple[int, int, int, list[str]]:
+    """The activation working set, B x S x H x b_a x a: (batch, sequence length, bytes, formula)."""
+    inputs.pick("layers", "layers", (layout.layers if layout else None, "model"), (IE_MODEL["layers"], "default"))
+    hidden = inputs.pick(
+        "hidden_size",
+        "elements",
+        (layout.hidden_size if layout else None, "model"),
+        (IE_MODEL["hidden_size"], "default"),
+    )
+    batch = inputs.pick("batch_size", "sequences", (IE_MODEL["batch_size"], "default"))
+    length = inputs.pick("sequence_length", "tokens", (IE_MODEL["sequence_length"], "default"))
+    act_bytes = inputs.pick("activation_bytes", "bytes", (IE_MODEL["activation_bytes"], "default"))
+    tensors = inputs.pick("activation_tensors", "tensors", (IE_MODEL["activation_tensors"], "default"))
+    activations = batch * length * hidden * act_bytes * tensors
+    return (
+        batch,
+        length,
+        activations,
+        [
+            f"activation_bytes = B x S x H x b_a x a = {batch:,} x {length:,} x {hidden:,} x {act_bytes} x {tensors} = "
+            f"{activations:,} B ({human_bytes(activations)})"
+        ],
+    )
+
+
+@dataclass
+class Footprint:
+    """What the KV pool is carved from: the device's memory, less the weights and activations."""
+
+    device_memory: int
+    weights: int
+    activations: int
+    sequence_length: int
+
+
+@dataclass
+class Pool:
+    """The KV pool on one device: the budget at the utilization fraction, less the weights (per GPU)
+    and the activations, in bytes and in tokens (`notes`: what reading the KV shape said)."""
+
+    start: Footprint
+    shape: KvShape
+    tp_lines: list[str]
+    notes: list[str]
+    utilization: float
+    request: int
+    block: int | None
+
+    @property
+    def budget(self) -> int:
+        return int(self.start.device_memory * self.utilization)
+
+    @property
+    def weights_gpu(self) -> int:
+        tp = self.shape.tensor_parallel
+        return self.start.weights // tp if tp > 1 else self.start.weights
+
+    @property
+    def left(self) -> int:
+        return self.budget - self.weights_gpu - self.start.activations
+
+    @property
+    def per_request(self) -> int:
+        return self.shape.per_sequence(self.request)
+
+    @property
+    def tokens(self) -> int:
+        tokens = max(self.left, 0) // self.shape.per_token()
+        return tokens if self.block is None else tokens // self.block * self.block
+
+    @property
+    def concurrency(self) -> float:
+        return max(self.left, 0) / self.per_request
+
+
+def _pool(inputs: Inputs, model: Model | None, layout: Layout | None, start: Footprint) -> Pool:
+    shape, tp_lines, notes = kv_shape(inputs, model, layout)
+    util = inputs.pick("gpu_memory_utilization", "fraction", (DEFAULT_UTILIZATION, "invmap default"))
+    request = inputs.pick(
+        "tokens_per_request",
+        "tokens",
+        (layout.max_positions if layout else None, "model (max_position_embeddings)"),
+        (start.sequence_length, "--sequence-length"),
+    )
+    block = inputs.options.get("block_size")
+    if block is not None:
+        check("block_size", block)
+        inputs.add("block_size", block, "tokens", "option")
+    return Pool(start, shape, tp_lines, list(notes), util, request, block)
+
+
+def _pool_results(pool: Pool, results: dict[str, Any], units: dict[str, str]) -> None:
+    results.update(
+        {
+            "memory_bytes": pool.start.device_memory,
+            "budget_bytes": pool.budget,
+            "kv_available_bytes": max(pool.left, 0),
+            "kv_bytes_per_token": pool.shape.per_token(),
+            "kv_pool_tokens": pool.tokens,
+            "max_concurrency": round(pool.concurrency, 2),
+        }
+    )
+    units.update(dict.fromkeys(("memory_bytes", "budget_bytes", "kv_available_bytes", "kv_bytes_per_token"), "bytes"))
+    if pool.shape.tensor_parallel > 1:
+        results["weights_bytes_per_gpu"] = pool.weights_gpu
+        units["weights_bytes_per_gpu"] = "bytes"
+    units.update({"kv_pool_tokens": "tokens", "max_concurrency": f"requests of {pool.request:,} tokens"})
+
+
+def _pool_formulas(pool: Pool) -> list[str]:
+    memory, util, budget, left = pool.start.device_memory, pool.utilization, pool.budget, pool.left
+    weights, weights_gpu, tp = pool.start.weights, pool.weights_gpu, pool.shape.tensor_parallel
+    lines = [f"budget_bytes = memory x utilization = {memory:,} x {util:g} = {budget:,} B ({human_bytes(budget)})"]
+    if tp > 1:
+        lines.append(f"weights_bytes_per_gpu = weights_bytes / N = {weights:,} / {tp} = {weights_gpu:,} B")
+    lines.append(
+        f"kv_available_bytes = budget - weights{'_per_gpu' if tp > 1 else ''} - activation_bytes = {budget:,} - "
+        f"{weights_gpu:,} - {pool.start.activations:,} = {left:,} B ({human_bytes(left)})"
+    )
+    lines += pool.tp_lines
+    lines.append(token_formula(pool.shape, per_gpu=True).replace("bytes_per_token", "kv_bytes_per_token", 1))
+    rounding = f", rounded down to blocks of {pool.block} tokens" if pool.block else ""
+    lines.append(
+        f"kv_pool_tokens = floor(kv_available_bytes / kv_bytes_per_token){rounding} = {pool.tokens:,} tokens "
+        "(vLLM logs this as 'GPU KV cache size: N tokens')"
+    )
+    lines.append(
+        f"max_concurrency = kv_available_bytes / bytes_per_request = {max(left, 0):,} / {pool.per_request:,} = "
+        f"{pool.concurrency:.2f}x (vLLM: 'Maximum concurrency for {pool.request:,} tokens per request: Nx')"
+    )
+    return lines
+
+
+def _device_words(pool: Pool, gpu: Gpu | None, options: dict[str, Any]) -> tuple[str, str]:
+    """How the verdict names the device and its memory: the GPU's own words, unless --memory was given."""
+    if gpu is not None and options.get("memory") is None:
+        return gpu.display, f"{gpu.memory_gb:g} GB"
+    return "the device", human_bytes(pool.start.device_memory)
+
+
+def _verdict(pool: Pool, label: str, stated: str) -> tuple[bool, str]:
+    """Whether the KV pool holds one request, and the sentence saying so."""
+    left, util, request = pool.left, pool.utilization, pool.request
+    if pool.weights_gpu > pool.start.device_memory:
+        return False, f"weights alone need {human_bytes(pool.weights_gpu)}; {label} has {stated}"
+    if left <= 0:
+        return (
+            False,
+            f"weights ({human_bytes(pool.weights_gpu)}) and activations ({human_bytes(pool.start.activations)}) "
+            f"leave no room for KV in {human_bytes(pool.budget)} ({util:g} of {label}'s {stated})",
+        )
+    if pool.per_request > left:
+        return (
+            False,
+            f"one request of {request:,} tokens needs {human_bytes(pool.per_request)} of KV; {human_bytes(left)} is left",
+        )
+    return (
+        True,
+        f"{pool.tokens:,} tokens of KV fit ({pool.concurrency:.2f} requests of {request:,} tokens) in the "
+        f"{human_bytes(left)} left of {label}'s {stated} at {util:g}",
+    )
+
+
+def _pool_notes(pool: Pool) -> list[str]:
+    if pool.shape.kind == "standard" and any(w is not None for w in pool.shape.windows):
+        return [
+            *pool.notes,
+            "Sliding-window layers: kv_pool_tokens divides by bytes_per_token (every layer full); max_concurrency "
+            "uses the window-bounded bytes of one request. vLLM's hybrid KV cache manager reports token counts "
+            "between the two.",
+        ]
+    return list(pool.notes)
+
+
+def _pool_assumptions(pool: Pool) -> list[str]:
+    said = [
+        "vLLM's --gpu-memory-utilization meaning: the fraction of the device's memory the engine may use in all "
+        "(weights, activations and KV)."
+    ]
+    if pool.shape.tensor_parallel > 1:
+        said.append("Tensor parallelism splits the weights evenly across the GPUs (embeddings included).")
+    return said
 
 
 def _device_memory(inputs: Inputs, gpu: Gpu | None) -> int | None:
