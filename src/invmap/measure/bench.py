@@ -26,6 +26,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import CatalogError
@@ -106,42 +107,106 @@ def _rate(run: dict[str, Any], value: Any) -> None:
         run["unbounded"] = math.isinf(rate)
 
 
+# --- a format's numbers, declared -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Field:
+    """One number of a format: the keys leading to it, the signal it fills (`x scale / per`, to
+    milliseconds or a fraction), and whether an infinite value is dropped (`finite`)."""
+
+    path: tuple[str, ...]
+    signal: str
+    scale: float = 1.0
+    per: float = 1.0
+    finite: bool = True
+
+
+def _at(obj: Any, path: tuple[str, ...]) -> Any:
+    """The value under `path` in nested objects (None where a step is missing or not an object)."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _fill(run: dict[str, Any], obj: Any, fields: tuple[Field, ...]) -> None:
+    """Every declared number `obj` holds, into `run` under its signal."""
+    for one in fields:
+        value = _number(_at(obj, one.path))
+        if value is not None and not (one.finite and math.isinf(value)):
+            run[one.signal] = value * one.scale / one.per
+
+
 # --- vLLM and SGLang ---------------------------------------------------------------------------
+
+SERVING_COUNTS = tuple(
+    Field((key,), key) for key in ("completed", "failed", "max_concurrency", "concurrency", "duration")
+)
+SERVING_FIGURES = (
+    Field(("max_concurrent_requests",), "peak_concurrency", finite=False),  # vLLM: the most in flight at once
+    Field(("total_input_tokens",), "input_tokens", finite=False),
+    Field(("total_output_tokens",), "output_tokens", finite=False),
+    Field(("request_throughput",), "request_throughput", finite=False),
+    Field(("output_throughput",), "output_throughput", finite=False),
+    *(
+        Field((f"{stat}_{name}_ms",), f"{short}_{stat}")
+        for short, names in (
+            ("ttft", ("ttft",)),
+            ("tpot", ("tpot",)),
+            ("itl", ("itl",)),
+            ("e2e", ("e2el", "e2e_latency")),
+        )
+        for name in names
+        for stat in STATS
+    ),
+)
+SERVING_ACCEPTANCE = (Field(("spec_decode_acceptance_rate",), "spec_acceptance", per=100),)  # vLLM: a percentage
 
 
 def _serving_json(obj: dict[str, Any], tool: str) -> dict[str, Any]:
     run: dict[str, Any] = {}
-    for key in ("completed", "failed", "max_concurrency", "concurrency", "duration"):
-        value = _number(obj.get(key))
-        if value is not None and not math.isinf(value):
-            run[key] = value
+    _fill(run, obj, SERVING_COUNTS)
     _rate(run, obj.get("request_rate"))
-    run["peak_concurrency"] = _number(obj.get("max_concurrent_requests"))  # vLLM: the most in flight at once
-    run["input_tokens"] = _number(obj.get("total_input_tokens"))
-    run["output_tokens"] = _number(obj.get("total_output_tokens"))
-    run["request_throughput"] = _number(obj.get("request_throughput"))
-    run["output_throughput"] = _number(obj.get("output_throughput"))
-    for short, names in (("ttft", ("ttft",)), ("tpot", ("tpot",)), ("itl", ("itl",)), ("e2e", ("e2el", "e2e_latency"))):
-        for name in names:
-            for stat in STATS:
-                value = _number(obj.get(f"{stat}_{name}_ms"))
-                if value is not None and not math.isinf(value):
-                    run[f"{short}_{stat}"] = value
+    _fill(run, obj, SERVING_FIGURES)
+    fastest = _fastest_ttft(obj)
+    if fastest is not None:
+        run["ttft_min"] = fastest * 1000
+    _fill(run, obj, SERVING_ACCEPTANCE)
+    return run
+
+
+def _fastest_ttft(obj: dict[str, Any]) -> float | None:
+    """The fastest first token of the requests that succeeded, in seconds (vLLM --save-detailed;
+    SGLang's output details), from `ttfts` per request."""
     ttfts = obj.get("ttfts")
-    if isinstance(ttfts, list):  # per request, in seconds (vLLM --save-detailed; SGLang's output details)
-        errors = obj.get("errors") if isinstance(obj.get("errors"), list) else []
-        good = [
-            _number(t)
-            for i, t in enumerate(ttfts)
-            if _number(t) and not (i < len(errors) and errors[i])  # a failed request's TTFT is 0
-        ]
-        good = [t for t in good if t is not None and t > 0 and not math.isinf(t)]
-        if good:
-            run["ttft_min"] = min(good) * 1000
-    acceptance = _number(obj.get("spec_decode_acceptance_rate"))  # vLLM: a percentage
-    if acceptance is not None and not math.isinf(acceptance):
-        run["spec_acceptance"] = acceptance / 100
-    return {k: v for k, v in run.items() if v is not None}
+    if not isinstance(ttfts, list):
+        return None
+    errors = obj.get("errors") if isinstance(obj.get("errors"), list) else []
+    good = [
+        _number(t)
+        for i, t in enumerate(ttfts)
+        if _number(t) and not (i < len(errors) and errors[i])  # a failed request's TTFT is 0
+    ]
+    good = [t for t in good if t is not None and t > 0 and not math.isinf(t)]
+    return min(good) if good else None
+
+
+SUMMARY_LABELS = {
+    "Successful requests": "completed",
+    "Failed requests": "failed",
+    "Maximum request concurrency": "max_concurrency",
+    "Max request concurrency": "max_concurrency",
+    "Benchmark duration (s)": "duration",
+    "Total input tokens": "input_tokens",
+    "Total generated tokens": "output_tokens",
+    "Request throughput (req/s)": "request_throughput",
+    "Output token throughput (tok/s)": "output_throughput",
+    "Concurrency": "concurrency",
+    "Peak concurrent requests": "peak_concurrency",
+}
+RATE_LABELS = ("Request rate configured (RPS)", "Traffic request rate")
 
 
 def _summary(text: str, source: str) -> Bench:
@@ -151,67 +216,67 @@ def _summary(text: str, source: str) -> Bench:
     starts = [n for n, line in enumerate(lines) if MARK in line]
     runs, sglang = [], False
     for k, start in enumerate(starts):
-        run: dict[str, Any] = {}
-        for line in lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)]:
-            body = line.strip().lstrip("#").strip()  # summaries pasted into scripts keep a leading '#'
-            if body.startswith("=" * 10):
-                break
-            label, colon, value = body.rpartition(":")
-            if not colon:
-                continue
-            label = label.strip()
-            if label == "Backend":
-                sglang = True
-            _summary_line(run, label, value.strip())
+        run, backend = _summary_block(lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)])
+        sglang = sglang or backend
         if "request_rate" not in run:  # vLLM prints the rate above the block (or, when bounded, inside it)
-            for line in lines[starts[k - 1] + 1 if k else 0 : start]:
-                body = line.strip().lstrip("#").strip()
-                if body.startswith("Traffic request rate:"):
-                    _rate(run, body.partition(":")[2])
-            if "request_rate" not in run and not sglang and "completed" in run and "failed" in run:
-                run["request_rate"], run["unbounded"] = math.inf, True  # vLLM prints the rate only when finite
+            _rate_above(run, lines[starts[k - 1] + 1 if k else 0 : start], sglang)
         if not any(k.endswith(("_mean", "_median")) for k in run) and "completed" not in run:
             raise CatalogError(source, [f"line {start + 1} opens a '{MARK}' block that holds no result lines"])
         runs.append(run)
-    if len(runs) > 1:
-        for n, run in enumerate(runs, 1):
-            run["label"] = f"run {n}"
+    _name_runs(runs)
     tool = "SGLang bench_serving summary" if sglang else "vllm bench serve summary"
     return Bench(source, tool, runs)
 
 
+def _body(line: str) -> str:
+    return line.strip().lstrip("#").strip()  # summaries pasted into scripts keep a leading '#'
+
+
+def _summary_block(lines: list[str]) -> tuple[dict[str, Any], bool]:
+    """One block's run, and whether it names a backend (SGLang's summary does)."""
+    run: dict[str, Any] = {}
+    backend = False
+    for line in lines:
+        body = _body(line)
+        if body.startswith("=" * 10):
+            break
+        label, colon, value = body.rpartition(":")
+        if colon:
+            backend = backend or label.strip() == "Backend"
+            _summary_line(run, label.strip(), value.strip())
+    return run, backend
+
+
+def _rate_above(run: dict[str, Any], lines: list[str], sglang: bool) -> None:
+    for line in lines:
+        body = _body(line)
+        if body.startswith("Traffic request rate:"):
+            _rate(run, body.partition(":")[2])
+    if "request_rate" not in run and not sglang and "completed" in run and "failed" in run:
+        run["request_rate"], run["unbounded"] = math.inf, True  # vLLM prints the rate only when finite
+
+
 def _summary_line(run: dict[str, Any], label: str, value: str) -> None:
     number = _number(value)
-    simple = {
-        "Successful requests": "completed",
-        "Failed requests": "failed",
-        "Maximum request concurrency": "max_concurrency",
-        "Max request concurrency": "max_concurrency",
-        "Benchmark duration (s)": "duration",
-        "Total input tokens": "input_tokens",
-        "Total generated tokens": "output_tokens",
-        "Request throughput (req/s)": "request_throughput",
-        "Output token throughput (tok/s)": "output_throughput",
-        "Concurrency": "concurrency",
-        "Peak concurrent requests": "peak_concurrency",
-    }
-    if label in simple:
-        if number is not None and not math.isinf(number):
-            run[simple[label]] = number
-        return
-    if label in ("Request rate configured (RPS)", "Traffic request rate"):
+    if label in RATE_LABELS:
         _rate(run, value)
         return
-    if label.endswith("(ms)"):
-        words = label[: -len("(ms)")].strip()
-        stat, _, metric = words.partition(" ")
+    if number is None or math.isinf(number):
+        return
+    if label in SUMMARY_LABELS:
+        run[SUMMARY_LABELS[label]] = number
+    elif label.endswith("(ms)"):
+        stat, _, metric = label[: -len("(ms)")].strip().partition(" ")
         short = _LATENCY.get(metric.strip())
         stat = stat.lower()
-        if short and number is not None and not math.isinf(number):
-            if stat in ("mean", "median", "min", "max"):
-                run[f"{short}_{stat}"] = number
-            elif stat.startswith("p"):
-                run[f"{short}_{stat}"] = number
+        if short and (stat in ("mean", "median", "min", "max") or stat.startswith("p")):
+            run[f"{short}_{stat}"] = number
+
+
+def _name_runs(runs: list[dict[str, Any]]) -> None:
+    if len(runs) > 1:
+        for n, run in enumerate(runs, 1):
+            run["label"] = f"run {n}"
 
 
 # --- GenAI-Perf --------------------------------------------------------------------------------
@@ -224,35 +289,40 @@ _GENAI = {
     "input_sequence_length": "input_len",
 }
 _UNIT = {"ms": 1.0, "s": 1000.0, "us": 0.001, "ns": 1e-6}
+GENAI_FIELDS = (
+    Field(("request_throughput", "avg"), "request_throughput", finite=False),
+    Field(("output_token_throughput", "avg"), "output_throughput", finite=False),
+)
 
 
 def _genai_json(obj: dict[str, Any]) -> dict[str, Any]:
     run: dict[str, Any] = {}
     for name, short in _GENAI.items():
         stats = obj.get(name)
-        if not isinstance(stats, dict):
-            continue
-        scale = _UNIT.get(str(stats.get("unit", "ms")).lower(), 1.0) if short in ("ttft", "tpot", "e2e") else 1.0
-        for stat, value in stats.items():
-            number = _number(value)
-            if number is None or math.isinf(number) or stat == "unit":
-                continue
-            stat = {"avg": "mean", "p50": "median"}.get(stat, stat)
-            run[f"{short}_{stat}"] = number * scale
-            if stat == "median":
-                run[f"{short}_p50"] = number * scale
-    for name, key in (("request_throughput", "request_throughput"), ("output_token_throughput", "output_throughput")):
-        stats = obj.get(name)
-        if isinstance(stats, dict) and _number(stats.get("avg")) is not None:
-            run[key] = _number(stats.get("avg"))
+        if isinstance(stats, dict):
+            _genai_stats(run, short, stats)
+    _fill(run, obj, GENAI_FIELDS)
     config = obj.get("input_config")
-    concurrency = _find(config, "concurrency")
-    if _number(concurrency) is not None:
-        run["max_concurrency"] = _number(concurrency)
+    concurrency = _number(_find(config, "concurrency"))
+    if concurrency is not None:
+        run["max_concurrency"] = concurrency
     rate = _find(config, "request_rate")
     if rate is not None:
         _rate(run, rate)
     return run
+
+
+def _genai_stats(run: dict[str, Any], short: str, stats: dict[str, Any]) -> None:
+    """One metric's `{unit, avg, min, max, p99, ...}`, latencies to milliseconds."""
+    scale = _UNIT.get(str(stats.get("unit", "ms")).lower(), 1.0) if short in ("ttft", "tpot", "e2e") else 1.0
+    for stat, value in stats.items():
+        number = _number(value)
+        if number is None or math.isinf(number) or stat == "unit":
+            continue
+        stat = {"avg": "mean", "p50": "median"}.get(stat, stat)
+        run[f"{short}_{stat}"] = number * scale
+        if stat == "median":
+            run[f"{short}_p50"] = number * scale
 
 
 def _find(obj: Any, key: str, depth: int = 0) -> Any:
@@ -300,6 +370,20 @@ _GUIDE = {
     "inter_token_latency_ms": ("tpot", 1.0),  # decode-only time per output token, per request
     "request_latency": ("e2e", 1000.0),  # seconds
 }
+# Paths inside one benchmark, read as {"metrics": its metrics, "totals": its request totals}.
+GUIDELLM_FIELDS = (
+    *(
+        Field(("metrics", name, "successful", *inside), f"{short}_{inside[-1]}", scale)
+        for name, (short, scale) in _GUIDE.items()
+        for inside in (
+            *((stat,) for stat in ("mean", "median", "min", "max")),
+            *(("percentiles", stat) for stat in ("p50", "p90", "p95", "p99")),
+        )
+    ),
+    Field(("metrics", "request_concurrency", "successful", "mean"), "concurrency", finite=False),
+    Field(("totals", "successful"), "completed", finite=False),
+    Field(("totals", "errored"), "failed", finite=False),
+)
 
 
 def _guidellm(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -309,74 +393,34 @@ def _guidellm(obj: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         metrics = bench.get("metrics") if isinstance(bench.get("metrics"), dict) else {}
         run: dict[str, Any] = {}
-        for name, (short, scale) in _GUIDE.items():
-            dist = metrics.get(name, {})
-            good = dist.get("successful") if isinstance(dist, dict) else None
-            if not isinstance(good, dict):
-                continue
-            for stat in ("mean", "median", "min", "max"):
-                value = _number(good.get(stat))
-                if value is not None and not math.isinf(value):
-                    run[f"{short}_{stat}"] = value * scale
-            percentiles = good.get("percentiles") if isinstance(good.get("percentiles"), dict) else {}
-            for stat in ("p50", "p90", "p95", "p99"):
-                value = _number(percentiles.get(stat))
-                if value is not None and not math.isinf(value):
-                    run[f"{short}_{stat}"] = value * scale
-        concurrency = metrics.get("request_concurrency", {})
-        good = concurrency.get("successful") if isinstance(concurrency, dict) else None
-        if isinstance(good, dict) and _number(good.get("mean")) is not None:
-            run["concurrency"] = _number(good.get("mean"))
         totals = metrics.get("request_totals") or bench.get("request_totals") or {}
-        if isinstance(totals, dict):
-            if _number(totals.get("successful")) is not None:
-                run["completed"] = _number(totals.get("successful"))
-            if _number(totals.get("errored")) is not None:
-                run["failed"] = _number(totals.get("errored"))
-        strategy = _find(bench.get("config"), "strategy") or _find(bench.get("args"), "strategy") or {}
-        kind = strategy.get("type_") if isinstance(strategy, dict) else None
-        if kind:
-            run["unbounded"] = kind == "throughput"
-            if kind == "synchronous":
-                run["max_concurrency"] = 1.0
-            elif _number(strategy.get("streams")) is not None:
-                run["max_concurrency"] = _number(strategy.get("streams"))
-            rate = _number(strategy.get("rate"))
-            run["label"] = f"benchmark {n} ({kind}{f' {rate:g} req/s' if rate else ''})"
-        else:
-            run["label"] = f"benchmark {n}"
+        _fill(run, {"metrics": metrics, "totals": totals}, GUIDELLM_FIELDS)
+        _strategy(run, bench, n)
         runs.append(run)
     return runs
+
+
+def _strategy(run: dict[str, Any], bench: dict[str, Any], n: int) -> None:
+    """How GuideLLM sent the requests: unbounded (`throughput`), one at a time, or so many streams."""
+    strategy = _find(bench.get("config"), "strategy") or _find(bench.get("args"), "strategy") or {}
+    kind = strategy.get("type_") if isinstance(strategy, dict) else None
+    if not kind:
+        run["label"] = f"benchmark {n}"
+        return
+    run["unbounded"] = kind == "throughput"
+    if kind == "synchronous":
+        run["max_concurrency"] = 1.0
+    elif _number(strategy.get("streams")) is not None:
+        run["max_concurrency"] = _number(strategy.get("streams"))
+    rate = _number(strategy.get("rate"))
+    run["label"] = f"benchmark {n} ({kind}{f' {rate:g} req/s' if rate else ''})"
 
 
 # --- JSON dispatch -----------------------------------------------------------------------------
 
 
 def _json(text: str, source: str) -> Bench:
-    try:
-        objs = [json.loads(text)]
-    except json.JSONDecodeError as first:
-        objs = []  # JSON lines (SGLang appends one object per run)
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                objs.append(json.loads(line))
-            except json.JSONDecodeError:
-                where = first if not objs else None
-                if where is not None:
-                    raise CatalogError(
-                        source, [f"line {where.lineno} column {where.colno} is not JSON ({where.msg})"]
-                    ) from None
-                raise CatalogError(
-                    source, [f"line {n} is not a JSON object (a JSON-lines result has one a line)"]
-                ) from None
-    except RecursionError:
-        raise CatalogError(source, ["is nested too deeply to be a benchmark result"]) from None
-    if len(objs) == 1 and isinstance(objs[0], list):
-        objs = objs[0]
-    if not objs or not all(isinstance(o, dict) for o in objs):
-        raise CatalogError(source, ["holds JSON that is not an object (a benchmark result is one)"])
+    objs = _json_objects(text, source)
     first = objs[0]
     if "benchmarks" in first:
         runs = _guidellm(first)
@@ -389,9 +433,7 @@ def _json(text: str, source: str) -> Bench:
         sglang = any("e2e_latency_ms" in k for k in first) or "accept_length" in first
         tool = "SGLang bench_serving result" if sglang else "vllm bench serve result"
         runs = [_serving_json(o, tool) for o in objs]
-        if len(runs) > 1:
-            for n, run in enumerate(runs, 1):
-                run["label"] = f"run {n}"
+        _name_runs(runs)
         return Bench(source, tool, runs)
     raise CatalogError(
         source,
@@ -400,3 +442,39 @@ def _json(text: str, source: str) -> Bench:
             "bench_serving), 'benchmarks' (GuideLLM) or 'time_to_first_token' (GenAI-Perf)"
         ],
     )
+
+
+def _json_objects(text: str, source: str) -> list[dict[str, Any]]:
+    """One JSON document's objects (a list of them, or one), or a JSON-lines file's (SGLang appends
+    one object per run)."""
+    try:
+        objs = [json.loads(text)]
+    except json.JSONDecodeError as first:
+        objs = _json_lines(text, source, first)
+    except RecursionError:
+        raise CatalogError(source, ["is nested too deeply to be a benchmark result"]) from None
+    if len(objs) == 1 and isinstance(objs[0], list):
+        objs = objs[0]
+    if not objs or not all(isinstance(o, dict) for o in objs):
+        raise CatalogError(source, ["holds JSON that is not an object (a benchmark result is one)"])
+    return objs
+
+
+def _json_lines(text: str, source: str, first: json.JSONDecodeError) -> list[Any]:
+    objs: list[Any] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            objs.append(json.loads(line))
+        except json.JSONDecodeError:
+            if not objs:
+                raise CatalogError(
+                    source, [f"line {first.lineno} column {first.colno} is not JSON ({first.msg})"]
+                ) from None
+            raise CatalogError(
+                source, [f"line {n} is not a JSON object (a JSON-lines result has one a line)"]
+            ) from None
+        except RecursionError:
+            raise
+    return objs
