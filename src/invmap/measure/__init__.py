@@ -217,7 +217,7 @@ def _verdict(
 
 
 def _numbers(summary: dict[str, Any]) -> str:
-    from invmap.measure.rules import count, quantile_text
+    from invmap.measure.wording import count, quantile_text
 
     parts = []
     for key, label in (("running", "running"), ("waiting", "waiting")):
@@ -237,7 +237,7 @@ def _numbers(summary: dict[str, Any]) -> str:
 
 
 def _bench_numbers(numbers: dict[str, Any]) -> str:
-    from invmap.measure.rules import count, ms
+    from invmap.measure.wording import count, ms
 
     labels = {
         "completed": ("completed", count),
