@@ -97,44 +97,82 @@ def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
     """Runs of lines for the parser. A sample of a metric invmap does not read (`names.needed`) is
     counted (and its engine noted) but not parsed: prometheus_client's parser takes ~50 us a sample,
     most of a big scrape is other metrics and histogram buckets, and no rule reads them."""
-    run: list[str] = []
-    numbers: list[int] = []
-    type_line: str | None = None  # the TYPE line of the family the run is inside
-    known: dict[str, tuple[str | None, bool] | None] = {}  # name -> (engine, needed); None: not a name
-    engines = scrape.engines
+    batch = _Batch()
+    known = _Known()
     for line in lines:
         stripped = line.lstrip()
-        if stripped and stripped[0] != "#":
-            brace = stripped.find("{")
-            head = stripped[:brace] if brace >= 0 else stripped
-            name = head.split(None, 1)[0] if head[-1:].isspace() or " " in head or "\t" in head else head
-            if name not in known:
-                if len(known) > 100_000:  # a file of endless distinct names must not grow this
-                    known.clear()
-                valid = names.sample_name(name) == name
-                known[name] = (names.engine_of(names.canonical(name, False)), names.needed(name)) if valid else None
-            info = known[name]
-            if info is not None:
-                scrape.samples += 1
-                if info[0]:
-                    engines[info[0]] = engines.get(info[0], 0) + 1
-                if not info[1]:
-                    continue
-        if stripped.startswith("#"):
-            parts = stripped.split(None, 3)
-            starts = len(parts) >= 3 and parts[1] in ("HELP", "TYPE")
-            if starts and len(run) >= CHUNK:  # a family starts: a clean place to cut
-                yield _Run(run, numbers)
-                run, numbers = [], []
-            if starts:
-                type_line = line if parts[1] == "TYPE" else None
-        elif len(run) >= 2 * CHUNK:  # one family longer than a run: cut inside it, repeat its TYPE
-            yield _Run(run, numbers)
-            run, numbers = ([type_line], [0]) if type_line else ([], [])
-        run.append(line)
-        numbers.append(lines.number)
-    if run:
-        yield _Run(run, numbers)
+        if stripped and stripped[0] != "#" and _skipped(scrape, known.of(stripped)):
+            continue
+        cut = batch.comment(stripped, line) if stripped.startswith("#") else batch.other()
+        if cut is not None:
+            yield cut
+        batch.add(line, lines.number)
+    if batch.lines:
+        yield _Run(batch.lines, batch.numbers)
+
+
+class _Known:
+    """What a sample line's metric name says: (its engine, whether it is parsed), or None when it is
+    not a well-formed name (the parser then says what is wrong); kept by name."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, tuple[str | None, bool] | None] = {}
+
+    def of(self, stripped: str) -> tuple[str | None, bool] | None:
+        brace = stripped.find("{")
+        head = stripped[:brace] if brace >= 0 else stripped
+        name = head.split(None, 1)[0] if head[-1:].isspace() or " " in head or "\t" in head else head
+        if name not in self.names:
+            if len(self.names) > 100_000:  # a file of endless distinct names must not grow this
+                self.names.clear()
+            valid = names.sample_name(name) == name
+            self.names[name] = (names.engine_of(names.canonical(name, False)), names.needed(name)) if valid else None
+        return self.names[name]
+
+
+def _skipped(scrape: Scrape, info: tuple[str | None, bool] | None) -> bool:
+    """Count a sample (and its engine's samples); whether it is left unparsed."""
+    if info is None:
+        return False
+    scrape.samples += 1
+    if info[0]:
+        scrape.engines[info[0]] = scrape.engines.get(info[0], 0) + 1
+    return not info[1]
+
+
+class _Batch:
+    """The lines of the run being gathered, cut where a family starts once `CHUNK` lines are held, or
+    inside one family longer than a run (at twice that), its TYPE line repeated."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.numbers: list[int] = []
+        self.type_line: str | None = None  # the TYPE line of the family the run is inside
+
+    def add(self, line: str, number: int) -> None:
+        self.lines.append(line)
+        self.numbers.append(number)
+
+    def comment(self, stripped: str, line: str) -> _Run | None:
+        parts = stripped.split(None, 3)
+        if not (len(parts) >= 3 and parts[1] in ("HELP", "TYPE")):
+            return None
+        cut = self._take() if len(self.lines) >= CHUNK else None  # a family starts: a clean place to cut
+        self.type_line = line if parts[1] == "TYPE" else None
+        return cut
+
+    def other(self) -> _Run | None:
+        if len(self.lines) < 2 * CHUNK:
+            return None
+        cut = self._take()
+        if self.type_line:
+            self.lines, self.numbers = [self.type_line], [0]
+        return cut
+
+    def _take(self) -> _Run:
+        run = _Run(self.lines, self.numbers)
+        self.lines, self.numbers = [], []
+        return run
 
 
 def _parser() -> Any:
