@@ -11,6 +11,7 @@ from typing import Any
 
 from invmap.errors import CatalogError, FileAccessError
 from invmap.estimate.tables import entry_named, model_names, model_table, unknown
+from invmap.inputfile import read_capped
 
 MAX_CONFIG = 64 * 1024**2  # bytes: a config.json is a page of JSON
 
@@ -66,17 +67,13 @@ def _language_part(config: dict[str, Any]) -> dict[str, Any]:
 
 def read_json(path: Path) -> dict[str, Any]:
     shown = str(path)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG + 1)
-    except FileNotFoundError:
-        raise CatalogError(shown, ["no such file"]) from None
-    except IsADirectoryError:
-        raise CatalogError(shown, ["is a directory, not a config file"]) from None
-    except OSError as exc:
-        raise FileAccessError(f"cannot read {shown}: {exc.strerror or exc}") from None
-    if len(data) > MAX_CONFIG:
-        raise CatalogError(shown, [f"larger than {MAX_CONFIG:,} bytes: not a config.json"])
+    data = read_capped(
+        shown,
+        MAX_CONFIG,
+        "is a directory, not a config file",
+        f"larger than {MAX_CONFIG:,} bytes: not a config.json",
+        lambda exc: FileAccessError(f"cannot read {shown}: {exc.strerror or exc}"),  # exit 4, as any read is
+    )
     try:
         value = json.loads(data.decode("utf-8-sig"), parse_constant=_refuse_constant)
     except UnicodeDecodeError as exc:

@@ -10,7 +10,7 @@ from invmap.estimate.defaults import IE_KV
 from invmap.estimate.inputs import Inputs
 from invmap.estimate.kvshape import kv_shape, sequence_formula, token_formula
 from invmap.estimate.layout import layout_of
-from invmap.estimate.result import estimate_result
+from invmap.estimate.result import Said, estimate_result
 from invmap.estimate.units import human_bytes
 
 KV_LIMITATIONS = [
@@ -79,16 +79,6 @@ def kv(options: dict[str, Any], model: Model | None) -> dict[str, Any]:
             "in tokens than memory / bytes_per_token; with that manager disabled vLLM sizes every layer for the full "
             "length and says so in a start-up warning."
         )
-    return estimate_result(
-        "kv",
-        inputs,
-        model,
-        None,
-        results,
-        units,
-        formulas,
-        assumptions,
-        limitations,
-        notes,
-        workload={"tokens_per_sequence": tokens, "concurrent_sequences": concurrency},
-    )
+    said = Said(formulas, assumptions, limitations, notes)
+    workload = {"tokens_per_sequence": tokens, "concurrent_sequences": concurrency}
+    return estimate_result("kv", inputs, model, None, results, units, said, workload)

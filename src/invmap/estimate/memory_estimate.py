@@ -15,7 +15,7 @@ from invmap.estimate.inputs import Inputs
 from invmap.estimate.kvshape import KV_SHAPE_OPTIONS, KvShape, kv_shape, token_formula
 from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.parameters import PARAMETER_FAMILIES, parameters_of, safetensors_total
-from invmap.estimate.result import estimate_result
+from invmap.estimate.result import Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
 
 MEMORY_LIMITATIONS = [
@@ -64,20 +64,9 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
             + (" (every expert)" if model.model_type == "mixtral" else "")  # type: ignore[union-attr]
             + ", norms and the output head unless tied."
         )
-    return estimate_result(
-        "memory",
-        inputs,
-        model,
-        gpu,
-        results,
-        units,
-        formulas,
-        assumptions,
-        list(MEMORY_LIMITATIONS),
-        notes,
-        workload={"batch_size": batch, "sequence_length": length},
-        extra=extra,
-    )
+    said = Said(formulas, assumptions, list(MEMORY_LIMITATIONS), notes)
+    workload = {"batch_size": batch, "sequence_length": length}
+    return estimate_result("memory", inputs, model, gpu, results, units, said, workload, extra)
 
 
 # --- the terms: weights, activations, the KV pool -----------------------------------------------

@@ -3,12 +3,14 @@ with C tokens of context (what `estimate roofline --model` bounds)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from invmap.errors import UsageError
 from invmap.estimate.config import Model
 from invmap.estimate.defaults import IE_MODEL, PHASE_DEFAULTS
 from invmap.estimate.inputs import Inputs
-from invmap.estimate.kvshape import kv_shape
-from invmap.estimate.layout import layout_of
+from invmap.estimate.kvshape import KvShape, kv_shape
+from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.parameters import PARAMETER_FAMILIES, parameters_of
 from invmap.estimate.units import grouped
 
@@ -23,6 +25,21 @@ def attended(tokens: int, window: int | None) -> int:
 def model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, float, int, list[str], list[str]]:
     """Operations and bytes of one prefill of P tokens, or one decode step at batch B with context C."""
     layout = layout_of(model)
+    active, weights, said = _weights_read(inputs, model, layout)
+    shape, _, _ = kv_shape(
+        Inputs({k: inputs.options.get(k) for k in ("kv_cache_dtype", "element_bytes")}), model, layout
+    )
+    inputs.add(
+        "element_bytes", shape.element, "bytes", "model" if inputs.options.get("element_bytes") is None else "option"
+    )
+    read = Read(active, weights, layout.attention_heads, layout.query_dim, layout.value_dim)
+    step = _prefill(inputs, layout, shape, read) if scenario == "prefill" else _decode(inputs, layout, shape, read)
+    return float(step.ops), float(step.moved), step.tokens, step.formulas, [*said, step.said]
+
+
+def _weights_read(inputs: Inputs, model: Model, layout: Layout) -> tuple[int, int, list[str]]:
+    """The parameters a step computes with (active per token), the bytes of weights it reads, and
+    what that assumes."""
     counted = parameters_of(model)
     given = inputs.options.get("parameters")
     if given is None and counted is None:
@@ -36,54 +53,79 @@ def model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, flo
         (counted[1] if counted else None, "model (counted from its config)"),
     )
     total_params = counted[0] if counted and given is None else active
-    if given is not None:
-        assumptions_given = "--parameters is taken as the parameters read per step too (weights = P x b_w)"
-    else:
-        assumptions_given = ""
     weight_bytes = inputs.pick(
         "weight_bytes", "bytes", (layout.dtype_bytes, "model"), (IE_MODEL["weight_bytes"], "default")
     )
-    shape, _, _ = kv_shape(
-        Inputs({k: inputs.options.get(k) for k in ("kv_cache_dtype", "element_bytes")}), model, layout
-    )
-    inputs.add(
-        "element_bytes", shape.element, "bytes", "model" if inputs.options.get("element_bytes") is None else "option"
-    )
-    weights = total_params * weight_bytes
-    heads, qd, vd = layout.attention_heads, layout.query_dim, layout.value_dim
-    lines: list[str] = []
     said = [
         "Dense matrix products: 2 operations per parameter per token (a multiply and an add).",
         "Every weight is read from memory once per step (for a mixture of experts, all experts: which ones a batch "
         "touches is not modelled).",
     ]
-    if assumptions_given:
-        said.append(assumptions_given + ".")
-    if scenario == "prefill":
-        prompt = inputs.pick("prompt_tokens", "tokens", (PHASE_DEFAULTS["prompt_tokens"], "invmap default"))
-        pairs = sum(attended(prompt, w) for w in layout.windows)
-        attention = 2 * heads * (qd + vd) * pairs
-        ops = 2 * active * prompt + attention
-        written = shape.per_sequence(prompt)
-        moved = weights + written
-        lines += [
-            f"O = 2 x active_parameters x P + 2 x heads x (d_qk + d_v) x causal pairs over all layers = 2 x {active:,} x {prompt:,} + "
-            f"2 x {heads} x ({qd} + {vd}) x {pairs:,} = {grouped(ops)} operations",
-            f"D = weights_bytes + KV written = {weights:,} + {written:,} = {grouped(moved)} bytes",
-        ]
-        said.append("Causal attention: token i attends to min(i, W) earlier positions; activations stay on chip.")
-        return float(ops), float(moved), prompt, lines, said
+    if given is not None:
+        said.append("--parameters is taken as the parameters read per step too (weights = P x b_w).")
+    return active, total_params * weight_bytes, said
+
+
+@dataclass(frozen=True)
+class Read:
+    """What every step of a model computes with: the active parameters, the weights' bytes, and the
+    attention heads with their query and value dimensions."""
+
+    active: int
+    weights: int
+    heads: int
+    query_dim: int
+    value_dim: int
+
+    @property
+    def per_pair(self) -> int:
+        """Operations of one attended position: scores and values over every head."""
+        return 2 * self.heads * (self.query_dim + self.value_dim)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One phase's step: its operations and bytes moved, the `tokens` it computes (the P prompt tokens,
+    or one for each of B sequences), its formulas with the numbers put in, and what it assumes."""
+
+    ops: int
+    moved: int
+    tokens: int
+    formulas: list[str]
+    said: str
+
+
+def _prefill(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
+    prompt = inputs.pick("prompt_tokens", "tokens", (PHASE_DEFAULTS["prompt_tokens"], "invmap default"))
+    pairs = sum(attended(prompt, w) for w in layout.windows)
+    ops = 2 * r.active * prompt + r.per_pair * pairs
+    written = shape.per_sequence(prompt)
+    moved = r.weights + written
+    formulas = [
+        f"O = 2 x active_parameters x P + 2 x heads x (d_qk + d_v) x causal pairs over all layers = 2 x {r.active:,} x {prompt:,} + "
+        f"2 x {r.heads} x ({r.query_dim} + {r.value_dim}) x {pairs:,} = {grouped(ops)} operations",
+        f"D = weights_bytes + KV written = {r.weights:,} + {written:,} = {grouped(moved)} bytes",
+    ]
+    said = "Causal attention: token i attends to min(i, W) earlier positions; activations stay on chip."
+    return Step(ops, moved, prompt, formulas, said)
+
+
+def _decode(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
+    """B sequences each add a token, reading the KV of their C tokens of context."""
     batch = inputs.pick("batch_size", "sequences", (PHASE_DEFAULTS["batch_size"], "invmap default"))
     context = inputs.pick("context_tokens", "tokens", (PHASE_DEFAULTS["context_tokens"], "invmap default"))
     pairs = sum(context if w is None else min(context, w) for w in layout.windows)
-    attention = 2 * heads * (qd + vd) * pairs * batch
-    ops = 2 * active * batch + attention
-    read = shape.per_sequence(context) * batch
-    moved = weights + read
-    lines += [
-        f"O = B x (2 x active_parameters + 2 x heads x (d_qk + d_v) x positions attended over all layers) = {batch:,} x (2 x {active:,} + "
-        f"2 x {heads} x ({qd} + {vd}) x {pairs:,}) = {grouped(ops)} operations",
-        f"D = weights_bytes + B x KV of C tokens = {weights:,} + {batch:,} x {shape.per_sequence(context):,} = {grouped(moved)} bytes",
-    ]
-    said.append("Decode: each of the B sequences adds one token and reads its whole KV cache of C tokens.")
-    return float(ops), float(moved), batch, lines, said
+    ops = 2 * r.active * batch + r.per_pair * pairs * batch
+    per_sequence = shape.per_sequence(context)
+    return Step(
+        ops,
+        r.weights + per_sequence * batch,
+        batch,
+        [
+            f"O = B x (2 x active_parameters + 2 x heads x (d_qk + d_v) x positions attended over all layers) = {batch:,} x (2 x {r.active:,} + "
+            f"2 x {r.heads} x ({r.query_dim} + {r.value_dim}) x {pairs:,}) = {grouped(ops)} operations",
+            f"D = weights_bytes + B x KV of C tokens = {r.weights:,} + {batch:,} x {per_sequence:,} = "
+            f"{grouped(r.weights + per_sequence * batch)} bytes",
+        ],
+        "Decode: each of the B sequences adds one token and reads its whole KV cache of C tokens.",
+    )

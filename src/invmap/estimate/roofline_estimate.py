@@ -12,7 +12,7 @@ from invmap.estimate.defaults import IE_ROOFLINE
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import Inputs
 from invmap.estimate.phase import model_phase
-from invmap.estimate.result import estimate_result
+from invmap.estimate.result import Said, estimate_result
 from invmap.estimate.units import grouped, human_rate
 
 ROOFLINE_LIMITATIONS = [
@@ -112,20 +112,9 @@ def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> d
             f"= {rate:,.1f} tokens/s"
         )
     extra = {"limiting_resource": limiting, "scenario": scenario}
-    return estimate_result(
-        "roofline",
-        inputs,
-        model,
-        gpu,
-        results,
-        units,
-        formulas,
-        assumptions,
-        list(ROOFLINE_LIMITATIONS),
-        notes,
-        workload={"scenario": scenario, **({"tokens_per_step": tokens_per_step} if tokens_per_step else {})},
-        extra=extra,
-    )
+    said = Said(formulas, assumptions, list(ROOFLINE_LIMITATIONS), notes)
+    workload = {"scenario": scenario, **({"tokens_per_step": tokens_per_step} if tokens_per_step else {})}
+    return estimate_result("roofline", inputs, model, gpu, results, units, said, workload, extra)
 
 
 def _gpu_figure(gpu: Gpu | None, attr: str, what: str, flag: str) -> float | None:

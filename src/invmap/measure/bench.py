@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import CatalogError
+from invmap.inputfile import read_capped
 
 MAX_BYTES = 256 * 2**20
 MARK = "Serving Benchmark Result"
@@ -45,19 +46,12 @@ class Bench:
 
 
 def read_path(path: str) -> Bench:
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise CatalogError(path, ["no such file"]) from None
-    except IsADirectoryError:
-        raise CatalogError(path, ["is a folder, not a benchmark result"]) from None
-    except PermissionError:
-        raise CatalogError(path, ["cannot be read (permission denied)"]) from None
-    except OSError as exc:
-        raise CatalogError(path, [f"cannot be read: {exc.strerror or exc}"]) from None
-    if len(data) > MAX_BYTES:
-        raise CatalogError(path, ["is larger than 256 MiB; not a benchmark result invmap reads"])
+    data = read_capped(
+        path,
+        MAX_BYTES,
+        "is a folder, not a benchmark result",
+        "is larger than 256 MiB; not a benchmark result invmap reads",
+    )
     return read(data, path)
 
 

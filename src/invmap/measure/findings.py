@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-JUDGEMENT = "our judgement"
-
 
 class Threshold(NamedTuple):
     name: str

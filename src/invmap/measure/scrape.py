@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from invmap.errors import CatalogError
+from invmap.inputfile import named_failures
 from invmap.measure import names
 
 CHUNK = 20_000  # lines handed to the parser at once
@@ -240,14 +241,5 @@ def _keep(scrape: Scrape, samples: Iterable[object]) -> None:
 
 def read_path(path: str) -> Scrape:
     """A scrape from a file; a missing or unreadable file is exit 3, as an unreadable catalog is."""
-    try:
-        with open(path, "rb") as stream:
-            return read(stream, path)
-    except FileNotFoundError:
-        raise CatalogError(path, ["no such file"]) from None
-    except IsADirectoryError:
-        raise CatalogError(path, ["is a folder, not a scrape"]) from None
-    except PermissionError:
-        raise CatalogError(path, ["cannot be read (permission denied)"]) from None
-    except OSError as exc:
-        raise CatalogError(path, [f"cannot be read: {exc.strerror or exc}"]) from None
+    with named_failures(path, "is a folder, not a scrape"), open(path, "rb") as stream:
+        return read(stream, path)
