@@ -4,6 +4,7 @@ dimension, or the latent rank of multi-head latent attention."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,39 +136,67 @@ def layout_of(model: Model) -> Layout:
 
 
 def _windows(c: dict[str, Any], kind: str, layers: int, where: str) -> list[int | None]:
-    """Each layer's window: None for full attention, W for a sliding-window layer."""
-    types = c.get("layer_types")
-    if types is not None:
-        if not isinstance(types, list) or len(types) != layers:
-            raise CatalogError(where, [f"'layer_types' must list one type for each of the {layers} layers"])
-        unknown = sorted({t for t in types if t not in ("full_attention", "sliding_attention")}, key=str)
-        if unknown:
-            raise CatalogError(
-                where,
-                [
-                    f"layer type {json.dumps(unknown[0])} is not supported (only full_attention and "
-                    "sliding_attention layers are estimated)"
-                ],
-            )
-        if "sliding_attention" in types:
-            window = need(c, "sliding_window", where)
-            return [window if t == "sliding_attention" else None for t in types]
-        return [None] * layers
-    if kind in ("gemma3", "gemma3_text"):
-        pattern = optional_int(c, "sliding_window_pattern", where) or optional_int(c, "_sliding_window_pattern", where)
-        if pattern is None:
-            raise CatalogError(where, ["has no 'layer_types' or 'sliding_window_pattern', which the estimate needs"])
+    """Each layer's window: None for full attention, W for a sliding-window layer. A config's
+    `layer_types` says it for every family; without them, the family's own rule (full attention on
+    every layer for the families that have none)."""
+    if c.get("layer_types") is not None:
+        return _listed_windows(c, layers, where)
+    family = FAMILY_WINDOWS.get(kind)
+    return family(c, layers, where) if family else [None] * layers
+
+
+def _listed_windows(c: dict[str, Any], layers: int, where: str) -> list[int | None]:
+    types = c["layer_types"]
+    if not isinstance(types, list) or len(types) != layers:
+        raise CatalogError(where, [f"'layer_types' must list one type for each of the {layers} layers"])
+    unknown = sorted({t for t in types if t not in ("full_attention", "sliding_attention")}, key=str)
+    if unknown:
+        raise CatalogError(
+            where,
+            [
+                f"layer type {json.dumps(unknown[0])} is not supported (only full_attention and "
+                "sliding_attention layers are estimated)"
+            ],
+        )
+    if "sliding_attention" in types:
         window = need(c, "sliding_window", where)
-        return [None if (i + 1) % pattern == 0 else window for i in range(layers)]
-    if kind == "gpt_oss":
-        raise CatalogError(where, ["has no 'layer_types', which the estimate needs"])
-    if kind in ("qwen2", "qwen3", "qwen3_moe"):
-        if c.get("use_sliding_window"):
-            raise CatalogError(
-                where, ["use_sliding_window = true is not supported (which layers slide depends on max_window_layers)"]
-            )
-        return [None] * layers
-    if kind in ("mistral", "mixtral"):
-        window = optional_int(c, "sliding_window", where)
-        return [window] * layers  # one window on every layer, or none
+        return [window if t == "sliding_attention" else None for t in types]
     return [None] * layers
+
+
+def _gemma_windows(c: dict[str, Any], layers: int, where: str) -> list[int | None]:
+    """Every `sliding_window_pattern`-th layer full attention, the others sliding."""
+    pattern = optional_int(c, "sliding_window_pattern", where) or optional_int(c, "_sliding_window_pattern", where)
+    if pattern is None:
+        raise CatalogError(where, ["has no 'layer_types' or 'sliding_window_pattern', which the estimate needs"])
+    window = need(c, "sliding_window", where)
+    return [None if (i + 1) % pattern == 0 else window for i in range(layers)]
+
+
+def _listed_only(c: dict[str, Any], layers: int, where: str) -> list[int | None]:
+    raise CatalogError(where, ["has no 'layer_types', which the estimate needs"])
+
+
+def _qwen_windows(c: dict[str, Any], layers: int, where: str) -> list[int | None]:
+    if c.get("use_sliding_window"):
+        raise CatalogError(
+            where, ["use_sliding_window = true is not supported (which layers slide depends on max_window_layers)"]
+        )
+    return [None] * layers
+
+
+def _mistral_windows(c: dict[str, Any], layers: int, where: str) -> list[int | None]:
+    window = optional_int(c, "sliding_window", where)
+    return [window] * layers  # one window on every layer, or none
+
+
+FAMILY_WINDOWS: dict[str, Callable[[dict[str, Any], int, str], list[int | None]]] = {
+    "gemma3": _gemma_windows,
+    "gemma3_text": _gemma_windows,
+    "gpt_oss": _listed_only,
+    "qwen2": _qwen_windows,
+    "qwen3": _qwen_windows,
+    "qwen3_moe": _qwen_windows,
+    "mistral": _mistral_windows,
+    "mixtral": _mistral_windows,
+}
