@@ -115,6 +115,18 @@ def test_only_the_index_imports_sqlite3():
     assert users and all(m == "invmap.index" or m.startswith("invmap.index.") for m in users), users
 
 
+def test_only_render_imports_rich():
+    """Drawing is render's job: no other module (the CLI included) imports rich, lazily or not."""
+    graph = _graph()
+
+    def rich_imports(module: str) -> list[str]:
+        return sorted(i for i in graph[module] if i == "rich" or i.startswith("rich."))
+
+    drawing = [m for m in graph if m == "invmap.render" or m.startswith("invmap.render.")]
+    assert "invmap.render.tables" in drawing and rich_imports("invmap.render.tables")  # the check sees them
+    assert {m: rich_imports(m) for m in graph if m not in drawing and rich_imports(m)} == {}
+
+
 # --- every filter, on every command that filters --------------------------------------------------
 
 FILTERING = [c for c in decl.COMMANDS if "filters" in c.bundles or "level_filters" in c.bundles]

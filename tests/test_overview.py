@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ASSETS, SEED, seed_rows
 from invmap import catalog as catalog_io
-from invmap.render import bar_charts
+from invmap.render.overview import bar_charts
 
 ROWS = seed_rows()
 CODES = ["L1", "L2", "L3", "L4", "L5", "L6", "RL", "P0"]

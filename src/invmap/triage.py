@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invmap import search as engine
+from invmap.marks import MARK, unmarked
 
 SHOWN = 3  # the items (symptoms, metrics, ...) `matched` lists per level
 WHY = ("symptoms", "metrics")
@@ -300,82 +301,11 @@ def _matched(index: Any, level: dict[str, Any], parsed: Any) -> list[str]:
     table = index.level_items()
     items = engine.rank(index, parsed, table, ("text",), (0.0, 1.0))
     mine = [i for i in items if i.rowid // ITEM_STRIDE == level["pos"]]
-    texts = index.items([i.rowid for i in mine], _expression(parsed), engine.MARK)
+    texts = index.items([i.rowid for i in mine], _expression(parsed), MARK)
     ranked = [texts[i.rowid] for i in mine if i.rowid in texts]
     return ([t for k, t in ranked if k in WHY] or [t for k, t in ranked if k not in WHY])[:SHOWN]
-
-
-def unmarked(text: str) -> str:
-    return re.sub(f"[{engine.MARK[0]}{engine.MARK[1]}]", "", text)
 
 
 def public(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The JSON contract: each level with exactly `KEYS`, in that order."""
     return [{k: level.get(k) for k in KEYS} for level in levels]
-
-
-def drawing(levels: list[dict[str, Any]], notes: dict[str, Any], width: int, color: bool) -> Any:
-    """The terminal view: each level with its score and confidence, why it matched, the reports it
-    looks like, its question and its sources' questions (those that matched the symptom marked)."""
-    import textwrap
-
-    from rich.console import Group
-    from rich.text import Text
-
-    from invmap.render import marked_text
-    from invmap.safe import escape
-
-    room = max(width - 7, 20)  # after the 7-column `  why  ` / `  ask  ` margin
-
-    def wrapped(first: str, rest: str, text: str, style: str = "") -> list[Any]:
-        lines = textwrap.wrap(text, max(width - len(first), 20), break_long_words=False, break_on_hyphens=False)
-        return [Text((first if i == 0 else rest) + line, style=style) for i, line in enumerate(lines)]
-
-    parts: list[Any] = []
-    for n, level in enumerate(levels):
-        if n:
-            parts.append(Text(""))
-        head = Text(f"{level['code']}  {escape(level['title'])}", style="bold cyan" if color else "")
-        head.append(f"  {level['score']:.1f}  {level['confidence']}")
-        parts.append(head)
-        for item in level["_marked"]:
-            parts += _marked_lines(item, room, marked_text)
-        for found in level.get("evidence") or ():  # what measurements showed (triage --metrics, --bench)
-            parts += wrapped("  saw  ", "       ", escape(found["text"]))
-        if level.get("_note"):
-            parts += wrapped("  note ", "       ", level["_note"], "dim" if color else "")
-        for r in level["reports"]:
-            parts += wrapped("  like ", "       ", f"{escape(r['id'])} ({r['primary']}): {escape(r['title'])}")
-        if level["question"]:
-            parts += wrapped("  ask  ", "       ", escape(level["question"]))
-        for s in level["sources"]:
-            mark = "* " if s["matched"] else "  "
-            parts.append(Text(f"  {mark}{escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
-            parts += wrapped("      ", "      ", escape(s["question"]))
-    return Group(*parts)
-
-
-def _marked_lines(item: str, room: int, marked_text: Any) -> list[Any]:
-    """A `why` line wrapped at spaces like the others, the marks kept on each piece."""
-    from rich.text import Text
-
-    words = item.split(" ")
-    lines: list[str] = []
-    current = ""
-    for w in words:
-        if current and len(unmarked(current)) + 1 + len(unmarked(w)) > room:
-            lines.append(current)
-            current = w
-        else:
-            current = f"{current} {w}" if current else w
-    if current:
-        lines.append(current)
-    out = []
-    for i, line in enumerate(lines):
-        opened = line.count(engine.MARK[0]) > line.count(engine.MARK[1])
-        text = Text("  why  " if i == 0 else "       ")
-        text.append_text(marked_text(line + (engine.MARK[1] if opened else "")))
-        out.append(text)
-        if opened and i + 1 < len(lines):
-            lines[i + 1] = engine.MARK[0] + lines[i + 1]
-    return out

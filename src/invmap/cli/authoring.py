@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +36,7 @@ def _warn_links(path: str) -> None:
 def where(ctx: typer.Context, args: Args) -> None:
     """Print which catalog file is active, and why; with --json, also the state of its index."""
     from invmap import index as indexes
-    from invmap.render import to_json
+    from invmap.render.machine import to_json
 
     location = state(ctx).location
     chain = [] if location.is_shipped else catalogs.chain_of(location.path)
@@ -81,7 +80,7 @@ def _path_argument(ctx: typer.Context, paths: list[str] | None, command: str) ->
 def check(ctx: typer.Context, args: Args) -> None:
     """Validate the active catalog (or PATH) and report every problem (exit 0 when valid, 3 when not),
     each with its line and column."""
-    from invmap.render import to_json
+    from invmap.render.machine import to_json
 
     if args.links:
         return check_links(ctx, args)
@@ -239,7 +238,7 @@ def add(ctx: typer.Context, args: Args) -> None:
     updated = catalogs.add_source(location, _ordered(entry), allow_duplicate=args.allow_duplicate)
     added = next(s for s in reversed(updated.sources) if s.id == entry["id"])
     if args.json_flag:
-        from invmap.render import to_json
+        from invmap.render.machine import to_json
 
         write(to_json(added.to_dict()))
     else:
@@ -280,7 +279,7 @@ def edit(ctx: typer.Context, args: Args) -> None:
     except edits.NoSuchId:
         raise _near_miss(ctx, args.target) from None
     if args.json_flag:
-        from invmap.render import to_json
+        from invmap.render.machine import to_json
 
         write(to_json(next(s for s in done.catalog.sources if s.id == done.ident).to_dict()))
         return
@@ -628,6 +627,7 @@ def check_links(ctx: typer.Context, args: Args) -> None:
     from invmap import links as linking
     from invmap import query
     from invmap.cache import cache_folder
+    from invmap.render.progress import link_progress
 
     location = state(ctx).location
     try:
@@ -645,7 +645,7 @@ def check_links(ctx: typer.Context, args: Args) -> None:
         by_id = {s.id: s for s in cat.sources}
         chosen = [by_id[i] for i in dict.fromkeys(wanted)]
     found = linking.links_of(chosen)
-    with _link_progress(len({link.url for link in found})) as step:
+    with link_progress(len({link.url for link in found}), _stderr_is_terminal()) as step:
         results = linking.check(
             found,
             per_host=args.per_host,
@@ -670,7 +670,7 @@ def _report_links(results: Any, every: bool, as_json: bool) -> None:
     """One line (or JSON object) per link that is not plainly alive (every link with `every`), then a
     count on a terminal's stderr."""
     from invmap import links as linking
-    from invmap.render import to_json
+    from invmap.render.machine import to_json
 
     shown = [(link, o) for link, o in results if every or o.status != "alive"]
     if as_json:
@@ -710,22 +710,6 @@ def _update_redirects(location: Any, results: Any) -> None:
         edits.edit_source(location, ident, fields, ())
         for field, url in fields.items():
             say(f"updated {ident} {field} to {escape(url)}")
-
-
-@contextlib.contextmanager
-def _link_progress(total: int) -> Any:
-    """A progress bar on a terminal's stderr while links are checked; nothing elsewhere."""
-    if not _stderr_is_terminal() or total < 2:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    with Progress(
-        TextColumn("checking links"), BarColumn(), MofNCompleteColumn(), console=Console(stderr=True), transient=True
-    ) as bar:
-        task = bar.add_task("links", total=total)
-        yield lambda advance, _total: bar.advance(task, advance)
 
 
 @implements("refresh")

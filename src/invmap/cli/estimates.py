@@ -88,7 +88,7 @@ def _write_record(ctx: typer.Context, args: Args, result: dict[str, Any]) -> Non
     from invmap import catalog as catalogs
     from invmap import estimate as core
     from invmap import records as experiment
-    from invmap.render import to_json
+    from invmap.render.machine import to_json
     from invmap.safe import escape
 
     source = query.resolve(index(ctx), args.record)

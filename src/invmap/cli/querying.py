@@ -45,26 +45,15 @@ def show(ctx: typer.Context, args: Args) -> None:
 
 
 def _record_drawing(record: dict[str, Any], fields: list[str], links: bool = False) -> Any:
-    from invmap import render
+    from invmap.render.blocks import record_view
 
-    return lambda width, color: render.record_view(record, fields, width, color, links)
+    return lambda width, color: record_view(record, fields, width, color, links)
 
 
 def _records_drawing(records: list[dict[str, Any]], fields: list[str], links: bool = False) -> Any:
-    def draw(width: int, color: bool) -> Any:
-        from rich.console import Group
-        from rich.text import Text
+    from invmap.render.blocks import records_view
 
-        from invmap import render
-
-        parts: list[Any] = []
-        for n, r in enumerate(records):
-            if n:
-                parts.append(Text(""))
-            parts.append(render.record_view(r, fields, width, color, links))
-        return Group(*parts)
-
-    return draw
+    return lambda width, color: records_view(records, fields, width, color, links)
 
 
 @implements("questions")
@@ -195,10 +184,10 @@ def settings(ctx: typer.Context, args: Args) -> None:
 def fields_cmd(ctx: typer.Context, args: Args) -> None:
     """List the field names that --fields accepts, with their meanings, wrapped to the terminal."""
     from invmap.fields import EXTRA, FIELDS, SORT_KEYS, TEXT_FIELDS
-    from invmap.render import fields_text
+    from invmap.render.documents import fields_text
 
     if args.json_flag:
-        from invmap.render import to_json
+        from invmap.render.machine import to_json
 
         write(
             to_json(
@@ -228,6 +217,7 @@ def fields_cmd(ctx: typer.Context, args: Args) -> None:
 @implements("triage")
 def triage(ctx: typer.Context, args: Args) -> None:
     from invmap import triage as levels
+    from invmap.render.triage import triage_view
 
     words = list(args.symptom or [])
     if not words and not (args.metrics or args.bench):
@@ -260,7 +250,7 @@ def triage(ctx: typer.Context, args: Args) -> None:
         return
     rows = [{k: t[k] for k in columns} for t in found]
     data = levels.public(found)
-    emit(out, Result(rows, columns, data=data, draw=lambda w, c: levels.drawing(found, notes, w, c)))
+    emit(out, Result(rows, columns, data=data, draw=lambda w, c: triage_view(found, notes, w, c)))
     _hidden_footer(out, notes)
     first = found[0]
     if first["sources"] and not any(s["matched"] for s in first["sources"]) and stdout_is_terminal():
@@ -377,6 +367,7 @@ def _triage_measured(
     from invmap import measure
     from invmap import triage as levels
     from invmap.cli.shared import say
+    from invmap.render.triage import triage_view
 
     items, said = measure.combine(idx, measured, found, words, chosen, limit)
     for line in [*measured.warnings, *measured.notes, *said]:
@@ -390,7 +381,7 @@ def _triage_measured(
             rows,
             columns,
             data=data if items or out.fmt in ("json", "jsonl") else None,
-            draw=lambda w, c: levels.drawing(items, notes, w, c),
+            draw=lambda w, c: triage_view(items, notes, w, c),
         ),
     )
     _hidden_footer(out, notes)

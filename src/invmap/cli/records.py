@@ -27,7 +27,7 @@ def record_new(ctx: typer.Context, args: Args) -> None:
     import datetime as dt
 
     from invmap import catalog as catalogs
-    from invmap.render import to_json
+    from invmap.render.machine import to_json
 
     if args.result_type not in experiment.RESULT_TYPES:
         raise UsageError(f"unknown result type '{args.result_type}' (valid: {', '.join(experiment.RESULT_TYPES)})")
@@ -56,7 +56,7 @@ def record_new(ctx: typer.Context, args: Args) -> None:
 @implements("record check")
 def record_check(ctx: typer.Context, args: Args) -> None:
     """Validate experiment records; every problem with its JSON path (exit 0 when all valid, 3 when not)."""
-    from invmap.render import to_json
+    from invmap.render.machine import to_json
 
     results = []
     for path in args.files:

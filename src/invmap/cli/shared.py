@@ -42,8 +42,9 @@ class State:
     def index(self) -> Index:
         if self._index is None:
             from invmap.index import open_catalog
+            from invmap.render.progress import catalog_progress
 
-            self._index = open_catalog(self.location, progress=progress_bar)
+            self._index = open_catalog(self.location, progress=catalog_progress)
         return self._index
 
 
@@ -62,41 +63,6 @@ def color_mode(value: str) -> str:
     if value not in COLOR_MODES:
         raise typer.BadParameter(f"'{escape(value)}' is not one of {', '.join(COLOR_MODES)}", param_hint="'--color'")
     return value
-
-
-def progress_bar(path: str, size: int) -> Any:
-    """For a first run of a large catalog: a bar on stderr while it is read and indexed (a terminal
-    only), as `index.open_catalog` asks for it; None elsewhere."""
-    try:
-        if sys.stderr is None or not sys.stderr.isatty():
-            return None
-    except (ValueError, AttributeError):
-        return None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    name = escape(os.path.basename(path))
-    task: list[Any] = []
-
-    def report(phase: str | None, amount: int | None) -> None:
-        if phase == "reading":
-            bar.start()
-            task.append(bar.add_task(f"Reading {name}", total=None))
-        elif phase == "indexing":
-            bar.update(task[0], description=f"Indexing {name}", total=amount, completed=0)
-        elif phase == "done":
-            bar.stop()
-        elif amount:
-            bar.advance(task[0], amount)
-
-    return report
 
 
 # --- the output bundle ------------------------------------------------------------------------
@@ -247,6 +213,7 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     a pager when it is taller than the terminal, and shows at most TABLE_ROW_CAP rows unless `show_all`
     (a table into a pipe or a file always holds every row)."""
     from invmap import render
+    from invmap.render.layout import hidden_columns
 
     size = terminal_size()
     context = render.Context(width=size.columns, color=out.color, links=out.links, excel=excel)
@@ -271,7 +238,7 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     if capped:
         notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
     if terminal and result.draw is None and rows:
-        hidden = render.hidden_columns(rows, result.fields, size.columns)
+        hidden = hidden_columns(rows, result.fields, size.columns)
         if hidden:  # a column the width left out is said, never dropped silently
             notice(f"{', '.join(hidden)} hidden at {size.columns} columns; --fields to choose")
 

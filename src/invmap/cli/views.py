@@ -18,7 +18,8 @@ from invmap.render import Result
 
 @implements("layers")
 def layers(ctx: typer.Context, args: Args) -> None:
-    from invmap import overview, render
+    from invmap import overview
+    from invmap.render.levels import level_view, levels_table
 
     out = output(ctx, args)
     idx = index(ctx)
@@ -31,7 +32,7 @@ def layers(ctx: typer.Context, args: Args) -> None:
         fields = ["code", "title", "scope", "question", "metrics", "symptoms", "count", "sources"]
         emit(
             out,
-            Result([level], fields, data=level, single=True, draw=lambda w, c: render.level_view(level, w, c)),
+            Result([level], fields, data=level, single=True, draw=lambda w, c: level_view(level, w, c)),
         )
         return
     rows = overview.layer_rows(details, selected)
@@ -40,12 +41,13 @@ def layers(ctx: typer.Context, args: Args) -> None:
         "markdown": ["code", "title", "scope", "count", "names"],
         "plain": ["code", "title", "count", "sources"],
     }.get(out.fmt, ["code", "title", "scope", "question", "metrics", "symptoms", "count", "sources", "names"])
-    emit(out, Result(rows, fields, draw=lambda w, c: render.levels_table(rows, w, c)))
+    emit(out, Result(rows, fields, draw=lambda w, c: levels_table(rows, w, c)))
 
 
 @implements("stats")
 def stats(ctx: typer.Context, args: Args) -> None:
-    from invmap import overview, render
+    from invmap import overview
+    from invmap.render.overview import bar_charts
 
     out = output(ctx, args)
     idx = index(ctx)
@@ -54,14 +56,15 @@ def stats(ctx: typer.Context, args: Args) -> None:
     def draw(width: int, color_on: bool) -> str:
         groups = [("By type", counts["by_type"]), ("By year", counts["by_year"]), ("By level code", counts["by_layer"])]
         noun = "source" if counts["total"] == 1 else "sources"
-        return f"{counts['total']} {noun}\n\n" + render.bar_charts(groups, min(width, 100))
+        return f"{counts['total']} {noun}\n\n" + bar_charts(groups, min(width, 100))
 
     emit(out, Result(overview.stats_rows(counts), ["group", "key", "count"], data=counts, draw=draw))
 
 
 @implements("map")
 def map_(ctx: typer.Context, args: Args) -> None:
-    from invmap import overview, render
+    from invmap import overview
+    from invmap.render.overview import grid_lines, grid_view
 
     out = output(ctx, args)
     idx = index(ctx)
@@ -72,10 +75,10 @@ def map_(ctx: typer.Context, args: Args) -> None:
     emit(
         out,
         Result(
-            render.grid_lines(grid),
+            grid_lines(grid),
             ["layer", "year", "names"],
             data=grid,
-            draw=lambda width, color_on: render.grid_view(grid, titles, width, color_on),
+            draw=lambda width, color_on: grid_view(grid, titles, width, color_on),
         ),
     )
 
@@ -90,11 +93,11 @@ def related(ctx: typer.Context, args: Args) -> None:
 
 @implements("guide")
 def guide(ctx: typer.Context, args: Args) -> None:
-    from invmap import render
+    from invmap.render.documents import guide_text
 
     out = output(ctx, args)
     info = index(ctx).info()
-    draw = lambda width, _c: render.guide_text(info, "plain", width=min(width, 100))  # noqa: E731
+    draw = lambda width, _c: guide_text(info, "plain", width=min(width, 100))  # noqa: E731
     emit(out, Result([], [], data=info if info is not None else {}, draw=draw))
 
 

@@ -17,10 +17,10 @@ def why(
     index: Index, searched: Sequence[tuple[str, Sequence[str], str]], rowid: int, record: dict[str, Any]
 ) -> tuple[list[str], str]:
     """(the fields a result matched in, best first; the best one as `field: …text…` with the matched
-    words between search.MARK). The index's own columns count as the fields they come from: a level's
+    words between marks.MARK). The index's own columns count as the fields they come from: a level's
     words as `layer`, a CamelCase word's parts as the field holding the word."""
     from invmap import fields as declared
-    from invmap.search import MARK  # the search package is read only when a search runs
+    from invmap.marks import MARK
 
     marked: dict[str, str] = {}
     for table, columns, expression in searched:  # (table, its columns searched, the query's expression there)
@@ -48,7 +48,7 @@ def _as_field(column: str, text: str, words: set[str], record: dict[str, Any]) -
     """(field, marked text) of a highlighted column of the index: a level's words as `layer`, a
     list of tables as its searched columns only, a CamelCase word's parts as the field holding it."""
     from invmap import fields as declared
-    from invmap.search import MARK
+    from invmap.marks import MARK
 
     if column == "level_words":
         return "layer", f"{record['layer']} ({MARK[0]}{' '.join(sorted(words))}{MARK[1]} level)"
@@ -70,7 +70,7 @@ def _flat(value: Any) -> str:
 
 def _mark_words(text: str, words: set[str]) -> str:
     """Mark the words of `text` containing any of `words` (a CamelCase word holding a matched part)."""
-    from invmap.search import MARK
+    from invmap.marks import MARK
 
     return re.sub(
         r"[^\W_]+",
@@ -81,9 +81,9 @@ def _mark_words(text: str, words: set[str]) -> str:
 
 def _window(text: str) -> str:
     """At most about WHY_WIDTH characters around the first matched word, cut at spaces with `…`."""
-    from invmap.search import MARK
+    from invmap.marks import MARK, unmarked
 
-    if len(text.replace(MARK[0], "").replace(MARK[1], "")) <= WHY_WIDTH:
+    if len(unmarked(text)) <= WHY_WIDTH:
         return text
     at = text.index(MARK[0])
     start = max(0, at - WHY_WIDTH // 3)

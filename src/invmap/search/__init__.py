@@ -26,9 +26,9 @@ from invmap.search.bm25f import weighted
 from invmap.search.coverage import exact_filter, rank
 from invmap.search.expressions import expression, group_expression, phrase
 from invmap.search.parsing import build_query, parse
-from invmap.search.terms import MARK, STOP_WORDS, Group, Hit, Query, words_of
+from invmap.search.terms import STOP_WORDS, Group, Hit, Query, words_of
 
 __all__ = [
-    "MARK", "STOP_WORDS", "Group", "Hit", "Query", "build_query", "exact_filter", "expression",
+    "STOP_WORDS", "Group", "Hit", "Query", "build_query", "exact_filter", "expression",
     "group_expression", "parse", "phrase", "rank", "weighted", "words_of",
 ]  # fmt: skip

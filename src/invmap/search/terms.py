@@ -15,7 +15,6 @@ STOP_WORDS = frozenset(
     "that the their then there these this those to too was we were what when where which while why will with "
     "you your".split()
 )
-MARK = ("\x02", "\x03")  # around matched words in `highlights`; catalog text never holds control characters
 _WORD = re.compile(r"[^\W_]+")
 
 

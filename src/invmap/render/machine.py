@@ -1,0 +1,120 @@
+"""The formats written flat, a record after another, never drawn: JSON, JSON lines, CSV and TSV (for
+programs), Markdown tables and plain tab-separated lines. rich is never loaded here. Each renderer is
+named by `formats.FORMATS`: `render(result, context)` yields the text a batch of records at a time."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from invmap.marks import unmarked
+from invmap.render import Context, Result, batches
+from invmap.render.cells import excel_safe, header, human_cell, machine_cell, one_line
+from invmap.safe import json_safe
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def to_json(data: Any, indent: int | None = 2) -> str:
+    """The one JSON encoder: UTF-8 text kept as is, but every C0, C1 and bidi control written as a
+    `\\u` escape (the same string to a JSON reader, nothing raw for a terminal)."""
+    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent)) + "\n"
+
+
+def json_line(value: Any) -> str:
+    """Compact one-line JSON for one record, as `json.dumps(..., ensure_ascii=False)` writes it."""
+    return json_safe(_ENCODE(value))
+
+
+def machine_batches(result: Result) -> Iterator[list[dict[str, Any]]]:
+    """`batches`, with the marks around matched words taken out of `why`: they are for drawing bold
+    on a terminal, never data (csv, tsv and plain cells lose them in `machine_cell`)."""
+    if "why" not in result.fields:
+        yield from batches(result)
+        return
+    for part in batches(result):
+        yield [{**r, "why": unmarked(r["why"])} if isinstance(r.get("why"), str) else r for r in part]
+
+
+def json_text(result: Result, context: Context) -> Iterator[str]:
+    if result.data is not None or result.single:
+        yield to_json(result.data if result.data is not None else next(machine_batches(result))[0], indent=2)
+        return
+    # One record a line inside the array: readable, and fast (the C encoder; indent= is pure Python).
+    if not result.rows:
+        yield "[]\n"
+        return
+    for n, part in enumerate(machine_batches(result)):
+        yield ("[\n" if n == 0 else ",\n") + ",\n".join(map(json_line, part))
+    yield "\n]\n"
+
+
+def jsonl_text(result: Result, context: Context) -> Iterator[str]:
+    if isinstance(result.data, list):
+        yield "".join(json_line(item) + "\n" for item in result.data)
+        return
+    for part in machine_batches(result):
+        yield "".join(json_line(r) + "\n" for r in part)
+
+
+def _delimited(result: Result, context: Context, dialect: str) -> Iterator[str]:
+    import csv
+
+    fields = result.fields
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, dialect=dialect, lineterminator="\n")
+    writer.writerow(fields)
+    for part in batches(result):
+        cells = (
+            [v if type(v) is str and f != "why" else machine_cell(f, v) for f, v in zip(fields, map(r.get, fields))]
+            for r in part
+        )
+        writer.writerows(([excel_safe(c) for c in row] for row in cells) if context.excel else cells)
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+def csv_text(result: Result, context: Context) -> Iterator[str]:
+    return _delimited(result, context, "excel")
+
+
+def tsv_text(result: Result, context: Context) -> Iterator[str]:
+    return _delimited(result, context, "excel-tab")
+
+
+def markdown_text(result: Result, context: Context) -> Iterator[str]:
+    fields = result.fields
+    rows = [r for part in batches(result) for r in part]
+    if result.single:
+        yield markdown_table(["Field", "Value"], [[header(f), human_cell(f, rows[0][f])] for f in fields])
+    else:
+        yield markdown_table([header(f) for f in fields], [[human_cell(f, r[f]) for f in fields] for r in rows])
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(one_line(c).replace("|", "\\|") for c in cells) + " |\n"
+
+    return line(headers) + "|" + "---|" * len(headers) + "\n" + "".join(line(r) for r in rows)
+
+
+def plain_text(result: Result, context: Context) -> Iterator[str]:
+    fields = result.fields
+    if result.single or result.blocks:  # the same shape whatever the number of records
+        for n, record in enumerate(r for part in batches(result) for r in part):
+            yield ("\n" if n else "") + "".join(f"{f}\t{_plain_cell(f, record[f])}\n" for f in fields)
+        return
+    for part in batches(result):
+        yield "".join("\t".join(_plain_cell(f, r[f]) for f in fields) + "\n" for r in part)
+
+
+def _plain_cell(f: str, value: Any) -> str:
+    if f == "year" and value is None:
+        return "n.d."
+    if isinstance(value, float):
+        return human_cell(f, value)
+    return one_line(machine_cell(f, value))
