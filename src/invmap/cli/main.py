@@ -16,7 +16,8 @@ from invmap import __version__
 from invmap import location as catalog_location
 from invmap import options as decl
 from invmap.cli import shortcuts
-from invmap.cli.shared import State, color_mode, complete_color
+from invmap.cli.shared import State, color_mode, complete_color, running
+from invmap.environment import Environment
 from invmap.errors import InvmapError, NotFoundError, UsageError
 
 COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
@@ -27,6 +28,17 @@ class InvmapGroup(typer.core.TyperGroup):
     """The root command group: commands listed in their declared groups; each built only when it runs
     (with the shortcuts on); every InvmapError a command raises turned into its message on stderr and
     its exit code."""
+
+    def main(self, *args: Any, **extra: Any) -> Any:
+        """One run: its environment made here, once (a test passes its own as `obj`)."""
+        given = extra.get("obj")
+        if not isinstance(given, Environment):
+            given = None
+        else:  # the help's width too (click would compute it from the process's terminal, as here)
+            del extra["obj"]
+            extra.setdefault("terminal_width", max(min(given.columns, 80) - 2, 50))
+        with running(given):
+            return super().main(*args, **extra)
 
     def list_commands(self, ctx: typer.Context) -> list[str]:
         return list(COMMANDS) if shortcuts.ENABLED else super().list_commands(ctx)
