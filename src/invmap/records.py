@@ -416,3 +416,19 @@ def with_records(
                 f"{rid} (invalid)" for rid in r["invalid_records"]
             ]
     return rows
+
+
+def write_file(target: str, text: str, record_id: str, *, force: bool = False) -> None:
+    """A record's JSON written to `target` (a file path, never a folder), its folder created if it
+    does not exist (`-o experiments/x.json` in a fresh project); an existing file only with `force`."""
+    from invmap import catalog
+
+    parent = Path(target).parent
+    if target.endswith("/") or Path(target).is_dir():
+        raise UsageError(f"{target} is a folder: give a file path such as {Path(target) / (record_id + '.json')}")
+    if not parent.exists() and not parent.is_symlink():
+        try:
+            parent.mkdir(parents=True)
+        except OSError as exc:
+            raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
+    catalog.write_output(target, text, force=force)

@@ -241,15 +241,22 @@ def triage(ctx: typer.Context, args: Args) -> None:
         _triage_measured(out, found)
     else:
         _triage_words(out, found, opts.words, to_person)
-    if found.notes["hidden"] and to_person and (measured is not None or found.found):
+    if to_person and (measured is not None or found.found):
+        _triage_footer(found, opts.words)
+
+
+def _triage_footer(found: Any, words: list[str]) -> None:
+    """After the levels, for a person: how many more scored lower; a level none of whose sources
+    speaks of the words."""
+    if found.notes["hidden"]:
         more = found.notes["hidden"]
         notice(f"{more} more level{'s' if more > 1 else ''} scored lower (--all)")
-    if measured is None and found.found and to_person:
+    if found.measured is None:
         first = found.found[0]
         if first["sources"] and not any(s["matched"] for s in first["sources"]):
             # the level fits, but none of its sources speaks of these words
             notice(
-                f"no source in the map addresses '{' '.join(opts.words)}' at {first['code']}; "
+                f"no source in the map addresses '{' '.join(words)}' at {first['code']}; "
                 "its sources are listed for their questions"
             )
 
