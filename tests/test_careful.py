@@ -541,8 +541,8 @@ def test_import_cuts_ids_at_a_word_boundary(cli, tmp_path):
 # --- 14. a Markdown export says what it leaves out -------------------------------------------------------------
 
 
-def test_markdown_export_names_the_fields_it_leaves_out(sh):
-    result = sh("export", "--format", "markdown")
+def test_markdown_export_names_the_fields_it_leaves_out(cli):
+    result = cli("export", "--format", "markdown")
     kept = ("type", "source", "year", "layer", "mechanism", "objective", "question", "availability", "accessed")
     lost = [f.name for f in FIELDS if f.stored and f.name not in kept]
     assert result.err == (
@@ -550,8 +550,8 @@ def test_markdown_export_names_the_fields_it_leaves_out(sh):
         "('invmap import' derives id, name, authors, arXiv id and DOI from the Source cell again); "
         "--format toml or json keeps every field\n"
     )
-    assert "code" not in sh("export", "--format", "markdown", "--links").err.split("leaves out ")[1].split(" (")[0]
-    assert sh("export", "--format", "toml").err == ""
+    assert "code" not in cli("export", "--format", "markdown", "--links").err.split("leaves out ")[1].split(" (")[0]
+    assert cli("export", "--format", "toml").err == ""
 
 
 def test_readme_own_catalog_block_runs_as_written(tmp_path):
