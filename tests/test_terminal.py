@@ -222,3 +222,28 @@ def test_a_table_without_colour_is_rich_s_text_drawn_faster():
                 for lead in (False, True):  # one block a source, where the table does not fit
                     drawn = render.to_terminal_text(render.stacked(data, fields, width, False, lead=lead), width, False)
                     assert render.plain_stacked(data, fields, width, lead=lead) == drawn, (fields, width, lead)
+
+
+def test_the_environment_carries_the_colour_decision_and_the_pager():
+    """What a run knows of its terminal is one object: a test builds it, nothing reads sys for it."""
+    from invmap.environment import Environment
+
+    on = Environment.terminal(80, variables={"TERM": "xterm-256color"})
+    assert (on.use_color("auto"), on.use_color("never"), on.use_color("always")) == (True, False, True)
+    assert not Environment.terminal(80, variables={"NO_COLOR": "1"}).use_color("auto")
+    assert not Environment.terminal(80, variables={"TERM": "dumb"}).use_color("auto")
+    piped = Environment(variables={})
+    assert (piped.use_color("auto"), piped.use_color("always")) == (False, True)
+    assert piped.pager_command == "less" and piped.pager_variables() == {"LESS": "FRX"}
+    chosen = Environment(variables={"INVMAP_PAGER": "", "PAGER": "more", "LESS": "R"})
+    assert chosen.pager_command == "" and chosen.pager_variables()["LESS"] == "R"
+    assert Environment(variables={"PAGER": "more"}).pager_command == "more"
+
+
+def test_a_test_s_environment_sets_the_width_and_the_terminal(cli):
+    from invmap.environment import Environment
+
+    narrow = cli("--color", "never", "list", environment=Environment.terminal(60)).out
+    wide = cli("--color", "never", "list", environment=Environment.terminal(120)).out
+    assert max(map(len, narrow.splitlines())) <= 60 < max(map(len, wide.splitlines())) <= 120
+    assert "\t" in cli("list", environment=Environment(columns=60)).out  # not a terminal: plain lines
