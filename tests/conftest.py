@@ -91,11 +91,13 @@ class Result:
 
 @pytest.fixture
 def cli():
-    """invmap in-process through Typer's CliRunner: cli('list', '--json')."""
+    """invmap in-process through Typer's CliRunner: cli('list', '--json'); `environment=` runs it in
+    an `invmap.environment.Environment` of the test's (a terminal of some width, say)."""
     runner = CliRunner()
 
-    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
-        result = runner.invoke(app, list(args), input=input, env=env, prog_name="invmap")
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, environment=None) -> Result:
+        extra = {"obj": environment} if environment is not None else {}
+        result = runner.invoke(app, list(args), input=input, env=env, prog_name="invmap", **extra)
         if result.exception and not isinstance(result.exception, SystemExit):
             raise result.exception
         return Result(result.exit_code, result.stdout, result.stderr)
@@ -227,8 +229,35 @@ def screen(args: list[str], cols: int, env: dict | None = None, rows: int = 300)
         timeout=60,
         env={**outside, "SHELL": "/bin/sh", "INVMAP_PAGER": "cat", "TERM": "xterm-256color", **(env or {})},
     ).stdout
+    return _visible(out).splitlines()
+
+
+def on_terminal(
+    args: list[str], cols: int, env: dict | None = None, rows: int = 300, input: str | None = None
+) -> list[str]:
+    """What `screen` shows, in-process: invmap run through CliRunner in an `Environment` whose stdin,
+    stdout and stderr are a terminal `cols` x `rows` (escape sequences removed). For how output looks
+    at a width; `screen` stays for what only a real pseudo-terminal shows (its size, its pager)."""
+    from invmap.environment import Environment
+
+    variables = {"COLUMNS": str(cols), "LINES": str(rows), "INVMAP_PAGER": "cat", "TERM": "xterm-256color"}
+    result = CliRunner().invoke(
+        app,
+        list(args),
+        input=input,
+        env={**variables, **(env or {})},
+        prog_name="invmap",
+        obj=Environment.terminal(columns=cols, lines=rows),
+    )
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return _visible(result.output).splitlines()
+
+
+def _visible(out: str) -> str:
+    """A terminal's text without its escape sequences (hyperlinks, colours) and carriage returns."""
     out = re.sub(r"\x1b\][^\x07\x1b]*(\x07|\x1b\\)", "", out)
-    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "").splitlines()
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "")
 
 
 def ids_of(result) -> list[str]:

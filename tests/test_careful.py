@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ASSETS, REPO, add_args, bash, ids_of, installed_invmap, screen, tab
+from conftest import ASSETS, REPO, add_args, bash, ids_of, installed_invmap, on_terminal, screen, tab
 from invmap import formats
 from invmap import options as decl
 from invmap.fields import FIELDS, HEADERS, MAX_ID, TEXT_FIELDS
@@ -415,17 +415,17 @@ def test_record_check_says_a_value_is_missing(cli, tmp_path):
 
 
 def test_a_narrow_list_names_the_columns_it_hides():
-    lines = screen(["list"], 60)
+    lines = on_terminal(["list"], 60)
     footer = re.fullmatch(r"(.+) hidden at 60 columns; --fields to choose", lines[-1])
     assert footer, lines[-1]
     header = lines[0].split()
     hidden = footer.group(1).split(", ")
     assert hidden and all(h not in header for h in hidden)
-    assert not any("hidden at" in line for line in screen(["list", "--fields", "id,year"], 60))
+    assert not any("hidden at" in line for line in on_terminal(["list", "--fields", "id,year"], 60))
 
 
 def test_triage_wraps_why_lines_as_it_wraps_questions():
-    lines = screen(["triage", "requests are preempted because the KV cache is full"], 60)
+    lines = on_terminal(["triage", "requests are preempted because the KV cache is full"], 60)
     assert not any(line.rstrip().endswith("…") for line in lines)
     assert all(len(line.rstrip()) <= 60 for line in lines)
     assert "  why  requests are preempted or swapped out because the KV" in lines
@@ -450,7 +450,7 @@ def test_long_help_is_paged_like_other_long_output(tmp_path):
 
 @pytest.mark.parametrize("command", [c for c in decl.COMMANDS if c.name != "record"], ids=lambda c: c.path)
 def test_help_never_splits_a_flag_or_a_link(command):
-    text = "\n".join(screen([*command.path.split(), "--help"], 80))  # as an 80-column terminal shows it
+    text = "\n".join(on_terminal([*command.path.split(), "--help"], 80))  # as an 80-column terminal shows it
     words = set(text.split())
     for option in decl.options_of(command):
         assert any(w.startswith(option.flags[0]) for w in words), option.flags[0]
@@ -497,7 +497,7 @@ def test_fields_json_lists_every_field(cli):
 
 
 def test_diff_says_no_differences_at_a_terminal():
-    assert screen(["diff", "shipped", "shipped"], 80) == ["no differences"]
+    assert on_terminal(["diff", "shipped", "shipped"], 80) == ["no differences"]
 
 
 @pytest.mark.parametrize("field", TEXT_FIELDS)
@@ -541,8 +541,8 @@ def test_import_cuts_ids_at_a_word_boundary(cli, tmp_path):
 # --- 14. a Markdown export says what it leaves out -------------------------------------------------------------
 
 
-def test_markdown_export_names_the_fields_it_leaves_out(sh):
-    result = sh("export", "--format", "markdown")
+def test_markdown_export_names_the_fields_it_leaves_out(cli):
+    result = cli("export", "--format", "markdown")
     kept = ("type", "source", "year", "layer", "mechanism", "objective", "question", "availability", "accessed")
     lost = [f.name for f in FIELDS if f.stored and f.name not in kept]
     assert result.err == (
@@ -550,8 +550,8 @@ def test_markdown_export_names_the_fields_it_leaves_out(sh):
         "('invmap import' derives id, name, authors, arXiv id and DOI from the Source cell again); "
         "--format toml or json keeps every field\n"
     )
-    assert "code" not in sh("export", "--format", "markdown", "--links").err.split("leaves out ")[1].split(" (")[0]
-    assert sh("export", "--format", "toml").err == ""
+    assert "code" not in cli("export", "--format", "markdown", "--links").err.split("leaves out ")[1].split(" (")[0]
+    assert cli("export", "--format", "toml").err == ""
 
 
 def test_readme_own_catalog_block_runs_as_written(tmp_path):

@@ -19,29 +19,29 @@ Primary papers and official project sources, by layer.
 """
 
 
-def test_markdown_links_round_trip_keeps_every_link(sh, tmp_path):
-    exported = sh("export", "--format", "markdown", "--links").out
+def test_markdown_links_round_trip_keeps_every_link(cli, tmp_path):
+    exported = cli("export", "--format", "markdown", "--links").out
     assert "[PagedAttention, Kwon et al.](https://arxiv.org/abs/2309.06180)" in exported
-    back = sh("import", "-", input=exported)
+    back = cli("import", "-", input=exported)
     assert back.code == 0, back.err
     path = tmp_path / "back.toml"
     path.write_text(back.out, encoding="utf-8")
-    assert sh("--catalog", str(path), "check").code == 0
-    mine = {r["source"]: r for r in json.loads(sh("--catalog", str(path), "list", "--json").out)}
-    for r in json.loads(sh("list", "--json").out):
+    assert cli("--catalog", str(path), "check").code == 0
+    mine = {r["source"]: r for r in json.loads(cli("--catalog", str(path), "list", "--json").out)}
+    for r in json.loads(cli("list", "--json").out):
         got = mine[r["source"]]
         assert (got["url"], got["code"]) == (r["url"], r["code"]), r["id"]
         if r["arxiv"] and r["url"].startswith("https://arxiv.org/"):  # the one Source link carries the arXiv id
             assert got["arxiv"] == r["arxiv"], r["id"]
 
 
-def test_upstream_style_markdown_imports_with_links(sh, tmp_path):
+def test_upstream_style_markdown_imports_with_links(cli, tmp_path):
     source = tmp_path / "map.md"
     source.write_text(UPSTREAM_MAP, encoding="utf-8")
     out = tmp_path / "map.toml"
-    assert sh("import", str(source), "-o", str(out)).code == 0
-    assert sh("--catalog", str(out), "check").code == 0
-    records = {r["id"]: r for r in json.loads(sh("--catalog", str(out), "list", "--json").out)}
+    assert cli("import", str(source), "-o", str(out)).code == 0
+    assert cli("--catalog", str(out), "check").code == 0
+    records = {r["id"]: r for r in json.loads(cli("--catalog", str(out), "list", "--json").out)}
     paged = records["pagedattention"]
     assert (paged["arxiv"], paged["code"], paged["source"]) == (
         "2309.06180",
@@ -53,8 +53,8 @@ def test_upstream_style_markdown_imports_with_links(sh, tmp_path):
     assert vllm["source"] == "vLLM documentation and public source"
     assert (vllm["url"], vllm["code"]) == ("https://docs.vllm.ai/", "https://github.com/vllm-project/vllm")
     assert records["aegaeon"]["doi"] == "10.1145/3731569.3764815"
-    assert json.loads(sh("--catalog", str(out), "guide", "--json").out)["procedure"] == [
+    assert json.loads(cli("--catalog", str(out), "guide", "--json").out)["procedure"] == [
         "Start with the layer.",
         "Read the primary source.",
     ]
-    assert json.loads(sh("--catalog", str(out), "show", "2309.06180", "--json").out)["id"] == "pagedattention"
+    assert json.loads(cli("--catalog", str(out), "show", "2309.06180", "--json").out)["id"] == "pagedattention"

@@ -498,9 +498,9 @@ def test_plain_and_table_show_the_evidence(cli, tmp_path):
         "",
         "kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started",
     ]
-    from conftest import screen
+    from conftest import on_terminal
 
-    shown = screen(["triage", "--metrics", path], 80)
+    shown = on_terminal(["triage", "--metrics", path], 80)
     assert "  saw  kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started" in shown
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ids_of, screen
+from conftest import ids_of, on_terminal
 from invmap import formats
 
 JUDGMENTS = Path(__file__).parent / "assets" / "relevance.json"
@@ -248,7 +248,7 @@ def test_a_correction_is_in_json_and_on_stderr_at_a_terminal(cli):
     plain = cli("search", "specualtive", "--format", "csv", "--fields", "id,corrected")
     assert plain.out.splitlines()[:2] == ["id,corrected", "speculative-decoding,specualtive=speculative"]
     assert plain.err == ""  # in a pipe the data carry it; stderr stays quiet
-    lines = screen(["search", "specualtive", "--limit", "1"], 120)
+    lines = on_terminal(["search", "specualtive", "--limit", "1"], 120)
     assert lines[0] == "searched for 'speculative' (for 'specualtive')"
 
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import bash, generated_catalog, installed_invmap, screen
+from conftest import bash, generated_catalog, installed_invmap, on_terminal, screen
 
 
 @pytest.mark.parametrize("cols", [60, 80, 120])
@@ -41,17 +41,17 @@ def test_identifiers_are_never_split(cli, args, cols):
 
 
 def test_line_budgets_at_80_columns():
-    assert len(screen(["list"], 80)) <= 95  # ID, Year, Layer and mechanism all kept
-    assert len(screen(["questions"], 80)) <= 96  # whole layer labels where they fit; a footer names Name, hidden
-    assert len(screen(["list", "--layer", "L3"], 80)) <= 25
-    assert len(screen(["map"], 80)) <= 45
+    assert len(on_terminal(["list"], 80)) <= 95  # ID, Year, Layer and mechanism all kept
+    assert len(on_terminal(["questions"], 80)) <= 96  # whole layer labels where they fit; a footer names Name, hidden
+    assert len(on_terminal(["list", "--layer", "L3"], 80)) <= 25
+    assert len(on_terminal(["map"], 80)) <= 45
 
 
 def test_show_leaves_out_empty_fields_and_prints_links_whole():
-    lines = screen(["show", "gqa"], 60)
+    lines = on_terminal(["show", "gqa"], 60)
     assert not any(line.startswith("DOI") or line.startswith("Code") for line in lines)
     assert any(line.endswith("https://arxiv.org/abs/2305.13245") for line in lines)
-    layer = screen(["show", "mooncake"], 80)
+    layer = on_terminal(["show", "mooncake"], 80)
     assert any(re.match(r"Layer\s+L3 and L5 \(L3, L5\)$", line) for line in layer)
 
 
@@ -72,13 +72,11 @@ def test_pager_used_only_on_a_terminal(tmp_path):
     assert not marker.exists()
 
 
-def test_hyperlinks_only_with_colour_on_a_terminal():
-    program = installed_invmap()
+def test_hyperlinks_only_with_colour_on_a_terminal(cli):
+    from invmap.environment import Environment
 
     def on_a_terminal(**env: str) -> str:
-        return bash(
-            f"script -qec \"stty cols 120; '{program}' list --layer L3\" /dev/null", INVMAP_PAGER="cat", **env
-        ).stdout
+        return cli("list", "--layer", "L3", env=env, environment=Environment.terminal(120)).out
 
     on = on_a_terminal(TERM="xterm-256color")
     assert "\x1b]8;" in on and "https://arxiv.org/abs/2309.06180" in on
@@ -105,11 +103,11 @@ def test_help_teaches(cli):
 
 
 def test_empty_result_says_so_on_a_terminal_only():
-    lines = screen(["list", "--type", "survey", "--layer", "L1"], 80)
+    lines = on_terminal(["list", "--type", "survey", "--layer", "L1"], 80)
     assert lines == ["no sources match --layer L1 --type survey"]
-    nothing = screen(["search", "zzqqxx"], 80)
+    nothing = on_terminal(["search", "zzqqxx"], 80)
     assert nothing == ["nothing matches 'zzqqxx'; try fewer words, or 'invmap define'"]
-    narrowed = screen(["search", "zzqqxx", "--in", "title"], 80)
+    narrowed = on_terminal(["search", "zzqqxx", "--in", "title"], 80)
     assert narrowed == ["nothing matches 'zzqqxx'; search looked at title; try --in all"]
 
 
@@ -135,9 +133,9 @@ def test_tables_stop_at_200_rows_on_a_terminal_only(cli, tmp_path, command):
     to_file = tmp_path / "t.txt"
     assert bash(f"'{installed_invmap()}' " + " ".join(f"'{a}'" for a in args) + f" > '{to_file}'").returncode == 0
     assert rows(to_file.read_text()) == 250
-    on_terminal = screen(args, 80)
-    assert rows("\n".join(on_terminal)) == 200 and "50 more rows; use --all" in on_terminal[-1]
-    assert not any("more rows" in line for line in screen([*args, "--all"], 80))
+    shown = on_terminal(args, 80)
+    assert rows("\n".join(shown)) == 200 and "50 more rows; use --all" in shown[-1]
+    assert not any("more rows" in line for line in on_terminal([*args, "--all"], 80))
 
 
 def test_every_help_page_fits_60_columns_and_breaks_only_at_spaces():
@@ -148,6 +146,7 @@ def test_every_help_page_fits_60_columns_and_breaks_only_at_spaces():
 
     paths = [[], *([*c.path.split(), "--help"] for c in COMMANDS)]
     paths[0] = ["--help"]
+    # a real terminal: with the Typer shortcuts off, every command's help is built at import, at its width
     with ThreadPoolExecutor(4) as pool:
         pages = list(pool.map(lambda args: screen(args, 60), paths))
     for args, lines in zip(paths, pages):
@@ -163,16 +162,16 @@ def test_every_help_page_fits_60_columns_and_breaks_only_at_spaces():
 
 
 def test_long_messages_wrap_at_spaces_on_a_terminal():
-    lines = screen(["list", "--fields", "nme"], 60)
+    lines = on_terminal(["list", "--fields", "nme"], 60)
     assert lines[0] == "Error: unknown field 'nme'; did you mean 'name'? (valid"
     assert all(len(line) <= 60 and line.startswith("  ") for line in lines[1:])
     assert " ".join(line.strip() for line in lines).endswith("question, availability, accessed)")
 
 
 def test_list_keeps_year_and_layer_at_80_and_labels_whole_at_120():
-    head80 = screen(["list", "--no-pager"], 80)[0].split()
+    head80 = on_terminal(["list", "--no-pager"], 80)[0].split()
     assert head80 == ["ID", "Year", "Layer", "Central", "mechanism"]
-    lines = screen(["list", "--no-pager"], 120)
+    lines = on_terminal(["list", "--no-pager"], 120)
     assert lines[0].split()[:4] == ["ID", "Name", "Year", "Layer"]
     start = lines[0].index("Layer")
     labels = {line[start:].split("  ")[0] for line in lines[2:] if line[:1].strip()}
@@ -233,3 +232,28 @@ def test_a_table_without_colour_is_rich_s_text_drawn_faster():
                 for lead in (False, True):  # one block a source, where the table does not fit
                     drawn = to_terminal_text(stacked(data, fields, width, False, lead=lead), width, False)
                     assert plain_stacked(data, fields, width, lead=lead) == drawn, (fields, width, lead)
+
+
+def test_the_environment_carries_the_colour_decision_and_the_pager():
+    """What a run knows of its terminal is one object: a test builds it, nothing reads sys for it."""
+    from invmap.environment import Environment
+
+    on = Environment.terminal(80, variables={"TERM": "xterm-256color"})
+    assert (on.use_color("auto"), on.use_color("never"), on.use_color("always")) == (True, False, True)
+    assert not Environment.terminal(80, variables={"NO_COLOR": "1"}).use_color("auto")
+    assert not Environment.terminal(80, variables={"TERM": "dumb"}).use_color("auto")
+    piped = Environment(variables={})
+    assert (piped.use_color("auto"), piped.use_color("always")) == (False, True)
+    assert piped.pager_command == "less" and piped.pager_variables() == {"LESS": "FRX"}
+    chosen = Environment(variables={"INVMAP_PAGER": "", "PAGER": "more", "LESS": "R"})
+    assert chosen.pager_command == "" and chosen.pager_variables()["LESS"] == "R"
+    assert Environment(variables={"PAGER": "more"}).pager_command == "more"
+
+
+def test_a_test_s_environment_sets_the_width_and_the_terminal(cli):
+    from invmap.environment import Environment
+
+    narrow = cli("--color", "never", "list", environment=Environment.terminal(60)).out
+    wide = cli("--color", "never", "list", environment=Environment.terminal(120)).out
+    assert max(map(len, narrow.splitlines())) <= 60 < max(map(len, wide.splitlines())) <= 120
+    assert "\t" in cli("list", environment=Environment(columns=60)).out  # not a terminal: plain lines

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import ids_of, screen
+from conftest import ids_of, on_terminal, screen
 from invmap.options import COMMANDS, options_of
 from invmap.triage import KEYS as TRIAGE_KEYS
 
@@ -73,7 +73,7 @@ def test_triage_limit_jsonl_and_plain(cli):
 def test_triage_nothing_matches(cli):
     assert (cli("triage", "zzqqxx").out, cli("triage", "zzqqxx").code) == ("", 0)
     assert cli("triage", "zzqqxx", "--json").out == "[]\n"
-    shown = screen(["triage", "zzqqxx"], 80)
+    shown = on_terminal(["triage", "zzqqxx"], 80)
     assert shown == ["no level's symptoms, metrics or reports match 'zzqqxx'; see 'invmap layers'"]
 
 
@@ -111,7 +111,7 @@ def test_one_level_shows_everything(cli):
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_layers_shows_every_scope_whole_worded(cli, width):
-    lines = screen(["layers"], width)
+    lines = on_terminal(["layers"], width)
     assert all(len(line) <= width for line in lines)
     start, end = lines[0].index("Scope"), lines[0].index("Sources")
     column = [line[start:end].strip() for line in lines[2:]]
@@ -265,7 +265,7 @@ def test_corrections_are_reported(cli):
 def test_all_shows_every_level_and_the_default_says_what_it_left_out(cli):
     every = levels_of(cli("triage", "kv", "cache", "full", "--all", "--json"))
     assert sorted(every) == sorted(json.loads(cli("layers", "--json").out)[i]["code"] for i in range(7))
-    shown = screen(["triage", "kv", "cache", "full"], 120)
+    shown = on_terminal(["triage", "kv", "cache", "full"], 120)
     assert shown[-1].endswith("more levels scored lower (--all)")
 
 
@@ -281,7 +281,7 @@ def test_runtime_levers_are_a_level_and_a_layer_code(cli):
 
 
 def test_a_level_no_source_speaks_to_says_so():
-    shown = screen(["triage", "MoE", "expert", "imbalance"], 120)
+    shown = on_terminal(["triage", "MoE", "expert", "imbalance"], 120)
     assert shown[0].startswith("L5  Cluster architecture")
     assert "no source in the map addresses 'MoE expert imbalance' at L5" in shown[-1]
-    assert not any("addresses" in line for line in screen(["triage", "kv", "cache", "full"], 120))
+    assert not any("addresses" in line for line in on_terminal(["triage", "kv", "cache", "full"], 120))

@@ -206,6 +206,13 @@ NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not
 # --- estimates: the field guide's `ie memory kv|model` and `ie roofline`, from a model and a GPU ----
 
 _IE = "Default: {} (the field guide's made-up model)."
+
+
+def _int_opt(dest: str, text: str) -> Opt:
+    """A whole-number option named after its dest (`kv_heads` -> `--kv-heads N`)."""
+    return Opt(dest, ("--" + dest.replace("_", "-"),), text, "N", kind="int")
+
+
 MODEL_OPT = Opt(
     "model",
     ("--model", "-m"),
@@ -217,22 +224,12 @@ GPU_OPT = Opt(
     "gpu", ("--gpu",), "A GPU from invmap's table (invmap gpus): its memory and peaks.", "NAME", complete="gpu"
 )
 KV_SHAPE: tuple[Opt, ...] = (
-    Opt("layers", ("--layers",), "Transformer layers (L). " + _IE.format(24), "N", kind="int"),
-    Opt("attention_heads", ("--attention-heads",), "Query heads. " + _IE.format(32), "N", kind="int"),
-    Opt(
-        "kv_heads",
-        ("--kv-heads",),
-        "Key-value heads (H_kv; fewer than query heads: GQA). " + _IE.format(8),
-        "N",
-        kind="int",
-    ),
-    Opt("head_dim", ("--head-dim",), "Head dimension (d_h). " + _IE.format(128), "N", kind="int"),
-    Opt(
-        "element_bytes",
-        ("--element-bytes",),
-        "Bytes per KV element (b_e). Default: from --kv-cache-dtype, else the model's dtype, else 2.",
-        "N",
-        kind="int",
+    _int_opt("layers", "Transformer layers (L). " + _IE.format(24)),
+    _int_opt("attention_heads", "Query heads. " + _IE.format(32)),
+    _int_opt("kv_heads", "Key-value heads (H_kv; fewer than query heads: GQA). " + _IE.format(8)),
+    _int_opt("head_dim", "Head dimension (d_h). " + _IE.format(128)),
+    _int_opt(
+        "element_bytes", "Bytes per KV element (b_e). Default: from --kv-cache-dtype, else the model's dtype, else 2."
     ),
     Opt(
         "kv_cache_dtype",
@@ -241,12 +238,9 @@ KV_SHAPE: tuple[Opt, ...] = (
         "DTYPE",
         complete="kv_cache_dtype",
     ),
-    Opt(
+    _int_opt(
         "tensor_parallel",
-        ("--tensor-parallel",),
         "GPUs the model is split across: per-GPU figures (max(1, H_kv / N) KV heads each). Default: 1.",
-        "N",
-        kind="int",
     ),
 )
 RECORD_OPTS: tuple[Opt, ...] = (
@@ -973,8 +967,8 @@ COMMANDS: tuple[Command, ...] = (
         ("output_no_fields",),
         (
             MODEL_OPT,
-            Opt("tokens", ("--tokens",), "Tokens per sequence (S). " + _IE.format(2048), "N", kind="int"),
-            Opt("concurrency", ("--concurrency",), "Concurrent sequences (B). " + _IE.format(8), "N", kind="int"),
+            _int_opt("tokens", "Tokens per sequence (S). " + _IE.format(2048)),
+            _int_opt("concurrency", "Concurrent sequences (B). " + _IE.format(8)),
             *KV_SHAPE,
             *RECORD_OPTS,
         ),
@@ -1009,58 +1003,19 @@ COMMANDS: tuple[Command, ...] = (
                 "FRACTION",
                 kind="float",
             ),
-            Opt(
+            _int_opt(
                 "tokens_per_request",
-                ("--tokens-per-request",),
                 "Tokens per request for the maximum concurrency. Default: the model's max_position_embeddings, "
                 "else --sequence-length.",
-                "N",
-                kind="int",
             ),
-            Opt("block_size", ("--block-size",), "Round the KV pool down to blocks of N tokens.", "N", kind="int"),
-            Opt(
-                "parameters",
-                ("--parameters",),
-                "Parameters (P). Default: counted from the model, else 10^9.",
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "weight_bytes",
-                ("--weight-bytes",),
-                "Bytes per weight (b_w). Default: the model's dtype, else 2.",
-                "N",
-                kind="int",
-            ),
-            Opt("hidden_size", ("--hidden-size",), "Hidden size (H). " + _IE.format(4096), "N", kind="int"),
-            Opt(
-                "batch_size",
-                ("--batch-size",),
-                "Sequences in the activation working set (B). " + _IE.format(4),
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "sequence_length",
-                ("--sequence-length",),
-                "Tokens per sequence (S). " + _IE.format(512),
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "activation_bytes",
-                ("--activation-bytes",),
-                "Bytes per activation element (b_a). " + _IE.format(2),
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "activation_tensors",
-                ("--activation-tensors",),
-                "Activation tensors modelled (a). " + _IE.format(2),
-                "N",
-                kind="int",
-            ),
+            _int_opt("block_size", "Round the KV pool down to blocks of N tokens."),
+            _int_opt("parameters", "Parameters (P). Default: counted from the model, else 10^9."),
+            _int_opt("weight_bytes", "Bytes per weight (b_w). Default: the model's dtype, else 2."),
+            _int_opt("hidden_size", "Hidden size (H). " + _IE.format(4096)),
+            _int_opt("batch_size", "Sequences in the activation working set (B). " + _IE.format(4)),
+            _int_opt("sequence_length", "Tokens per sequence (S). " + _IE.format(512)),
+            _int_opt("activation_bytes", "Bytes per activation element (b_a). " + _IE.format(2)),
+            _int_opt("activation_tensors", "Activation tensors modelled (a). " + _IE.format(2)),
             *KV_SHAPE,
             *RECORD_OPTS,
         ),
@@ -1110,48 +1065,12 @@ COMMANDS: tuple[Command, ...] = (
                 "B/S",
                 kind="float",
             ),
-            Opt(
-                "parameters",
-                ("--parameters",),
-                "Active parameters per token. Default: counted from the model.",
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "weight_bytes",
-                ("--weight-bytes",),
-                "Bytes per weight. Default: the model's dtype, else 2.",
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "prompt_tokens",
-                ("--prompt-tokens",),
-                "With --model, prefill: prompt tokens (P). Default: 2048.",
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "batch_size",
-                ("--batch-size",),
-                "With --model, decode: sequences in the batch (B). Default: 8.",
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "context_tokens",
-                ("--context-tokens",),
-                "With --model, decode: context per sequence (C). Default: 2048.",
-                "N",
-                kind="int",
-            ),
-            Opt(
-                "element_bytes",
-                ("--element-bytes",),
-                "Bytes per KV element. Default: the model's dtype.",
-                "N",
-                kind="int",
-            ),
+            _int_opt("parameters", "Active parameters per token. Default: counted from the model."),
+            _int_opt("weight_bytes", "Bytes per weight. Default: the model's dtype, else 2."),
+            _int_opt("prompt_tokens", "With --model, prefill: prompt tokens (P). Default: 2048."),
+            _int_opt("batch_size", "With --model, decode: sequences in the batch (B). Default: 8."),
+            _int_opt("context_tokens", "With --model, decode: context per sequence (C). Default: 2048."),
+            _int_opt("element_bytes", "Bytes per KV element. Default: the model's dtype."),
             Opt(
                 "kv_cache_dtype",
                 ("--kv-cache-dtype",),

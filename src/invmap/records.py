@@ -394,3 +394,41 @@ def addressing(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str
             if r["valid"] and r["result_type"] == "estimated":
                 estimated.setdefault(source_id, []).append(rid)
     return valid, invalid, estimated
+
+
+def with_records(
+    rows: list[dict[str, Any]], idx: Index, folder: Path | None, *, open_only: bool = False, marked: bool = False
+) -> list[dict[str, Any]]:
+    """Source rows (`questions`) joined to the records of `folder` that address them: each row gains
+    `records` (the valid ones' ids), `invalid_records` and `estimated_records` (no folder: none).
+    `open_only` keeps the rows no measurement addresses (an estimate is not one: the question stays
+    open); `marked` writes `records` for a person: estimates and invalid records said after the id."""
+    valid, invalid, estimated = addressing(idx, folder) if folder is not None else ({}, {}, {})
+    for r in rows:
+        r["records"] = valid.get(r["id"], [])
+        r["invalid_records"] = invalid.get(r["id"], [])
+        r["estimated_records"] = estimated.get(r["id"], [])
+    if open_only:
+        rows = [r for r in rows if not set(r["records"]) - set(r["estimated_records"])]
+    if marked:
+        for r in rows:
+            r["records"] = [f"{rid} (estimate)" if rid in r["estimated_records"] else rid for rid in r["records"]] + [
+                f"{rid} (invalid)" for rid in r["invalid_records"]
+            ]
+    return rows
+
+
+def write_file(target: str, text: str, record_id: str, *, force: bool = False) -> None:
+    """A record's JSON written to `target` (a file path, never a folder), its folder created if it
+    does not exist (`-o experiments/x.json` in a fresh project); an existing file only with `force`."""
+    from invmap import catalog
+
+    parent = Path(target).parent
+    if target.endswith("/") or Path(target).is_dir():
+        raise UsageError(f"{target} is a folder: give a file path such as {Path(target) / (record_id + '.json')}")
+    if not parent.exists() and not parent.is_symlink():
+        try:
+            parent.mkdir(parents=True)
+        except OSError as exc:
+            raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
+    catalog.write_output(target, text, force=force)

@@ -645,7 +645,8 @@ def check_links(ctx: typer.Context, args: Args) -> None:
         by_id = {s.id: s for s in cat.sources}
         chosen = [by_id[i] for i in dict.fromkeys(wanted)]
     found = linking.links_of(chosen)
-    with link_progress(len({link.url for link in found}), _stderr_is_terminal()) as step:
+    env = state(ctx).env
+    with link_progress(len({link.url for link in found}), env.stderr, env.stderr_isatty) as step:
         results = linking.check(
             found,
             per_host=args.per_host,

@@ -74,9 +74,9 @@ def examples(lines: tuple[str, ...]) -> str | None:
     its own, so a command is never cut inside a word."""
     if not lines:
         return None
-    import shutil
+    from invmap.cli.shared import current
 
-    width = max(min(shutil.get_terminal_size().columns, 80) - 2, 50)
+    width = max(min(current().columns, 80) - 2, 50)  # click's help width, from the same terminal
     logical: list[str] = []  # lines continued with a backslash are one command, wrapped anew
     for line in lines:
         if logical and logical[-1].endswith("\\"):

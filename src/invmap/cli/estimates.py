@@ -8,14 +8,14 @@ that addresses SOURCE's open question.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import typer
 
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, index, output, say
-from invmap.errors import FileAccessError, UsageError
+from invmap.errors import UsageError
 from invmap.render import Result
 
 # Every option an estimate may take, by dest (those a command does not declare are None).
@@ -85,7 +85,6 @@ def _write_record(ctx: typer.Context, args: Args, result: dict[str, Any]) -> Non
     import datetime as dt
 
     from invmap import __version__, query
-    from invmap import catalog as catalogs
     from invmap import estimate as core
     from invmap import records as experiment
     from invmap.render.machine import to_json
@@ -97,15 +96,7 @@ def _write_record(ctx: typer.Context, args: Args, result: dict[str, Any]) -> Non
     problems = experiment.problems_of(record)
     assert not problems, problems  # the estimate's record is valid by construction (tests check it)
     target = args.output_path
-    parent = Path(target).parent
-    if target.endswith("/") or Path(target).is_dir():
-        raise UsageError(f"{target} is a folder: give a file path such as {Path(target) / (record_id + '.json')}")
-    if not parent.exists() and not parent.is_symlink():  # `-o experiments/x.json` in a fresh project
-        try:
-            parent.mkdir(parents=True)
-        except OSError as exc:
-            raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
-    catalogs.write_output(target, to_json(record), force=args.force)
+    experiment.write_file(target, to_json(record), record_id, force=args.force)
     shown = escape(target)
     say(f"Wrote {shown}: an estimated record addressing {source['id']}; 'invmap record check {shown}' checks it")
 
@@ -137,26 +128,22 @@ def models_cmd(ctx: typer.Context, args: Args) -> None:
     """The shipped models, each with its KV layout and the config.json it was read from."""
     from invmap import estimate as core
 
-    out = output(ctx, args)
-    rows = core.model_rows()
-    if out.machine:
-        emit(out, Result(rows, list(rows[0])))
-        return
-    shown = [
-        {
+    def shown(r: dict[str, Any]) -> dict[str, Any]:
+        cache_shape = (
+            f"{r['num_hidden_layers']} x ({r['kv_lora_rank']} + {r['qk_rope_head_dim']})"
+            if r["attention"] == "latent"
+            else f"{r['num_hidden_layers']} x {r['kv_heads']} x {r['head_dim']} x 2"
+        )
+        per_token = f"{r['kv_bytes_per_token']:,} ({core.human_bytes(r['kv_bytes_per_token'])})"
+        return {
             "name": r["name"],
             "attention": r["attention"],
-            "cache_shape": (
-                f"{r['num_hidden_layers']} x ({r['kv_lora_rank']} + {r['qk_rope_head_dim']})"
-                if r["attention"] == "latent"
-                else f"{r['num_hidden_layers']} x {r['kv_heads']} x {r['head_dim']} x 2"
-            ),
-            "bytes_per_token": f"{r['kv_bytes_per_token']:,} ({core.human_bytes(r['kv_bytes_per_token'])})",
+            "cache_shape": cache_shape,
+            "bytes_per_token": per_token,
             "dtype": r["dtype"],
         }
-        for r in rows
-    ]
-    emit(out, Result(shown, list(shown[0])))
+
+    _shipped_table(ctx, args, core.model_rows, shown)
 
 
 @implements("gpus")
@@ -164,17 +151,11 @@ def gpus_cmd(ctx: typer.Context, args: Args) -> None:
     """The shipped GPUs; a figure not confirmed on the vendor's page is empty (null)."""
     from invmap import estimate as core
 
-    out = output(ctx, args)
-    rows = core.gpu_rows()
-    if out.machine:
-        emit(out, Result(rows, list(rows[0])))
-        return
-
     def figure(value: float | None, unit: str) -> str:
         return "" if value is None else f"{value:g} {unit}"
 
-    shown = [
-        {
+    def shown(r: dict[str, Any]) -> dict[str, Any]:
+        return {
             "name": r["name"],
             "vendor": r["vendor"],
             "memory": figure(r["memory_gb"], "GB"),
@@ -182,6 +163,19 @@ def gpus_cmd(ctx: typer.Context, args: Args) -> None:
             "bf16_dense": figure(r["bf16_dense_tflops"], "TFLOP/s"),
             "fp8_dense": figure(r["fp8_dense_tflops"], "TFLOP/s"),
         }
-        for r in rows
-    ]
-    emit(out, Result(shown, list(shown[0])))
+
+    _shipped_table(ctx, args, core.gpu_rows, shown)
+
+
+def _shipped_table(
+    ctx: typer.Context,
+    args: Args,
+    rows_of: Callable[[], list[dict[str, Any]]],
+    shown: Callable[[dict[str, Any]], dict[str, Any]],
+) -> None:
+    """One of the shipped tables: every column in a machine format; for a person, as `shown` puts a row."""
+    out = output(ctx, args)
+    rows = rows_of()
+    if not out.machine:
+        rows = [shown(r) for r in rows]
+    emit(out, Result(rows, list(rows[0])))

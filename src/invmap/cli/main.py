@@ -16,8 +16,10 @@ from invmap import __version__
 from invmap import location as catalog_location
 from invmap import options as decl
 from invmap.cli import shortcuts
-from invmap.cli.shared import State, color_mode, complete_color
-from invmap.errors import InvmapError, NotFoundError, UsageError
+from invmap.cli.argwords import dash_words_hint
+from invmap.cli.shared import State, color_mode, complete_color, running
+from invmap.environment import Environment
+from invmap.errors import InvmapError, NotFoundError
 
 COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 COMMANDS: dict[str, str] = {name: c.module for name, c in decl.TOP.items()}
@@ -27,6 +29,17 @@ class InvmapGroup(typer.core.TyperGroup):
     """The root command group: commands listed in their declared groups; each built only when it runs
     (with the shortcuts on); every InvmapError a command raises turned into its message on stderr and
     its exit code."""
+
+    def main(self, *args: Any, **extra: Any) -> Any:
+        """One run: its environment made here, once (a test passes its own as `obj`)."""
+        given = extra.get("obj")
+        if not isinstance(given, Environment):
+            given = None
+        else:  # the help's width too (click would compute it from the process's terminal, as here)
+            del extra["obj"]
+            extra.setdefault("terminal_width", max(min(given.columns, 80) - 2, 50))
+        with running(given):
+            return super().main(*args, **extra)
 
     def list_commands(self, ctx: typer.Context) -> list[str]:
         return list(COMMANDS) if shortcuts.ENABLED else super().list_commands(ctx)
@@ -93,42 +106,6 @@ class InvmapGroup(typer.core.TyperGroup):
         except InvmapError as exc:
             report(exc)
             raise typer.Exit(exc.exit_code) from None
-
-
-def dash_words_hint(args: list[str]) -> None:
-    """`invmap search kv cache -survey`: click would say "No such option: -s". A word that starts with
-    one dash, is no option of `search` and is letters only means a word to exclude, which must come
-    after `--`: a usage error that shows where to put it."""
-    globals_with_values = {flag for o in decl.GLOBAL if o.kind != "flag" for flag in o.flags}
-    at = next(
-        (n for n, w in enumerate(args) if w == "search" and (n == 0 or args[n - 1] not in globals_with_values)), None
-    )
-    if at is None:
-        return
-    options = {flag: o for o in decl.options_of(decl.TOP["search"]) for flag in o.flags}
-    given: list[str] = []  # options and their values, then the words: the hint puts `--` between
-    words: list[str] = []
-    odd = None
-    rest = iter(args[at + 1 :])
-    for word in rest:
-        if word == "--":
-            return
-        option = options.get(word.split("=", 1)[0]) if word.startswith("-") and word != "-" else None
-        if option is not None:
-            given.append(word)
-            if option.takes_value and "=" not in word:
-                given.append(next(rest, ""))
-            continue
-        if word.startswith("-") and word != "-":
-            if word.startswith("--") or not word[1:].isalpha() or word[:2] in options or len(word) < 3:
-                return  # click's own message says it better
-            odd = odd or word
-        words.append(word)
-    if odd is not None:
-        import shlex
-
-        shown = shlex.join(["invmap", "search", *given, "--", *words])
-        raise UsageError(f"no such option: {odd}", hint=f"exclude words after --: {shown}")
 
 
 def report(exc: InvmapError) -> None:

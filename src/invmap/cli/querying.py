@@ -8,7 +8,7 @@ import typer
 
 from invmap import query
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, say, stdout_is_terminal, write
+from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, say, state, write
 from invmap.errors import NotFoundError
 from invmap.fields import SEARCH_RESULT_FIELDS, SOURCE_FIELDS
 from invmap.render import Result
@@ -58,42 +58,27 @@ def _records_drawing(records: list[dict[str, Any]], fields: list[str], links: bo
 
 @implements("questions")
 def questions(ctx: typer.Context, args: Args) -> None:
-    import os
-
     out = output(ctx, args)
     chosen = filters(ctx, args)
     idx = index(ctx)
-    folder = None
-    if args.records_dir or args.open_only or os.environ.get("INVMAP_RECORDS"):  # records (and pydantic) only then
+    human = ["id", "name", "layer", "question"]
+    machine = ["id", "name", "layer", "layers", "question"]
+    # experiment records (and pydantic) only when asked for
+    if args.records_dir or args.open_only or state(ctx).env.get("INVMAP_RECORDS"):
         from invmap import records as experiment
 
         folder = experiment.records_folder(
             args.records_dir, default=experiment.DEFAULT_FOLDER if args.open_only else None
         )
-    human = ["id", "name", "layer", "question"]
-    machine = ["id", "name", "layer", "layers", "question"]
+    else:
+        folder = None
     if folder is not None or args.open_only:
-        valid, invalid, estimated = (
-            experiment.addressing(idx, folder) if folder is not None else ({}, {}, {})  # type: ignore[possibly-undefined]
-        )
-        records: Any = list(query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse))
-        for r in records:
-            r["records"] = valid.get(r["id"], [])
-            r["invalid_records"] = invalid.get(r["id"], [])
-            r["estimated_records"] = estimated.get(r["id"], [])
-        if args.open_only:  # an estimate is not a measurement: the question stays open
-            records = [r for r in records if not set(r["records"]) - set(r["estimated_records"])]
+        rows = list(query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse))
+        marked = folder is not None and not out.machine  # the table and plain lines mark estimates, invalid ones
+        records: Any = experiment.with_records(rows, idx, folder, open_only=args.open_only, marked=marked)[: args.limit]
         if folder is not None:
             human.append("records")
             machine += ["records", "invalid_records", "estimated_records"]
-            for r in records:  # the table and plain lines mark the estimates and the invalid ones
-                r["records"] = (
-                    [f"{rid} (estimate)" if rid in r["estimated_records"] else rid for rid in r["records"]]
-                    + [f"{rid} (invalid)" for rid in r["invalid_records"]]
-                    if not out.machine
-                    else r["records"]
-                )
-        records = records[: args.limit]
     else:
         records = query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse, args.limit)
     if not records:
@@ -114,7 +99,7 @@ def search(ctx: typer.Context, args: Args) -> None:
     fixes = [(old, new) for old, new in parsed.corrections() if not old.startswith('"')]
     for phrase in parsed.unquoted:  # said wherever stdout goes: the words were searched, not the phrase
         say(f'no source holds the phrase "{phrase.strip()}"; searched for its words')
-    if fixes and stdout_is_terminal() and not out.machine:
+    if fixes and state(ctx).env.stdout_isatty and not out.machine:
         notice("searched for " + ", ".join(f"'{new}' (for '{old}')" for old, new in fixes))
     if not hits:
         words = " ".join(args.text)
@@ -146,10 +131,11 @@ def reports_cmd(ctx: typer.Context, args: Args) -> None:
 
     out = output(ctx, args)
     chosen = selection.reports(index(ctx), args.level, args.engine, args.source)
-    if not chosen and not out.machine and stdout_is_terminal():
+    to_person = state(ctx).env.stdout_isatty and not out.machine
+    if not chosen and to_person:
         notice("no report matches")
     fields = list(selection.REPORT_KEYS if out.machine else selection.REPORT_SHOWN)
-    if stdout_is_terminal() and not out.machine:
+    if to_person:
         fields.remove("url")  # the table keeps titles whole; `--format plain` or `--json` give the links
     emit(out, Result(chosen, fields))
 
@@ -206,182 +192,89 @@ def fields_cmd(ctx: typer.Context, args: Args) -> None:
             )
         )
         return
-    width = None
-    if stdout_is_terminal():
-        from invmap.cli.shared import terminal_size
-
-        width = terminal_size().columns
+    env = state(ctx).env
+    width = env.columns if env.stdout_isatty else None
     write(fields_text((*SOURCE_FIELDS, *(f.name for f in EXTRA)), width))
 
 
 @implements("triage")
 def triage(ctx: typer.Context, args: Args) -> None:
-    from invmap import triage as levels
-    from invmap.render.triage import triage_view
+    from invmap import diagnose
 
-    words = list(args.symptom or [])
-    if not words and not (args.metrics or args.bench):
-        from invmap.errors import UsageError
-
-        raise UsageError("triage needs a SYMPTOM, --metrics SOURCE or --bench FILE", hint="invmap triage --help")
-    measured = _measure(ctx, args) if args.metrics or args.bench else None  # bad input fails first
+    run = state(ctx)
+    opts = diagnose.TriageOptions(
+        words=list(args.symptom or []),
+        metrics=list(args.metrics or []),
+        bench=args.bench,
+        interval=args.interval,
+        model=args.model,
+        gpu=args.gpu,
+        bandwidth=args.bandwidth,
+        limit=args.limit,
+        every=args.every,
+        catalog_on_stdin=run.location.is_stdin,
+    )
+    measured = diagnose.measure_of(opts, run.env.stdin)  # bad input fails first
     out = output(ctx, args)
     idx = index(ctx)
     if not idx.level_details():
         raise NotFoundError("this catalog has no level data (see 'invmap layers')")
-    chosen = filters(ctx, args)
-    if words:
-        found, notes = levels.triage(idx, words, chosen, args.limit, args.every)
-    else:
-        found, notes = [], {"excluded": [], "corrected": {}, "hidden": 0, "unmatched": None}
-    if stdout_is_terminal() and not out.machine:
-        for typed, used in notes["corrected"].items():
+    found = diagnose.run(idx, filters(ctx, args), opts, measured)
+    to_person = run.env.stdout_isatty and not out.machine
+    if to_person:
+        for typed, used in found.notes["corrected"].items():
             notice(f"read '{typed}' as '{used}'")
-        if notes["excluded"]:
-            notice("ruled out by the report: " + ", ".join(f"'{x}'" for x in notes["excluded"]))
+        if found.notes["excluded"]:
+            notice("ruled out by the report: " + ", ".join(f"'{x}'" for x in found.notes["excluded"]))
     if measured is not None:
-        _triage_measured(out, idx, chosen, measured, found, notes, words, None if args.every else args.limit)
-        return
-    columns = ["code", "title", "score", "confidence", "matched"]
-    if not found:
-        if stdout_is_terminal() and not out.machine:
-            notice(f"no level's symptoms, metrics or reports match '{' '.join(args.symptom)}'; see 'invmap layers'")
-        emit(out, Result([], columns, data=[] if out.fmt in ("json", "jsonl") else None))
-        return
-    rows = [{k: t[k] for k in columns} for t in found]
-    data = levels.public(found)
-    emit(out, Result(rows, columns, data=data, draw=lambda w, c: triage_view(found, notes, w, c)))
-    _hidden_footer(out, notes)
-    first = found[0]
-    if first["sources"] and not any(s["matched"] for s in first["sources"]) and stdout_is_terminal():
-        if not out.machine:  # the level fits, but none of its sources speaks of these words
+        _triage_measured(out, found)
+    else:
+        _triage_words(out, found, opts.words, to_person)
+    if to_person and (measured is not None or found.found):
+        _triage_footer(found, opts.words)
+
+
+def _triage_footer(found: Any, words: list[str]) -> None:
+    """After the levels, for a person: how many more scored lower; a level none of whose sources
+    speaks of the words."""
+    if found.notes["hidden"]:
+        more = found.notes["hidden"]
+        notice(f"{more} more level{'s' if more > 1 else ''} scored lower (--all)")
+    if found.measured is None:
+        first = found.found[0]
+        if first["sources"] and not any(s["matched"] for s in first["sources"]):
+            # the level fits, but none of its sources speaks of these words
             notice(
                 f"no source in the map addresses '{' '.join(words)}' at {first['code']}; "
                 "its sources are listed for their questions"
             )
 
 
-def _hidden_footer(out: Any, notes: dict[str, Any]) -> None:
-    if notes["hidden"] and stdout_is_terminal() and not out.machine:
-        more = notes["hidden"]
-        notice(f"{more} more level{'s' if more > 1 else ''} scored lower (--all)")
-
-
-def _measure(ctx: typer.Context, args: Args) -> Any:
-    """The assessment of --metrics (one or two scrapes) or --bench; usage errors first (exit 2)."""
-    from invmap import measure
-    from invmap.cli.shared import state
-    from invmap.errors import UsageError
-    from invmap.measure import view
-
-    sources = list(args.metrics or [])
-    if args.metrics and args.bench:
-        raise UsageError("give --metrics or --bench, not both (a scrape and a benchmark are read apart)")
-    if len(sources) > 2:
-        raise UsageError(f"--metrics takes at most two scrapes (before and after), not {len(sources)}")
-    if sources.count("-") > 1:
-        raise UsageError("--metrics - reads stdin once: give the second scrape as a file or URL")
-    if (("-" in sources) or args.bench == "-") and state(ctx).location.is_stdin:
-        raise UsageError("stdin is the catalog (--catalog -): the scrape cannot be read from it too")
-    seconds = None
-    if args.interval is not None:
-        try:
-            seconds = view.duration(args.interval)
-        except ValueError as exc:
-            raise UsageError(f"--interval {exc}") from None
-        if args.bench or len(sources) == 0:
-            raise UsageError("--interval goes with --metrics: one URL to scrape twice, or two scrapes")
-        if len(sources) == 1 and not _is_url(sources[0]):
-            raise UsageError("--interval with one --metrics needs a URL to scrape twice (a file is one scrape)")
-        if seconds > 3600:
-            raise UsageError(f"--interval {args.interval} is longer than an hour: scrape twice yourself and give both")
-    bound = None
-    if args.model is not None or args.gpu is not None or args.bandwidth is not None:
-        from invmap import estimate
-
-        if args.model is None:
-            raise UsageError("--gpu and --bandwidth go with --model: the bandwidth bound needs the model's bytes")
-        if args.bandwidth is not None:
-            estimate.check("bandwidth_bytes_per_second", args.bandwidth)
-        gpu = estimate.find_gpu(args.gpu) if args.gpu is not None else None
-        if args.bandwidth is None and (gpu is None or gpu.bandwidth is None):
-            which = f"invmap's table has no confirmed HBM bandwidth for {gpu.display}" if gpu else "no GPU given"
-            raise UsageError(f"--model needs a memory bandwidth: {which}; give --bandwidth (bytes per second)")
-        bound = measure.DecodeBound(estimate.load_model(args.model), gpu, args.bandwidth)
-    if args.bench:
-        from invmap.measure import bench
-
-        return measure.assess_bench(bench.read_path(args.bench) if args.bench != "-" else _stdin_bench(), bound)
-    scrapes = [_scrape(source) for source in sources]
-    if len(sources) == 1 and seconds is not None:  # one URL, scraped again `seconds` later
-        import time
-
-        time.sleep(seconds)
-        scrapes.append(_scrape(sources[0]))
-    return measure.assess_scrapes(scrapes, seconds, bound)
-
-
-def _is_url(source: str) -> bool:
-    return source.lower().startswith(("http://", "https://"))
-
-
-def _scrape(source: str) -> Any:
-    from invmap import measure
-    from invmap.measure import scrape
-
-    if _is_url(source):
-        return measure.scrape_url(source)
-    if source == "-":
-        import sys
-
-        from invmap.errors import FileAccessError
-
-        if sys.stdin is None or sys.stdin.closed:
-            raise FileAccessError("cannot read the scrape from stdin: it is closed")
-        return scrape.read(sys.stdin.buffer, "stdin")
-    return scrape.read_path(source)
-
-
-def _stdin_bench() -> Any:
-    import sys
-
-    from invmap.errors import FileAccessError
-    from invmap.measure import bench
-
-    if sys.stdin is None or sys.stdin.closed:
-        raise FileAccessError("cannot read the benchmark from stdin: it is closed")
-    return bench.read(sys.stdin.buffer.read(bench.MAX_BYTES + 1), "stdin")
-
-
-def _triage_measured(
-    out: Any,
-    idx: Any,
-    chosen: Any,
-    measured: Any,
-    found: list[Any],
-    notes: dict[str, Any],
-    words: list[str],
-    limit: int | None,
-) -> None:
-    """Levels from measurements (and words): every note on stderr, the level items on stdout."""
-    from invmap import measure
+def _triage_words(out: Any, found: Any, words: list[str], to_person: bool) -> None:
+    """Levels from words: the level items on stdout; no level, a notice on a terminal."""
     from invmap import triage as levels
-    from invmap.cli.shared import say
     from invmap.render.triage import triage_view
 
-    items, said = measure.combine(idx, measured, found, words, chosen, limit)
-    for line in [*measured.warnings, *measured.notes, *said]:
+    columns = ["code", "title", "score", "confidence", "matched"]
+    if not found.found:
+        if to_person:
+            notice(f"no level's symptoms, metrics or reports match '{' '.join(words)}'; see 'invmap layers'")
+        emit(out, Result([], columns, data=[] if out.fmt in ("json", "jsonl") else None))
+        return
+    rows = [{k: t[k] for k in columns} for t in found.found]
+    draw = lambda w, c: triage_view(found.found, found.notes, w, c)  # noqa: E731
+    emit(out, Result(rows, columns, data=levels.public(found.found), draw=draw))
+
+
+def _triage_measured(out: Any, found: Any) -> None:
+    """Levels from measurements (and words): every note on stderr, the level items on stdout."""
+    from invmap import triage as levels
+    from invmap.render.triage import triage_view
+
+    for line in [*found.measured.warnings, *found.measured.notes, *found.said]:
         say(line)
+    items = found.items
     columns = ["code", "title", "score", "confidence", "matched", "evidence"]
     rows = [{**{k: t[k] for k in columns[:-1]}, "evidence": [e["text"] for e in t["evidence"]]} for t in items]
-    data = levels.public(items)
-    emit(
-        out,
-        Result(
-            rows,
-            columns,
-            data=data if items or out.fmt in ("json", "jsonl") else None,
-            draw=lambda w, c: triage_view(items, notes, w, c),
-        ),
-    )
-    _hidden_footer(out, notes)
+    data = levels.public(items) if items or out.fmt in ("json", "jsonl") else None
+    emit(out, Result(rows, columns, data=data, draw=lambda w, c: triage_view(items, found.notes, w, c)))

@@ -1,20 +1,22 @@
-"""What every command shares: the run's state, the output bundle (`Output`), the filter bundle, and
-`emit`, the one place output is routed (stdout, a pager, or stderr for notices)."""
+"""What every command shares: the run's state (its catalog, colour mode and `Environment`), the
+output bundle (`Output`), the filter bundle, and `emit`, the one place output is routed (stdout, a
+pager, or stderr for notices)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from invmap import complete, formats
 from invmap import location as catalog_location
+from invmap.environment import PAGER_VAR, Environment
 from invmap.errors import FileAccessError, UsageError
 from invmap.render import Result
 from invmap.safe import escape
@@ -26,7 +28,6 @@ if TYPE_CHECKING:  # loaded with the catalog; --help and --version never need th
 
 COLOR_MODES = complete.CHOICES["color"]
 TABLE_ROW_CAP = 200  # a terminal table of 100,000 rows takes minutes to draw; say how many are left
-PAGER_VAR = "INVMAP_PAGER"
 
 
 # --- global state -----------------------------------------------------------------------------
@@ -37,6 +38,7 @@ class State:
     location: catalog_location.Location
     color: str
     pager: bool = True
+    env: Environment = field(default_factory=lambda: current())  # the run's
     _index: Index | None = None
 
     def index(self) -> Index:
@@ -44,7 +46,7 @@ class State:
             from invmap.index import open_catalog
             from invmap.render.progress import catalog_progress
 
-            self._index = open_catalog(self.location, progress=catalog_progress)
+            self._index = open_catalog(self.location, progress=catalog_progress(self.env.stderr, self.env.stderr_isatty))
         return self._index
 
 
@@ -53,6 +55,31 @@ def state(ctx: typer.Context) -> State:
     if isinstance(obj, State):
         return obj
     return State(catalog_location.locate(None), "auto")  # completion runs without the root callback
+
+
+# The running command's environment, made once a run by `running` (the root group's `main`).
+_RUNNING: ContextVar[Environment | None] = ContextVar("invmap_environment", default=None)
+
+
+@contextlib.contextmanager
+def running(env: Environment | None) -> Iterator[Environment]:
+    """One run of the app in `env` (a test's), else in the process's own environment."""
+    made = env if env is not None else Environment.of_process()
+    token = _RUNNING.set(made)
+    try:
+        yield made
+    finally:
+        _RUNNING.reset(token)
+
+
+def current() -> Environment:
+    """The running command's environment; outside a run (an error reported after it), the process's."""
+    return _RUNNING.get() or Environment.of_process()
+
+
+def stdout_is_terminal() -> bool:
+    """For callers not yet handed the environment: `current().stdout_isatty`."""
+    return current().stdout_isatty
 
 
 def complete_color(incomplete: str) -> list[tuple[str, str]]:
@@ -130,63 +157,33 @@ def output(ctx: typer.Context, args: Args) -> Output:
 
     command = args.command
     color = getattr(args, "color", None)
-    mode = color_mode(color) if color is not None else state(ctx).color
-    terminal = stdout_is_terminal()
+    run = state(ctx)
+    mode = color_mode(color) if color is not None else run.color
+    terminal = run.env.stdout_isatty
     chosen = choose_format(
         getattr(args, "fmt", None), getattr(args, "json_flag", False), terminal, command.view, command.path
     )
-    color_on = use_color(mode, terminal) and chosen == "table"
+    color_on = run.env.use_color(mode) and chosen == "table"
     return Output(
         chosen,
         parse_fields(getattr(args, "fields", None), fields_for(command.path)),
         color_on,
-        state(ctx).pager and not getattr(args, "no_pager", False),
+        run.pager and not getattr(args, "no_pager", False),
         view=command.view,
         links=color_on and terminal,
     )
 
 
-def stdout_is_terminal() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (ValueError, AttributeError):
-        return False
-
-
-def use_color(mode: str, is_terminal: bool) -> bool:
-    """auto: colour only on a terminal, and never with NO_COLOR set (non-empty) or TERM=dumb.
-    always: colour even in a pipe. Never with NO_COLOR or TERM=dumb in auto mode."""
-    if mode == "never":
-        return False
-    if mode == "always":
-        return True
-    return is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def terminal_size() -> os.terminal_size:
-    return shutil.get_terminal_size((80, 24))
-
-
-def _stderr_columns() -> int:
-    """The width of the terminal stderr is on ($COLUMNS first, as shutil reads it for stdout)."""
-    with contextlib.suppress(ValueError):
-        if int(os.environ.get("COLUMNS", "0")) > 0:
-            return int(os.environ["COLUMNS"])
-    try:
-        return os.get_terminal_size(sys.stderr.fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return 80
-
-
 def say(message: str) -> None:
     """Lines for a person on stderr, control characters escaped; a closed or broken stderr is ignored
     (it must not change the exit code)."""
+    env = current()
     lines = [escape(line) for line in message.split("\n")]
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        if sys.stderr.isatty():  # a person reads it: wrapped at spaces to the width, never inside a word
+        if env.stderr_isatty:  # a person reads it: wrapped at spaces to the width, never inside a word
             import textwrap
 
-            width = max(_stderr_columns() - 1, 20)
+            width = max(env.stderr_columns - 1, 20)
             lines = [
                 part
                 for line in lines
@@ -197,15 +194,14 @@ def say(message: str) -> None:
                 )
             ]
         text = "\n".join(lines) + "\n"
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        env.stderr.write(text)
+        env.stderr.flush()
 
 
 def notice(message: str) -> None:
     """A line for a person on stderr (never into the data): only when stderr is a terminal."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        if sys.stderr.isatty():
-            say(message)
+    if current().stderr_isatty:
+        say(message)
 
 
 def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = False) -> None:
@@ -215,8 +211,8 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
     from invmap import render
     from invmap.render.layout import hidden_columns
 
-    size = terminal_size()
-    context = render.Context(width=size.columns, color=out.color, links=out.links, excel=excel)
+    env = current()
+    context = render.Context(width=env.columns, color=out.color, links=out.links, excel=excel)
     renderer = formats.renderer(out.fmt, out.view)
     if out.fmt != "table":
         for piece in renderer(result, context):
@@ -224,23 +220,23 @@ def emit(out: Output, result: Result, *, show_all: bool = True, excel: bool = Fa
         return
     if not result.rows and result.draw is None:
         return  # an empty table is only its header: the notice on stderr says why
-    terminal = stdout_is_terminal()
+    terminal = env.stdout_isatty
     capped = terminal and not show_all and result.draw is None and len(result.rows) > TABLE_ROW_CAP
     rows = result.rows[:TABLE_ROW_CAP] if capped else result.rows
     if hasattr(rows, "index") and not isinstance(rows, list):
         rows = list(rows)  # a lazy selection, read once
     shown = replace(result, rows=rows)
     if terminal and out.pager:  # the pager decides on the whole text's height
-        page("".join(renderer(shown, context)), True, size.lines)
+        page("".join(renderer(shown, context)), True, env.lines)
     else:  # a pipe or a file: written piece by piece, never whole in memory
         for piece in renderer(shown, context):
             write(piece)
     if capped:
         notice(f"{len(result.rows) - len(rows)} more rows; use --all, or a machine format (--format jsonl, csv)")
     if terminal and result.draw is None and rows:
-        hidden = hidden_columns(rows, result.fields, size.columns)
+        hidden = hidden_columns(rows, result.fields, env.columns)
         if hidden:  # a column the width left out is said, never dropped silently
-            notice(f"{', '.join(hidden)} hidden at {size.columns} columns; --fields to choose")
+            notice(f"{', '.join(hidden)} hidden at {env.columns} columns; --fields to choose")
 
 
 def help_out(ctx: Any, text: str) -> None:
@@ -249,29 +245,27 @@ def help_out(ctx: Any, text: str) -> None:
     root = ctx.find_root()
     obj = root.obj
     off = (isinstance(obj, State) and not obj.pager) or root.params.get("no_pager") or "--no-pager" in sys.argv[1:]
-    page(text, stdout_is_terminal() and not off, terminal_size().lines)
+    env = current()
+    page(text, env.stdout_isatty and not off, env.lines)
 
 
 def page(text: str, allowed: bool, height: int) -> None:
     """Through `$INVMAP_PAGER`, else `$PAGER`, else `less` (-FRX), when the text is taller than the
     terminal; an empty INVMAP_PAGER or `cat` means no pager; a pager that cannot start means print,
     and one that fails once started is an error (exit 4)."""
-    command = os.environ.get(PAGER_VAR)
-    if command is None:
-        command = os.environ.get("PAGER") or "less"
+    env = current()
+    command = env.pager_command
     if not allowed or not command.strip() or command.strip() == "cat" or text.count("\n") < height:
         write(text)
         return
     import shlex
     import subprocess
 
-    env = dict(os.environ)
-    env.setdefault("LESS", "FRX")
-    sys.stdout.flush()
+    env.stdout.flush()
     import signal
 
     try:
-        pager = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, env=env)
+        pager = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, env=env.pager_variables())
     except (OSError, ValueError):
         write(text)  # no such pager: print directly
         return
@@ -280,7 +274,7 @@ def page(text: str, allowed: bool, height: int) -> None:
         # OSError: the reader quit early; what it did not read is not wanted
         with contextlib.suppress(OSError):
             assert pager.stdin is not None
-            pager.stdin.write(text.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
+            pager.stdin.write(text.encode(env.stdout.encoding or "utf-8", "backslashreplace"))
             pager.stdin.close()
     finally:
         status = pager.wait()
@@ -294,7 +288,7 @@ def write(text: str) -> None:
     """Data to stdout; characters the stream cannot encode are escaped, never lost or fatal."""
     from invmap.safe import quiet_stdout
 
-    stream = sys.stdout
+    stream = current().stdout
     if stream is None:
         raise FileAccessError("cannot write to stdout: it is closed")
 
@@ -326,7 +320,7 @@ def filters(ctx: typer.Context, args: Args, index: Index | None = None) -> Filte
 
 def empty_notice(out: Output, what: Filters | None, hint: str | None = None, prefix: str = "no sources match") -> None:
     """On a terminal, say why nothing printed; in a pipe or a machine format, stay silent."""
-    if out.machine or not stdout_is_terminal():
+    if out.machine or not current().stdout_isatty:
         return
     described = " ".join(what.described) if what and what.described else ""
     notice(f"{prefix} {described}".rstrip() + (f"; {hint}" if hint else ""))

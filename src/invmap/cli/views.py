@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 
 import typer
 
 from invmap import query
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, filters, index, output, write
+from invmap.cli.shared import emit, filters, index, output, state, write
+from invmap.environment import Environment
 from invmap.errors import FileAccessError, NotFoundError, UsageError
 from invmap.fields import SCORED_FIELDS
 from invmap.render import Result
@@ -130,18 +130,18 @@ def open_(ctx: typer.Context, args: Args) -> None:
         if not link.startswith(("https://", "http://")):
             raise NotFoundError(f"{r['name']} ({r['id']}) has a link that is not http(s); not opening it")
         links.append(link)
+    env = state(ctx).env
     for link in links:
-        if args.print_only or not _open_in_browser(link):
+        if args.print_only or not _open_in_browser(link, env):
             write(link + "\n")
 
 
-def _open_in_browser(link: str) -> bool:
+def _open_in_browser(link: str, env: Environment) -> bool:
     """True if a browser took the link; False where there is none (a server, CI, no display), so we print it."""
     import webbrowser
 
-    graphical = sys.platform == "darwin" or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    browser_var = os.environ.get("BROWSER")
-    if not graphical and not browser_var:
+    browser_var = env.get("BROWSER")
+    if not env.graphical and not browser_var:
         return False  # a console browser (lynx, w3m) would take over the terminal: print instead
     if browser_var:
         for command in browser_var.split(os.pathsep):
@@ -156,7 +156,7 @@ def _open_in_browser(link: str) -> bool:
     except ValueError as exc:  # a malformed $BROWSER that webbrowser tripped over
         raise FileAccessError(f"cannot use $BROWSER: {exc}") from None
     blocking = isinstance(browser, webbrowser.GenericBrowser) and not isinstance(browser, webbrowser.BackgroundBrowser)
-    if blocking and not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if blocking and not (env.stdin_isatty and env.stdout_isatty):
         return False
     try:
         return bool(browser.open(link))
