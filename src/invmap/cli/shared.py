@@ -5,7 +5,6 @@ pager, or stderr for notices)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
@@ -46,7 +45,9 @@ class State:
             from invmap.index import open_catalog
             from invmap.render.progress import catalog_progress
 
-            self._index = open_catalog(self.location, progress=catalog_progress(self.env.stderr, self.env.stderr_isatty))
+            self._index = open_catalog(
+                self.location, progress=catalog_progress(self.env.stderr, self.env.stderr_isatty)
+            )
         return self._index
 
 

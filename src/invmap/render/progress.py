@@ -23,7 +23,9 @@ def _bar(description: str, stream: Any) -> Any:
     )
 
 
-def catalog_progress(stream: Any, terminal: bool) -> Callable[[str, int], Callable[[str | None, int | None], None] | None]:
+def catalog_progress(
+    stream: Any, terminal: bool
+) -> Callable[[str, int], Callable[[str | None, int | None], None] | None]:
     """For a first run of a large catalog: what `index.open_catalog` asks for a bar, given the path
     and size: a bar on `stream` while it is read and indexed when it is a `terminal`; None elsewhere."""
     return functools.partial(_catalog_bar, stream) if terminal else lambda path, size: None
