@@ -1,4 +1,5 @@
-"""`invmap diff A B`: what changed between two catalogs (no I/O: the CLI loads both).
+"""`invmap diff A B`: what changed between two catalogs, each loaded from a catalog file (an overlay
+merged), a Markdown map, `shipped` or stdin.
 
 Sources are matched by id, then (for those left) by arXiv id, DOI or link, so a source renamed in
 one file is a change of its id, not a removal and an addition. `[catalog]`, `[layers]` and
@@ -9,7 +10,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from invmap import catalog as catalogs
 from invmap.fields import BY_NAME, STORED_FIELDS
+
+FIELDS = ["change", "id", "field", "old", "new"]
+
+
+def load(name: str) -> Any:
+    """One side of `diff`: a catalog file (an overlay merged), a Markdown map (`.md`), `shipped` or
+    `-` (stdin: a Markdown map when it looks like one, else TOML)."""
+    from invmap import exchange
+    from invmap.location import shipped_path
+
+    if name == "shipped":
+        return catalogs.load(str(shipped_path()))
+    if name != "-" and name.lower().endswith((".md", ".markdown")):
+        return exchange.read_map(name)
+    if name == "-":
+        data = catalogs.read_bytes(name)
+        head = data.removeprefix(catalogs.BOM.encode("utf-8")).lstrip()  # a BOM, as a file by path may have
+        if head.startswith((b"#", b"|")) and b"|---" in data:  # a Markdown map on stdin
+            return exchange.markdown_catalog(data, name)
+        return catalogs.validate_bytes(data, name)
+    return catalogs.load(name)
+
+
+def run(old: str, new: str) -> dict[str, Any]:
+    """`diff A B` (see `compare`): both sides loaded; only one of them may be stdin."""
+    from invmap.errors import UsageError
+
+    if old == new == "-":
+        raise UsageError("only one of A and B can be '-' (stdin)")
+    return compare(load(old), load(new))
 
 
 def _value(source: Any, name: str) -> Any:
@@ -91,13 +123,14 @@ def rows(difference: dict[str, Any]) -> list[dict[str, Any]]:
     out += [{"change": "removed", "id": i, "field": None, "old": None, "new": None} for i in difference["removed"]]
     for item in difference["changed"]:
         for name, (a, b) in item["fields"].items():
-            out.append({"change": "changed", "id": item["id"], "field": name, "old": _shown(a), "new": _shown(b)})
+            out.append({"change": "changed", "id": item["id"], "field": name, "old": cell(a), "new": cell(b)})
     for table, keys in difference["tables"].items():
         out += [{"change": table, "id": key, "field": None, "old": None, "new": None} for key in keys]
     return out
 
 
-def _shown(value: Any) -> str | None:
+def cell(value: Any) -> str | None:
+    """A value as a table cell: a list joined with `; `, nothing for none."""
     if value is None or value == []:
         return None
     if isinstance(value, list):

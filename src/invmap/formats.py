@@ -120,6 +120,30 @@ FORMATS: tuple[Format, ...] = (
     ),
 )
 
+# --- the authoring commands' views (`where`, `check`, `check --links`, `add`/`edit`, `record check`) ---
+# A person reads the result's own drawing (`table` and `plain` alike: `render:table` draws
+# `Result.draw`); the machine formats keep the README's JSON contracts (`where --json` is one line).
+WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK = AUTHORING_VIEWS = (
+    "where",
+    "check",
+    "link check",
+    "written",
+    "record check",
+)
+_DRAWN = {"table": "invmap.render:table", "plain": "invmap.render:table"}
+_AUTHORING: dict[str, dict[str, str]] = {
+    WHERE: {**_DRAWN, "json": "invmap.render:jsonl_text", "jsonl": "invmap.render:jsonl_text"},
+    CHECK: {**_DRAWN, "json": "invmap.render:json_text", "jsonl": "invmap.render:jsonl_text"},
+    LINK_CHECK: {**_DRAWN, "json": "invmap.render:json_text", "jsonl": "invmap.render:jsonl_text"},
+    WRITTEN: {**_DRAWN, "json": "invmap.render:json_text"},
+    RECORD_CHECK: {"json": "invmap.render:json_text", "jsonl": "invmap.render:jsonl_text"},
+}
+VIEWS = (*VIEWS, *AUTHORING_VIEWS)
+FORMATS = tuple(
+    f._replace(views={**f.views, **{view: by[f.name] for view, by in _AUTHORING.items() if f.name in by}})
+    for f in FORMATS
+)
+
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}
 NAMES: tuple[str, ...] = tuple(f.name for f in FORMATS)
 MACHINE: frozenset[str] = frozenset(f.name for f in FORMATS if f.machine)

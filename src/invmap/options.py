@@ -627,20 +627,31 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "where",
         "Authoring",
-        "authoring",
+        "checking",
         "Print which catalog is active, and why.",
-        options=(Opt("json_flag", ("--json",), "Also the state of its index, as JSON.", kind="flag", default=False),),
+        "where",
+        options=(
+            FORMAT,
+            Opt(
+                "json_flag",
+                ("--json",),
+                "Same as --format json: also the state of its index.",
+                kind="flag",
+                default=False,
+            ),
+        ),
         examples=("invmap where", "invmap where --json | jq .index"),
     ),
     Command(
         "check",
         "Authoring",
-        "authoring",
+        "checking",
         "Validate the catalog and list every problem; --links checks its links.",
-        "",
+        "check",
         (),
         (
-            JSON_ONLY,
+            FORMAT,
+            JSON,
             Opt(
                 "links",
                 ("--links",),
@@ -697,7 +708,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "init",
         "Authoring",
-        "authoring",
+        "editing",
         "Start a catalog of your own.",
         "",
         (),
@@ -718,7 +729,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "add",
         "Authoring",
-        "authoring",
+        "editing",
         "Add a source to your catalog.",
         "",
         (),
@@ -758,7 +769,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "edit",
         "Authoring",
-        "authoring",
+        "editing",
         "Change fields of a source in your catalog.",
         "",
         (),
@@ -790,7 +801,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "rm",
         "Authoring",
-        "authoring",
+        "editing",
         "Remove sources from your catalog.",
         "",
         (),
@@ -820,7 +831,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "fmt",
         "Authoring",
-        "authoring",
+        "editing",
         "Rewrite the catalog in canonical form.",
         "",
         (),
@@ -854,7 +865,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "export",
         "Authoring",
-        "authoring",
+        "exchange",
         "Export as Markdown, CSV, JSON, BibTeX or TOML.",
         "catalog",
         ("filters",),
@@ -893,7 +904,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "import",
         "Authoring",
-        "authoring",
+        "exchange",
         "Turn a Markdown table into a catalog.",
         "",
         (),
@@ -904,7 +915,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "refresh",
         "Authoring",
-        "authoring",
+        "exchange",
         "Compare titles, authors, venues and DOIs with arXiv and Crossref.",
         "diff",
         ("output_no_fields",),
@@ -925,7 +936,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "diff",
         "Authoring",
-        "authoring",
+        "exchange",
         "Show what changed between two catalogs or Markdown maps.",
         "diff",
         ("output_no_fields",),

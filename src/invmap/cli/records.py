@@ -56,14 +56,15 @@ def record_new(ctx: typer.Context, args: Args) -> None:
 @implements("record check")
 def record_check(ctx: typer.Context, args: Args) -> None:
     """Validate experiment records; every problem with its JSON path (exit 0 when all valid, 3 when not)."""
-    from invmap.render.machine import to_json
-
     results = []
     for path in args.files:
         _, problems = experiment.check_file(path)
         results.append({"path": path, "valid": not problems, "problems": problems})
-    if args.json_flag:
-        write(to_json(results))
+    if args.json_flag:  # through the format registry, as every command's JSON
+        from invmap import formats
+        from invmap.cli.authoring import json_output
+
+        emit(json_output(ctx, args, formats.RECORD_CHECK), Result(results, ["path", "valid", "problems"], data=results))
     else:
         for r in results:
             if r["valid"]:

@@ -1,0 +1,140 @@
+"""`init`, `add`, `edit`, `rm` and `fmt`: flags -> the core's options (`authoring.py`), the result
+rendered (`add --json` and `edit --json` through the format registry), messages on stderr."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from invmap import authoring, formats, outcomes
+from invmap import catalog as catalogs
+from invmap.cli.authoring import _stderr_is_terminal, json_output, path_argument, warn_links
+from invmap.cli.build import Args, implements
+from invmap.cli.shared import emit, index, say, state, write
+from invmap.errors import UsageError
+from invmap.render import Result
+from invmap.safe import escape
+
+
+def _written(ctx: typer.Context, args: Args, source: Any, text: str) -> None:
+    """The source `add` or `edit` wrote: as JSON (the README's contract), else `text`."""
+    data = source.to_dict()
+    emit(json_output(ctx, args, formats.WRITTEN), Result([data], list(data), data=data, draw=lambda w, c: text))
+
+
+@implements("init")
+def init(ctx: typer.Context, args: Args) -> None:
+    """Start a catalog of your own: a copy of the shipped catalog at PATH, or (--overlay) a file that
+    extends it and holds only what you add or change."""
+    written = escape(authoring.init(args.path, args.overlay, args.force))
+    if args.overlay:
+        write(
+            f"Wrote {written}, an overlay of the shipped map: add, edit and rm write your changes there; "
+            f"use it with --catalog {written} or INVMAP_CATALOG={written}\n"
+        )
+        return
+    write(f"Wrote {written}; use it with --catalog {written} or INVMAP_CATALOG={written}\n")
+
+
+@implements("add")
+def add(ctx: typer.Context, args: Args) -> None:
+    """Add a source to the active catalog (never the shipped one); a rejected add changes nothing."""
+    location = state(ctx).location
+    catalogs.require_writable(location)
+    opts = authoring.AddOptions(location, dict(args.__dict__), args.from_id, args.new_type, args.allow_duplicate)
+    entry = authoring.new_entry(opts, lambda: index(ctx).types())
+    warn_links(location.path)
+    added = authoring.add(opts, entry)
+    _written(ctx, args, added, outcomes.added_text(added, location.path))
+
+
+@implements("edit")
+def edit(ctx: typer.Context, args: Args) -> None:
+    """Change fields of one source, named exactly (id, arXiv id, DOI or link); only its `[[sources]]`
+    table is rewritten. A list field's option adds an item, `--remove-X` removes one, `--set-Xs`
+    replaces the list; what changed is printed field by field."""
+    from invmap import edits
+    from invmap.options import REMOVE_PREFIX, SET_PREFIX
+
+    location = state(ctx).location
+    catalogs.require_writable(location)
+    values = dict(args.__dict__)
+    opts = authoring.EditOptions(
+        location,
+        args.target,
+        values,
+        removed={k.removeprefix(REMOVE_PREFIX): v for k, v in values.items() if k.startswith(REMOVE_PREFIX)},
+        replaced={k.removeprefix(SET_PREFIX): v for k, v in values.items() if k.startswith(SET_PREFIX)},
+        unset=args.unset or (),
+        new_type=args.new_type,
+    )
+    plan = authoring.plan_edit(opts)
+    warn_links(location.path)
+    try:
+        done = authoring.edit(opts, plan)
+    except edits.NoSuchId:
+        raise authoring.near_miss(index(ctx), args.target) from None
+    _written(ctx, args, done.source, outcomes.edited_text(done, location.path))
+
+
+@implements("rm")
+def rm(ctx: typer.Context, args: Args) -> None:
+    """Remove sources named exactly (on an overlay, hide the base's); asks first on a terminal unless
+    --yes, and needs --yes elsewhere. `--undo` brings back base sources the overlay removes."""
+    from invmap import edits
+
+    location = state(ctx).location
+    catalogs.require_writable(location)
+    targets = list(dict.fromkeys(args.targets))
+    if args.undo:
+        authoring.restore(location, targets)
+        write(f"Restored {', '.join(escape(i) for i in targets)} in {escape(location.path)}\n")
+        return
+    try:
+        if not args.yes:
+            _confirm_removal(location, targets)
+        warn_links(location.path)
+        ids = authoring.remove(location, targets)
+    except edits.NoSuchId as exc:
+        raise authoring.near_miss(index(ctx), authoring.missed_target(targets, exc)) from None
+    write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}\n")
+
+
+def _confirm_removal(location: Any, targets: list[str]) -> None:
+    """On a terminal, ask before removing (what would go, by id and name); off one, --yes is needed."""
+    import sys
+
+    if not (_is_terminal(sys.stdin) and _stderr_is_terminal()):
+        raise UsageError("rm needs --yes when it cannot ask (stdin or stderr is not a terminal)")
+    shown = ", ".join(f"{i} ({name})" for i, name in authoring.to_remove(location, targets))
+    sys.stderr.write(escape(f"Remove {shown} from {location.path}? [y/N] "))
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if answer.strip().casefold() not in ("y", "yes"):
+        say("nothing removed")
+        raise typer.Exit(0)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream and stream.isatty())
+    except (OSError, ValueError):
+        return False
+
+
+@implements("fmt")
+def fmt_(ctx: typer.Context, args: Args) -> None:
+    """Rewrite the active catalog in its one canonical form."""
+    location = path_argument(ctx, [args.path] if args.path else None, "fmt")
+    if not args.check_only and not location.is_stdin:
+        warn_links(location.path)
+    changed = catalogs.reformat(location, args.check_only, args.drop_comments)
+    shown = escape(location.path)
+    if not changed:
+        write(f"{shown}: already canonical\n")
+    elif args.check_only:
+        say(f"{location.path}: not canonical; 'invmap fmt' would rewrite it")
+        raise typer.Exit(1)
+    else:
+        write(f"{shown}: reformatted\n")
