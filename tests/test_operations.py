@@ -3,6 +3,7 @@ and the error classes they raise, on a catalog in a temporary folder."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,11 @@ def test_each_authoring_view_declares_its_formats():
     assert formats.names_for(formats.CHECK) == ("table", "json", "jsonl", "plain")
     assert formats.names_for(formats.WRITTEN) == ("table", "json", "plain")
     assert formats.names_for(formats.RECORD_CHECK) == ("json", "jsonl")
+
+
+def test_json_and_format_json_are_one_road(cli, mine):
+    """`--json` is `--format json` for the authoring commands too: the same bytes, one renderer."""
+    for words in (["where"], ["check"], ["check", str(mine)], ["--catalog", str(mine), "where"]):
+        assert cli(*words, "--json").out == cli(*words, "--format", "json").out, words
+    line = cli("check", str(mine), "--format", "jsonl").out
+    assert line.count("\n") == 1 and json.loads(line)["sources"] == 2
