@@ -121,8 +121,9 @@ FORMATS: tuple[Format, ...] = (
 )
 
 # --- the authoring commands' views (`where`, `check`, `check --links`, `add`/`edit`, `record check`) ---
-# A person reads the result's own drawing (`table` and `plain` alike: `render:table` draws
-# `Result.draw`); the machine formats keep the README's JSON contracts (`where --json` is one line).
+# A person reads the result's own drawing (`table` and `plain` alike: the table renderer draws
+# `Result.draw`); the machine formats keep the README's JSON contracts (`where --json` is one line,
+# as jsonl writes it). The renderers are the ones the records view names.
 WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK = AUTHORING_VIEWS = (
     "where",
     "check",
@@ -130,13 +131,16 @@ WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK = AUTHORING_VIEWS = (
     "written",
     "record check",
 )
-_DRAWN = {"table": "invmap.render:table", "plain": "invmap.render:table"}
+_TABLE, _JSON, _JSONL = (
+    next(f for f in FORMATS if f.name == name).views[RECORDS] for name in ("table", "json", "jsonl")
+)
+_DRAWN = {"table": _TABLE, "plain": _TABLE}
 _AUTHORING: dict[str, dict[str, str]] = {
-    WHERE: {**_DRAWN, "json": "invmap.render:jsonl_text", "jsonl": "invmap.render:jsonl_text"},
-    CHECK: {**_DRAWN, "json": "invmap.render:json_text", "jsonl": "invmap.render:jsonl_text"},
-    LINK_CHECK: {**_DRAWN, "json": "invmap.render:json_text", "jsonl": "invmap.render:jsonl_text"},
-    WRITTEN: {**_DRAWN, "json": "invmap.render:json_text"},
-    RECORD_CHECK: {"json": "invmap.render:json_text", "jsonl": "invmap.render:jsonl_text"},
+    WHERE: {**_DRAWN, "json": _JSONL, "jsonl": _JSONL},
+    CHECK: {**_DRAWN, "json": _JSON, "jsonl": _JSONL},
+    LINK_CHECK: {**_DRAWN, "json": _JSON, "jsonl": _JSONL},
+    WRITTEN: {**_DRAWN, "json": _JSON},
+    RECORD_CHECK: {"json": _JSON, "jsonl": _JSONL},
 }
 VIEWS = (*VIEWS, *AUTHORING_VIEWS)
 FORMATS = tuple(
