@@ -58,10 +58,14 @@ def json_output(ctx: typer.Context, args: Args, view: str) -> Output:
     return Output(fmt, None, False, state(ctx).pager, view=view)
 
 
+def is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream and stream.isatty())
+    except (OSError, ValueError):
+        return False
+
+
 def _stderr_is_terminal() -> bool:
     import sys
 
-    try:
-        return bool(sys.stderr and sys.stderr.isatty())
-    except (OSError, ValueError):
-        return False
+    return is_terminal(sys.stderr)

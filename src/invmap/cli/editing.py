@@ -9,7 +9,7 @@ import typer
 
 from invmap import authoring, formats, outcomes
 from invmap import catalog as catalogs
-from invmap.cli.authoring import _stderr_is_terminal, json_output, path_argument, warn_links
+from invmap.cli.authoring import _stderr_is_terminal, is_terminal, json_output, path_argument, warn_links
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, index, say, state, write
 from invmap.errors import UsageError
@@ -105,7 +105,7 @@ def _confirm_removal(location: Any, targets: list[str]) -> None:
     """On a terminal, ask before removing (what would go, by id and name); off one, --yes is needed."""
     import sys
 
-    if not (_is_terminal(sys.stdin) and _stderr_is_terminal()):
+    if not (is_terminal(sys.stdin) and _stderr_is_terminal()):
         raise UsageError("rm needs --yes when it cannot ask (stdin or stderr is not a terminal)")
     shown = ", ".join(f"{i} ({name})" for i, name in authoring.to_remove(location, targets))
     sys.stderr.write(escape(f"Remove {shown} from {location.path}? [y/N] "))
@@ -114,13 +114,6 @@ def _confirm_removal(location: Any, targets: list[str]) -> None:
     if answer.strip().casefold() not in ("y", "yes"):
         say("nothing removed")
         raise typer.Exit(0)
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream and stream.isatty())
-    except (OSError, ValueError):
-        return False
 
 
 @implements("fmt")
