@@ -1,7 +1,7 @@
 """What the authoring commands share on the command line: a catalog given as PATH, output to a
-file or stdout, the warning for a catalog reached through a link, their `--json` output bundle, and
-whether stderr is a terminal. The commands themselves: `checking.py` (where, check),
-`editing.py` (init, add, edit, rm, fmt), `exchange.py` (export, import, diff, refresh)."""
+file or stdout, the warning for a catalog reached through a link, and the output of a command
+that takes `--json` alone. The commands themselves: `checking.py` (where, check), `editing.py`
+(init, add, edit, rm, fmt), `exchange.py` (export, import, diff, refresh)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import typer
 
 from invmap import catalog as catalogs
 from invmap.cli.build import Args
-from invmap.cli.shared import Output, choose_format, say, state, stdout_is_terminal, write
+from invmap.cli.shared import Output, choose_format, say, state, write
 from invmap.errors import UsageError
 
 
@@ -54,18 +54,6 @@ def path_argument(ctx: typer.Context, paths: list[str] | None, command: str) -> 
 def json_output(ctx: typer.Context, args: Args, view: str) -> Output:
     """The output of a command that takes `--json` alone (`add`, `edit`, `record check`): json with
     it, else the view's text (a table on a terminal, plain in a pipe)."""
-    fmt = choose_format(None, args.json_flag, stdout_is_terminal(), view, args.command.path)
-    return Output(fmt, None, False, state(ctx).pager, view=view)
-
-
-def is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream and stream.isatty())
-    except (OSError, ValueError):
-        return False
-
-
-def _stderr_is_terminal() -> bool:
-    import sys
-
-    return is_terminal(sys.stderr)
+    run = state(ctx)
+    fmt = choose_format(None, args.json_flag, run.env.stdout_isatty, view, args.command.path)
+    return Output(fmt, None, False, run.pager, view=view)

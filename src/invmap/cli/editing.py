@@ -9,7 +9,7 @@ import typer
 
 from invmap import authoring, formats, outcomes
 from invmap import catalog as catalogs
-from invmap.cli.authoring import _stderr_is_terminal, is_terminal, json_output, path_argument, warn_links
+from invmap.cli.authoring import json_output, path_argument, warn_links
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, index, say, state, write
 from invmap.errors import UsageError
@@ -93,7 +93,7 @@ def rm(ctx: typer.Context, args: Args) -> None:
         return
     try:
         if not args.yes:
-            _confirm_removal(location, targets)
+            _confirm_removal(state(ctx).env, location, targets)
         warn_links(location.path)
         ids = authoring.remove(location, targets)
     except edits.NoSuchId as exc:
@@ -101,16 +101,14 @@ def rm(ctx: typer.Context, args: Args) -> None:
     write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}\n")
 
 
-def _confirm_removal(location: Any, targets: list[str]) -> None:
+def _confirm_removal(env: Any, location: Any, targets: list[str]) -> None:
     """On a terminal, ask before removing (what would go, by id and name); off one, --yes is needed."""
-    import sys
-
-    if not (is_terminal(sys.stdin) and _stderr_is_terminal()):
+    if not (env.stdin_isatty and env.stderr_isatty):
         raise UsageError("rm needs --yes when it cannot ask (stdin or stderr is not a terminal)")
     shown = ", ".join(f"{i} ({name})" for i, name in authoring.to_remove(location, targets))
-    sys.stderr.write(escape(f"Remove {shown} from {location.path}? [y/N] "))
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
+    env.stderr.write(escape(f"Remove {shown} from {location.path}? [y/N] "))
+    env.stderr.flush()
+    answer = env.stdin.readline()
     if answer.strip().casefold() not in ("y", "yes"):
         say("nothing removed")
         raise typer.Exit(0)

@@ -11,7 +11,7 @@ from invmap import catalog as catalogs
 from invmap import exchange
 from invmap.cli.authoring import to_output
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, filters, index, notice, output, say, state, stdout_is_terminal, write
+from invmap.cli.shared import emit, filters, index, notice, output, say, state, write
 from invmap.render import Result
 from invmap.safe import escape
 
@@ -82,7 +82,7 @@ def diff(ctx: typer.Context, args: Args) -> None:
     emit(out, Result(diffing.rows(difference), diffing.FIELDS, data=difference))
     if not diffing.is_empty(difference):
         raise typer.Exit(1)
-    if not out.machine and stdout_is_terminal():
+    if not out.machine and state(ctx).env.stdout_isatty:
         notice("no differences")  # a table of nothing prints nothing: say why
 
 
