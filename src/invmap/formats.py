@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CATALOG, ESTIMATE = VIEWS = (
+RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CATALOG, ESTIMATE = QUERY_VIEWS = (
     "records",
     "source",
     "levels",
@@ -29,7 +29,19 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
     "catalog",
     "estimate",
 )
+# The authoring commands' views (`where`, `check`, `check --links`, `add`/`edit`, `record check`): a
+# person reads the result's own drawing (`table` and `plain` alike: the table renderer draws
+# `Result.draw`); the machine formats keep the README's JSON contracts (`where --json` is one line).
+WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK = AUTHORING_VIEWS = (
+    "where",
+    "check",
+    "link check",
+    "written",
+    "record check",
+)
+VIEWS = (*QUERY_VIEWS, *AUTHORING_VIEWS)
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
+_DRAWN = (WHERE, CHECK, LINK_CHECK, WRITTEN)  # a person reads the result's own drawing
 
 
 class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes", "extensions"), defaults=(False, ()))):
@@ -50,14 +62,20 @@ FORMATS: tuple[Format, ...] = (
         "table",
         False,
         "a table drawn to the terminal's width (the default on a terminal)",
-        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE), "invmap.render.tables:table"),
+        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE, *_DRAWN), "invmap.render.tables:table"),
         True,
     ),
     Format(
         "json",
         True,
         "JSON: an array of objects (one object for `show` and the overviews)",
-        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE), "invmap.render.machine:json_text"),
+        {
+            **_each(
+                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK),
+                "invmap.render.machine:json_text",
+            ),
+            WHERE: "invmap.render.machine:jsonl_text",  # `where --json` is one line
+        },
         True,
         (".json",),
     ),
@@ -65,7 +83,7 @@ FORMATS: tuple[Format, ...] = (
         "jsonl",
         True,
         "one JSON object per line",
-        _each((*_LISTS, CATALOG), "invmap.render.machine:jsonl_text"),
+        _each((*_LISTS, CATALOG, WHERE, CHECK, LINK_CHECK, RECORD_CHECK), "invmap.render.machine:jsonl_text"),
         True,
         (".jsonl",),
     ),
@@ -102,6 +120,7 @@ FORMATS: tuple[Format, ...] = (
             **_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render.machine:plain_text"),
             DOCUMENT: "invmap.render.documents:document_plain",
             ESTIMATE: "invmap.estimate:plain_text",
+            **_each(_DRAWN, "invmap.render.tables:table"),
         },
     ),
     Format(
@@ -118,34 +137,6 @@ FORMATS: tuple[Format, ...] = (
         {CATALOG: "invmap.interchange:toml_document"},
         extensions=(".toml",),
     ),
-)
-
-# --- the authoring commands' views (`where`, `check`, `check --links`, `add`/`edit`, `record check`) ---
-# A person reads the result's own drawing (`table` and `plain` alike: the table renderer draws
-# `Result.draw`); the machine formats keep the README's JSON contracts (`where --json` is one line,
-# as jsonl writes it). The renderers are the ones the records view names.
-WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK = AUTHORING_VIEWS = (
-    "where",
-    "check",
-    "link check",
-    "written",
-    "record check",
-)
-_TABLE, _JSON, _JSONL = (
-    next(f for f in FORMATS if f.name == name).views[RECORDS] for name in ("table", "json", "jsonl")
-)
-_DRAWN = {"table": _TABLE, "plain": _TABLE}
-_AUTHORING: dict[str, dict[str, str]] = {
-    WHERE: {**_DRAWN, "json": _JSONL, "jsonl": _JSONL},
-    CHECK: {**_DRAWN, "json": _JSON, "jsonl": _JSONL},
-    LINK_CHECK: {**_DRAWN, "json": _JSON, "jsonl": _JSONL},
-    WRITTEN: {**_DRAWN, "json": _JSON},
-    RECORD_CHECK: {"json": _JSON, "jsonl": _JSONL},
-}
-VIEWS = (*VIEWS, *AUTHORING_VIEWS)
-FORMATS = tuple(
-    f._replace(views={**f.views, **{view: by[f.name] for view, by in _AUTHORING.items() if f.name in by}})
-    for f in FORMATS
 )
 
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}
