@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ASSETS
-from invmap import authoring, checking, diffing, edits, entries, exchange, formats, outcomes
+from invmap import authoring, checking, diffing, edits, entries, exchange, formats
 from invmap import refresh as refreshing
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.location import Location, shipped_path
+from invmap.render import outcomes
 
 CELLS = {
     "type": "Current",

@@ -9,7 +9,7 @@ from typing import Any
 
 from invmap import catalog as catalogs
 from invmap.errors import CatalogError, NotFoundError, UsageError
-from invmap.fields import FIELDS, SOURCE_FIELDS
+from invmap.fields import FIELDS
 
 
 def markdown_catalog(data: bytes, name: str) -> Any:
@@ -51,10 +51,10 @@ def selection(
     filter_values: dict[str, Any],
     leaves_out: Callable[[Any], None] | None = None,
 ) -> Any:
-    """What `export` writes from `index`: a `render.Result` of the sources the filters choose (every
-    source when none is given), its `catalog()` the catalog at `location` holding just those (passed
-    to `leaves_out` first, when given). No source chosen is `NotFoundError`."""
-    from invmap import query, render
+    """What `export` writes from `index`: the sources the filters choose (every source when none is
+    given) and `catalog()`, the catalog at `location` holding just those (passed to `leaves_out`
+    first, when given), as `(records, catalog)`. No source chosen is `NotFoundError`."""
+    from invmap import query
 
     chosen = query.build_filters(index, filter_values)
     records = query.lazy_selection(index, chosen)
@@ -71,7 +71,7 @@ def selection(
             leaves_out(cat)
         return cat
 
-    return render.Result(records, list(SOURCE_FIELDS), catalog=catalog)
+    return records, catalog
 
 
 def markdown_leaves_out(cat: Any, links: bool) -> list[str]:

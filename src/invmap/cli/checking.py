@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import typer
 
-from invmap import checking, formats, outcomes
+from invmap import checking, formats
 from invmap.cli.authoring import path_argument
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, index, output, say, state
 from invmap.errors import UsageError
-from invmap.render import Result
+from invmap.render import Result, outcomes
 from invmap.safe import escape
 
 

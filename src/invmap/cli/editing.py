@@ -7,13 +7,13 @@ from typing import Any
 
 import typer
 
-from invmap import authoring, formats, outcomes
+from invmap import authoring, formats
 from invmap import catalog as catalogs
 from invmap.cli.authoring import json_output, path_argument, warn_links
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, index, say, state, write
 from invmap.errors import UsageError
-from invmap.render import Result
+from invmap.render import Result, outcomes
 from invmap.safe import escape
 
 

@@ -27,6 +27,7 @@ def export(ctx: typer.Context, args: Args) -> None:
     """Export the catalog (or the filtered sources) as Markdown like the seed, CSV, JSON, BibTeX or TOML;
     without --format, the format `-o PATH`'s extension means (else Markdown)."""
     from invmap import formats, render
+    from invmap.fields import SOURCE_FIELDS
     from invmap.index import open_catalog
 
     fmt, meant = exchange.export_format(args.fmt, args.output_path)
@@ -43,7 +44,8 @@ def export(ctx: typer.Context, args: Args) -> None:
             say(_LEFT_OUT_NOTE.format(", ".join(lost)))
 
     def result(idx: Any) -> Any:
-        return exchange.selection(idx, location, args.filters, left_out if fmt == "markdown" else None)
+        records, catalog = exchange.selection(idx, location, args.filters, left_out if fmt == "markdown" else None)
+        return render.Result(records, list(SOURCE_FIELDS), catalog=catalog)
 
     if not exchange.to_file(args.output_path):  # streamed, a batch at a time
         for piece in renderer(result(index(ctx)), context):
