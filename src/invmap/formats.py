@@ -119,7 +119,7 @@ FORMATS: tuple[Format, ...] = (
         {
             **_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render.machine:plain_text"),
             DOCUMENT: "invmap.render.documents:document_plain",
-            ESTIMATE: "invmap.estimate:plain_text",
+            ESTIMATE: "invmap.render.estimate:plain_text",
             **_each(_DRAWN, "invmap.render.tables:table"),
         },
     ),

@@ -75,9 +75,10 @@ def _run(ctx: typer.Context, args: Args, kind: str) -> None:
         result = core.roofline(options, model, gpu)
     if args.record is not None:
         _write_record(ctx, args, result)
+    from invmap.render.estimate import text as estimate_text
     from invmap.safe import data_text  # a config's folder name may hold anything: shown, never interpreted
 
-    emit(out, Result([], [], data=result, draw=lambda width, color: data_text(core.text(result))))
+    emit(out, Result([], [], data=result, draw=lambda width, color: data_text(estimate_text(result))))
 
 
 def _write_record(ctx: typer.Context, args: Args, result: dict[str, Any]) -> None:

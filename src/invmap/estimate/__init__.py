@@ -15,8 +15,8 @@ This package's modules, one job each: `tables` (the shipped tables), `config` (a
 `layout` (its attention layout), `parameters` (its parameter count), `gpus` (a GPU's figures),
 `defaults` and `checks` (fallback values and bounds), `inputs` (each value with its provenance),
 `units` (numbers as read), `kvshape` (the KV dimensions), `kv_estimate`, `memory_estimate`,
-`roofline_estimate` and `phase` (the formulas), `result` (the one result dictionary), `drawing` (the
-text), `experiment` (the record), `listing` (`invmap models` and `gpus`). This module names what
+`roofline_estimate` and `phase` (the formulas), `result` (the one result dictionary; its text is
+drawn by `render.estimate`), `experiment` (the record), `listing` (`invmap models` and `gpus`). This module names what
 the rest of invmap calls.
 """
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 from invmap.estimate.checks import MAX_RATE, check
 from invmap.estimate.config import Model, load_model, models
 from invmap.estimate.defaults import IE_ROOFLINE, KINDS, LABEL
-from invmap.estimate.drawing import plain_text, text
 from invmap.estimate.experiment import record
 from invmap.estimate.gpus import Gpu, find_gpu, gpu_rows, gpus
 from invmap.estimate.kv_estimate import kv
@@ -64,8 +63,6 @@ __all__ = [
     "models",
     "parameters_of",
     "parse_size",
-    "plain_text",
     "record",
     "roofline",
-    "text",
 ]
