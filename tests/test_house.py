@@ -127,6 +127,116 @@ def test_only_render_imports_rich():
     assert {m: rich_imports(m) for m in graph if m not in drawing and rich_imports(m)} == {}
 
 
+# --- the house drawing: floors, and no arrow back up ---------------------------------------------
+
+# docs/design.md's layers, bottom up: a module imports from its own floor or a lower one, never from a
+# higher one. A module is on the floor of the longest name here it is, or is inside; a new module
+# must be placed (the test says which is not).
+FLOORS = (
+    (
+        "ground",  # declarations and small helpers every floor uses
+        "invmap",
+        "invmap.errors",
+        "invmap.safe",
+        "invmap.text",
+        "invmap.marks",
+        "invmap.vocabulary",
+        "invmap.fields",
+        "invmap.filters",
+        "invmap.formats",
+        "invmap.cache",
+        "invmap.location",
+        "invmap.environment",
+        "invmap.identifiers",
+        "invmap.engines",
+        "invmap.english",
+        "invmap.trace",
+        "invmap.sourcetext",
+        "invmap.inputfile",
+        "invmap.net",
+    ),
+    ("model", "invmap.model"),
+    (
+        "catalog",
+        "invmap.catalog",
+        "invmap.overlay",
+        "invmap.edits",
+        "invmap.records",
+        "invmap.interchange",
+    ),
+    ("index", "invmap.index"),
+    (
+        "query",  # reading the index, and the operations the CLI runs (options in, data out)
+        "invmap.query",
+        "invmap.search",
+        "invmap.triage",
+        "invmap.glossary",
+        "invmap.overview",
+        "invmap.measure",
+        "invmap.estimate",
+        "invmap.links",
+        "invmap.metadata",
+        "invmap.diffing",
+        "invmap.entries",
+        "invmap.authoring",
+        "invmap.checking",
+        "invmap.refresh",
+        "invmap.exchange",
+        "invmap.diagnose",
+    ),
+    ("render", "invmap.render"),
+    ("cli", *CLI),
+)
+
+
+def _floor(module: str) -> int | None:
+    placed = [
+        (len(name), n)
+        for n, (_, *names) in enumerate(FLOORS)
+        for name in names
+        if module == name or (name != "invmap" and module.startswith(name + "."))
+    ]
+    return max(placed)[1] if placed else None
+
+
+def test_every_module_stands_on_a_floor_and_no_import_goes_back_up():
+    graph = _graph()
+    assert [m for m in graph if _floor(m) is None] == []
+    up = {
+        m: sorted(f"{i} ({FLOORS[_floor(i)][0]})" for i in graph[m] if i in graph and _floor(i) > _floor(m))
+        for m in graph
+    }
+    assert {f"{m} ({FLOORS[_floor(m)][0]})": i for m, i in up.items() if i} == {}
+
+
+def test_the_floors_see_an_arrow_back_up():
+    assert _floor("invmap.render.tables") > _floor("invmap.query.why") > _floor("invmap.catalog")
+    assert _floor("invmap.index.opening") == _floor("invmap.index") and _floor("invmap") == 0
+
+
+# --- radon: one job a module ---------------------------------------------------------------------
+
+MOST_COMPLEX = 20  # cyclomatic complexity of one function or method
+LEAST_MAINTAINABLE = 10  # maintainability index of one module (radon's, comments counted as in `radon mi`)
+
+
+def _blocks(blocks):
+    for b in blocks:
+        yield b
+        yield from _blocks([*getattr(b, "methods", ()), *getattr(b, "closures", ()), *getattr(b, "inner_classes", ())])
+
+
+@pytest.mark.parametrize("module", sorted(_modules()))
+def test_no_function_too_complex_and_no_module_unmaintainable(module):
+    from radon.complexity import cc_visit
+    from radon.metrics import mi_visit
+
+    code = _modules()[module].read_text(encoding="utf-8")
+    complex_ = {f"{b.name}:{b.lineno}": b.complexity for b in _blocks(cc_visit(code)) if b.complexity > MOST_COMPLEX}
+    assert complex_ == {}
+    assert mi_visit(code, multi=True) >= LEAST_MAINTAINABLE
+
+
 # --- every filter, on every command that filters --------------------------------------------------
 
 FILTERING = [c for c in decl.COMMANDS if "filters" in c.bundles or "level_filters" in c.bundles]
