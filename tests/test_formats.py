@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import JSON_KEYS, installed_invmap
+from conftest import JSON_KEYS, REPO, installed_invmap
 from invmap import formats
 from invmap import options as decl
 from invmap.fields import EXTRA
@@ -70,8 +70,13 @@ def test_plain_is_one_line_per_source_without_wrapping(cli):
 
 # A sample value for each kind of required argument (by what completes it), so that every declared
 # command can be run: the commands and formats themselves come from the declarations.
-SAMPLES = {"source": "gqa", "source_or_code": "gqa", "term": "ttft", "catalog_file": "shipped", None: "kv"}
+SAMPLES = {"source": "gqa", "source_id": "gqa", "source_or_code": "gqa", "term": "ttft", "catalog_file": "shipped", None: "kv"}
 PRINTING = [c for c in decl.COMMANDS if c.view and c.view != formats.CATALOG]
+# The commands that write a catalog print what they wrote: run on a catalog of the test's own, with
+# the cells a new source needs (add) or one change (edit).
+CELLS = ["--type", "Current", "--year", "2024", "--layer", "L3", "--mechanism", "m", "--objective", "o"]
+WRITING = {"add": ["--name", "New", "--source", "New", *CELLS, "--question", "q", "--availability", "a"]}
+WRITING["edit"] = ["--keyword", "another"]
 
 
 def argv_of(command: decl.Command) -> list[str]:
@@ -90,7 +95,13 @@ def test_every_command_prints_every_format_it_serves_and_refuses_the_rest(cli, c
     if command.network:
         request.getfixturevalue("services")  # recorded answers on 127.0.0.1
     allowed = formats.names_for(command.view)
-    result = cli(*argv_of(command), "--format", fmt)
+    own = None
+    if command.path in WRITING:
+        own = request.getfixturevalue("tmp_path") / "own.toml"
+        own.write_bytes((REPO / "catalog.toml").read_bytes())
+    before = own.read_bytes() if own else None
+    argv = [*(("--catalog", str(own)) if own else ()), *argv_of(command), *WRITING.get(command.path, ())]
+    result = cli(*argv, "--format", fmt)
     assert "Traceback" not in result.err
     if fmt in allowed:
         assert result.code == 0 and result.err == "", (command.path, fmt, result.err)
@@ -101,6 +112,7 @@ def test_every_command_prints_every_format_it_serves_and_refuses_the_rest(cli, c
     else:
         assert result.code == 2 and result.out == ""
         assert result.err == f"Error: '{command.path}' cannot print '{fmt}' (its formats: {', '.join(allowed)})\n"
+        assert own is None or own.read_bytes() == before  # refused before anything is written
     help_text = " ".join(cli(*command.path.split(), "--help").out.split())
     assert f"One of: {', '.join(allowed)}." in help_text
 

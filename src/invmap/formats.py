@@ -83,7 +83,7 @@ FORMATS: tuple[Format, ...] = (
         "jsonl",
         True,
         "one JSON object per line",
-        _each((*_LISTS, CATALOG, WHERE, CHECK, LINK_CHECK, RECORD_CHECK), "invmap.render.machine:jsonl_text"),
+        _each((*_LISTS, CATALOG, WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK), "invmap.render.machine:jsonl_text"),
         True,
         (".jsonl",),
     ),

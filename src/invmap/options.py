@@ -731,7 +731,7 @@ COMMANDS: tuple[Command, ...] = (
         "Authoring",
         "editing",
         "Add a source to your catalog.",
-        "",
+        "written",
         (),
         (
             *_field_options("add"),
@@ -750,13 +750,8 @@ COMMANDS: tuple[Command, ...] = (
                 kind="flag",
                 default=False,
             ),
-            Opt(
-                "json_flag",
-                ("--json",),
-                "Print the added source as JSON (the JSON contract).",
-                kind="flag",
-                default=False,
-            ),
+            FORMAT,
+            JSON,
         ),
         examples=(
             'invmap -c my-map.toml add --from 2407.00079 --type Current --layer "L3 and L5" \\',
@@ -771,7 +766,7 @@ COMMANDS: tuple[Command, ...] = (
         "Authoring",
         "editing",
         "Change fields of a source in your catalog.",
-        "",
+        "written",
         (),
         (
             *_field_options("edit"),
@@ -784,13 +779,8 @@ COMMANDS: tuple[Command, ...] = (
                 complete="optional_field",
             ),
             NEW_TYPE,
-            Opt(
-                "json_flag",
-                ("--json",),
-                "Print the edited source as JSON (the JSON contract).",
-                kind="flag",
-                default=False,
-            ),
+            FORMAT,
+            JSON,
         ),
         (Arg("target", "ID", EXACT_HELP.format(what="source to change"), complete="source_id"),),
         (

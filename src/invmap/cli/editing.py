@@ -7,20 +7,20 @@ from typing import Any
 
 import typer
 
-from invmap import authoring, formats
+from invmap import authoring
 from invmap import catalog as catalogs
-from invmap.cli.authoring import json_output, path_argument, warn_links
+from invmap.cli.authoring import path_argument, warn_links
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, index, say, state, write
+from invmap.cli.shared import Output, emit, index, output, say, state, write
 from invmap.errors import UsageError
 from invmap.render import Result, outcomes
 from invmap.safe import escape
 
 
-def _written(ctx: typer.Context, args: Args, source: Any, text: str) -> None:
-    """The source `add` or `edit` wrote: as JSON (the README's contract), else `text`."""
+def _written(out: Output, source: Any, text: str) -> None:
+    """The source `add` or `edit` wrote: in a machine format as the README's JSON contract says, else `text`."""
     data = source.to_dict()
-    emit(json_output(ctx, args, formats.WRITTEN), Result([data], list(data), data=data, draw=lambda w, c: text))
+    emit(out, Result([data], list(data), data=data, draw=lambda w, c: text))
 
 
 @implements("init")
@@ -40,13 +40,14 @@ def init(ctx: typer.Context, args: Args) -> None:
 @implements("add")
 def add(ctx: typer.Context, args: Args) -> None:
     """Add a source to the active catalog (never the shipped one); a rejected add changes nothing."""
+    out = output(ctx, args)  # a format the command cannot print is refused before anything is written
     location = state(ctx).location
     catalogs.require_writable(location)
     opts = authoring.AddOptions(location, dict(args.__dict__), args.from_id, args.new_type, args.allow_duplicate)
     entry = authoring.new_entry(opts, lambda: index(ctx).types())
     warn_links(location.path)
     added = authoring.add(opts, entry)
-    _written(ctx, args, added, outcomes.added_text(added, location.path))
+    _written(out, added, outcomes.added_text(added, location.path))
 
 
 @implements("edit")
@@ -57,6 +58,7 @@ def edit(ctx: typer.Context, args: Args) -> None:
     from invmap import edits
     from invmap.options import REMOVE_PREFIX, SET_PREFIX
 
+    out = output(ctx, args)  # a format the command cannot print is refused before anything is written
     location = state(ctx).location
     catalogs.require_writable(location)
     values = dict(args.__dict__)
@@ -75,7 +77,7 @@ def edit(ctx: typer.Context, args: Args) -> None:
         done = authoring.edit(opts, plan)
     except edits.NoSuchId:
         raise authoring.near_miss(index(ctx), args.target) from None
-    _written(ctx, args, done.source, outcomes.edited_text(done, location.path))
+    _written(out, done.source, outcomes.edited_text(done, location.path))
 
 
 @implements("rm")
