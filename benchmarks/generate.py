@@ -13,6 +13,7 @@ from pathlib import Path
 
 import tomli_w
 
+from invmap import canonical
 from invmap import catalog as catalog_io
 from invmap.sourcetext import slug
 
@@ -73,10 +74,10 @@ def generate(count: int, seed: int = 7, layers: bool = True) -> str:
     # (`layers=False`: a plain [[sources]] file.)
     # With the levels, the shipped reports too (their sources left out: the generated ids differ), as
     # triage ranks with them.
-    shipped_table = catalog_io.to_toml_dict(shipped)
+    shipped_table = canonical.to_toml_dict(shipped)
     head = {"layers": shipped_table["layers"]} if layers else {}
     reports = [{k: v for k, v in r.items() if k != "sources"} for r in shipped_table.get("reports", [])]
-    return catalog_io._with_sources(tomli_w.dumps(head), sources, reports if layers else [])
+    return canonical._with_sources(tomli_w.dumps(head), sources, reports if layers else [])
 
 
 def main() -> None:

@@ -490,9 +490,10 @@ def test_long_candidate_lists_are_cut(cli, tmp_path):
     import tomli_w
 
     from conftest import ASSETS
+    from invmap import canonical
     from invmap import catalog as catalog_io
 
-    table = catalog_io.to_toml_dict(catalog_io.load(str(ASSETS / "mini.toml")))
+    table = canonical.to_toml_dict(catalog_io.load(str(ASSETS / "mini.toml")))
     table["sources"] = [{**table["sources"][0], "id": f"kv-{n}", "name": f"KV {n}"} for n in range(12)]
     path = tmp_path / "many.toml"
     path.write_text(tomli_w.dumps(table), encoding="utf-8")

@@ -10,8 +10,7 @@ import tomli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from invmap import catalog as catalog_io
-from invmap import interchange
+from invmap import canonical, interchange, validation
 from invmap.model import FORBIDDEN, Catalog
 from invmap.vocabulary import SEED_COLUMNS
 
@@ -62,22 +61,22 @@ def catalogs(draw, text=any_text) -> Catalog:
         "procedure": draw(st.lists(text, max_size=3)),
         "afterword": draw(prose),
     }
-    return catalog_io.validate({"catalog": info, "sources": sources}, "generated")
+    return validation.validate({"catalog": info, "sources": sources}, "generated")
 
 
 @SETTINGS
 @given(catalogs())
 def test_fmt_and_toml_export_are_fixed_points(cat):
-    text = catalog_io.dumps(cat)
-    reloaded = catalog_io.validate(tomli.loads(text), "generated")
+    text = canonical.dumps(cat)
+    reloaded = validation.validate(tomli.loads(text), "generated")
     assert reloaded == cat
-    assert catalog_io.dumps(reloaded) == text
+    assert canonical.dumps(reloaded) == text
 
 
 @SETTINGS
 @given(catalogs(text=cell_text))
 def test_markdown_export_import_keeps_the_nine_columns(cat):
-    back = catalog_io.validate(interchange.read_markdown(interchange.to_markdown(cat), "-"), "-")
+    back = validation.validate(interchange.read_markdown(interchange.to_markdown(cat), "-"), "-")
     assert len(back.sources) == len(cat.sources)
     for before, after in zip(cat.sources, back.sources):
         for _, key in SEED_COLUMNS:
@@ -90,7 +89,7 @@ def test_records_read_from_the_index_are_the_models_records(cli, cat):
     """list, show and the record exports read the SQLite index; they give what the model says."""
     import json
 
-    text = catalog_io.dumps(cat)
+    text = canonical.dumps(cat)
     expected = [s.to_dict() for s in cat.sources]
     assert json.loads(cli("-c", "-", "export", "--format", "json", input=text).out) == expected
     assert json.loads(cli("-c", "-", "list", "--json", input=text).out) == expected

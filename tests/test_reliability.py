@@ -28,7 +28,7 @@ def mine(tmp_path) -> Path:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_during_a_write_leaves_the_file_and_no_temporary(mine, monkeypatch, signum):
-    from invmap import catalog as catalog_io
+    from invmap import writers
 
     before = mine.read_bytes()
 
@@ -39,7 +39,7 @@ def test_a_signal_during_a_write_leaves_the_file_and_no_temporary(mine, monkeypa
     monkeypatch.setattr(os, "fsync", interrupted_fsync)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     with pytest.raises(SystemExit) as stopped:
-        catalog_io.write_atomic(mine, "new text")
+        writers.write_atomic(mine, "new text")
     assert stopped.value.code == 128 + signum
     assert mine.read_bytes() == before
     assert sorted(p.name for p in mine.parent.iterdir()) == ["mine.toml"]

@@ -13,6 +13,7 @@ def test_chunked_validation_reports_exactly_what_one_pass_does(monkeypatch):
     import tomli
 
     from invmap import catalog as catalog_io
+    from invmap import validation
 
     shipped = tomli.loads(catalog_io.shipped_path().read_text(encoding="utf-8"))
     sources = [dict(s, id=f"{s['id']}-{n}") for n in range(3) for s in shipped["sources"]]
@@ -21,13 +22,13 @@ def test_chunked_validation_reports_exactly_what_one_pass_does(monkeypatch):
     del sources[55]["mechanism"]
     found = []
     for chunk in (7, 10**9):
-        monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", chunk)
+        monkeypatch.setattr(validation, "VALIDATE_CHUNK", chunk)
         with pytest.raises(catalog_io.CatalogError) as caught:
-            catalog_io.validate({"layers": {"L9": "x"}, "sources": [dict(s) for s in sources]}, "t")
+            validation.validate({"layers": {"L9": "x"}, "sources": [dict(s) for s in sources]}, "t")
         found.append(caught.value.problems)
     assert found[0] == found[1] and len(found[0]) == 4
-    monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", 7)
-    good = catalog_io.validate({"sources": [dict(s) for s in sources[:30]]}, "t")
+    monkeypatch.setattr(validation, "VALIDATE_CHUNK", 7)
+    good = validation.validate({"sources": [dict(s) for s in sources[:30]]}, "t")
     assert [s.id for s in good.sources] == [s["id"] for s in sources[:30]]
 
 
@@ -35,14 +36,15 @@ def test_fast_parser_agrees_with_tomli_and_never_sees_deep_nesting():
     import tomli
 
     from invmap import catalog as catalog_io
+    from invmap import reading
 
     text = catalog_io.shipped_path().read_text(encoding="utf-8")
-    assert catalog_io._cannot_nest_deeply(text)
-    assert catalog_io.parse_text(text, "t") == tomli.loads(text)
+    assert reading._cannot_nest_deeply(text)
+    assert reading.parse_text(text, "t") == tomli.loads(text)
     deep = "x = " + "[" * 100_000 + "]" * 100_000
-    assert not catalog_io._cannot_nest_deeply(deep)
+    assert not reading._cannot_nest_deeply(deep)
     disguised = "[[sources]]\n" * 3 + "x = " + "[" * 300 + "]" * 300
-    assert not catalog_io._cannot_nest_deeply(disguised)
+    assert not reading._cannot_nest_deeply(disguised)
 
 
 def test_machine_formats_stream_large_results_whole(sh, tmp_path):
@@ -89,13 +91,14 @@ def test_selections_are_read_a_batch_at_a_time_and_sort_as_whole_records_do(tmp_
 def _streamed_and_whole(monkeypatch, path):
     """The catalog at `path` loaded a chunk of tables at a time (7 a chunk) and as one table."""
     from invmap import catalog as catalog_io
+    from invmap import validation as validation_io
 
-    monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", 7)
-    monkeypatch.setattr(catalog_io, "STREAM_FROM", 20)
+    monkeypatch.setattr(validation_io, "VALIDATE_CHUNK", 7)
+    monkeypatch.setattr(validation_io, "STREAM_FROM", 20)
     out = []
     for streamed in (True, False):
         if not streamed:
-            monkeypatch.setattr(catalog_io, "STREAM_FROM", 10**9)
+            monkeypatch.setattr(validation_io, "STREAM_FROM", 10**9)
         try:
             validation, _ = catalog_io.stream_with_bases(str(path))
             assert isinstance(validation, catalog_io.StreamedValidation) is streamed
@@ -138,9 +141,10 @@ def test_a_header_only_looking_like_one_never_cuts_a_source(monkeypatch, tmp_pat
     )
     path.write_text(tricky, encoding="utf-8")
     from invmap import catalog as catalog_io
+    from invmap import validation
 
-    monkeypatch.setattr(catalog_io, "VALIDATE_CHUNK", 7)
-    monkeypatch.setattr(catalog_io, "STREAM_FROM", 20)
+    monkeypatch.setattr(validation, "VALIDATE_CHUNK", 7)
+    monkeypatch.setattr(validation, "STREAM_FROM", 20)
     with pytest.raises(catalog_io.CatalogError) as caught:  # a newline is not allowed in a cell anyway
         catalog_io.load(str(path))
     assert "control character U+000A" in " ".join(caught.value.problems)
@@ -150,7 +154,8 @@ def test_a_table_after_the_sources_is_read_whole(monkeypatch, tmp_path):
     path = generated_catalog(tmp_path / "g.toml", 60)
     path.write_text(path.read_text(encoding="utf-8") + '\n[layers.L3]\ntitle = "Cache"\n', encoding="utf-8")
     from invmap import catalog as catalog_io
+    from invmap import validation
 
-    monkeypatch.setattr(catalog_io, "STREAM_FROM", 20)
+    monkeypatch.setattr(validation, "STREAM_FROM", 20)
     validation, _ = catalog_io.stream_with_bases(str(path))
     assert not isinstance(validation, catalog_io.StreamedValidation)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from invmap import catalog as catalogs
-from invmap import entries
+from invmap import edits, entries, writers
 from invmap.errors import NotFoundError, UsageError
 from invmap.fields import BY_NAME, MAX_ID
 
@@ -37,9 +37,9 @@ def init(path: str, overlay: bool, force: bool) -> str:
     """A catalog of one's own at `path`: a copy of the shipped one, or an overlay extending it. Returns
     the path written."""
     if overlay:
-        catalogs.write_output(path, OVERLAY_START, force=force)
+        writers.write_output(path, OVERLAY_START, force=force)
         return path
-    return str(catalogs.copy_shipped(path, force))
+    return str(edits.copy_shipped(path, force))
 
 
 # --- add -----------------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def new_entry(opts: AddOptions, types: Callable[[], list[str]]) -> dict[str, Any
 
 def add(opts: AddOptions, entry: dict[str, Any]) -> Any:
     """Write `entry` (from `new_entry`) into the catalog; returns the source as added."""
-    updated = catalogs.add_source(opts.location, entry, allow_duplicate=opts.allow_duplicate)
+    updated = edits.add_source(opts.location, entry, allow_duplicate=opts.allow_duplicate)
     return next(s for s in reversed(updated.sources) if s.id == entry["id"])
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap import catalog as catalogs
+from invmap import spans, validation, writers
 from invmap.errors import CatalogError, FileAccessError, InvmapError, UsageError
 
 Located = list[tuple[str, "tuple[int, int] | None"]]
@@ -53,7 +54,7 @@ def check(location: Any) -> CheckReport:
         cat = catalogs.load(location)
     except CatalogError as exc:
         return CheckReport(location, False, None, exc.problems, [], exc.exit_code)
-    return CheckReport(location, True, len(cat.sources), [], catalogs.warnings(cat))
+    return CheckReport(location, True, len(cat.sources), [], validation.warnings(cat))
 
 
 def located(location: Any, problems: list[str]) -> Located:
@@ -64,9 +65,8 @@ def located(location: Any, problems: list[str]) -> Located:
         data = catalogs.read_bytes(location.path)
     except InvmapError:
         return [(p, None) for p in problems]
-    from invmap import edits
 
-    return list(zip(problems, edits.locate_problems(data, problems)))
+    return list(zip(problems, spans.locate_problems(data, problems)))
 
 
 # --- check --links -------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def links_to_check(opts: LinkCheckOptions, index: Callable[[], Any]) -> list[Any
     if not opts.timeout > 0:
         raise UsageError(f"--timeout must be more than 0 seconds, not {opts.timeout:g}")
     if opts.update_redirects:
-        catalogs.require_writable(opts.location)
+        writers.require_writable(opts.location)
     cat = catalogs.load(opts.location)
     chosen = cat.sources
     if opts.ids:

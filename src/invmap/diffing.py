@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from invmap import catalog as catalogs
+from invmap import reading
 from invmap.fields import BY_NAME, STORED_FIELDS
 
 FIELDS = ["change", "id", "field", "old", "new"]
@@ -28,7 +29,7 @@ def load(name: str) -> Any:
         return exchange.read_map(name)
     if name == "-":
         data = catalogs.read_bytes(name)
-        head = data.removeprefix(catalogs.BOM.encode("utf-8")).lstrip()  # a BOM, as a file by path may have
+        head = data.removeprefix(reading.BOM.encode("utf-8")).lstrip()  # a BOM, as a file by path may have
         if head.startswith((b"#", b"|")) and b"|---" in data:  # a Markdown map on stdin
             return exchange.markdown_catalog(data, name)
         return catalogs.validate_bytes(data, name)

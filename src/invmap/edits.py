@@ -1,34 +1,40 @@
-"""Edits in place (`edit`, `rm`): one `[[sources]]` table rewritten or removed, every other byte of the
-file kept (comments, blank lines, the other tables, line endings, a BOM).
+"""Changing a catalog file (`add`, `edit`, `rm`, `rm --undo`, `fmt`, `init`): one `[[sources]]` table
+added, rewritten or removed, every other byte of the file kept (comments, blank lines, the other
+tables, line endings, a BOM); or the whole file rewritten in its canonical form.
 
-The table is found by its header line; what lies between it and the next header is checked to parse
-back to exactly the source being changed before anything is written, so text that only looks like a
-header (inside a multi-line string or array) can never cut a table short: such a file is scanned
-token by token instead. On an overlay (`[catalog] extends`), a change to a source of the base is
-written as a change entry (`id` plus the fields given, `unset = [...]`), a removal as `remove = true`.
-Each write is locked, validated as `check` validates the whole file, and atomic (`catalog.py`).
+Each change is made under the file's lock to the file as it is then (`_Opened`), to the span of
+its table found in spans.py; the new text is validated as `check` validates the whole file, and
+written atomically (writers.py). On an overlay (`[catalog] extends`), a change to a source of the
+base is written as a change entry (`id` plus the fields given, `unset = [...]`), a removal as
+`remove = true`.
 """
 
 from __future__ import annotations
 
-import re
+import contextlib
 from collections.abc import Callable, Sequence
+from functools import cached_property
+from pathlib import Path
 from typing import Any, NamedTuple
 
-from invmap import catalog as catalogs
 from invmap import overlay
+from invmap.canonical import dumps, dumps_overlay, entry_toml
+from invmap.catalog import resolve_overlay, validate_bytes
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import KINDS, STORED_FIELDS
-from invmap.location import Location
+from invmap.location import Location, shipped_path
+from invmap.reading import BOM, parse, read_bytes
+from invmap.spans import comment_lines, span_of
+from invmap.validation import identifier_clashes
+from invmap.writers import locked, newline_of, require_writable, write_atomic, write_output
 
 
 class NoSuchId(NotFoundError):
     """No source has this id (the CLI then resolves the text as a name, as `show` would)."""
 
 
-_HEADER = re.compile(r"[ \t]*\[")  # a line that may open a table (at the text's start)
-_LINE_HEADER = re.compile(r"\n[ \t]*\[")  # after a line break: ~6x faster than `^` with re.M
-_SOURCES = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?\n?")
+class Removed(NotFoundError):
+    """The id names a base source that this overlay removes (`rm --undo` brings it back)."""
 
 
 def ordered_entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -40,102 +46,51 @@ def ordered_entry(entry: dict[str, Any]) -> dict[str, Any]:
 def table_text(entry: dict[str, Any], newline: str) -> str:
     # `[[sources]]` and the entry as a table of its own: tomli_w would write a short array of tables
     # inline (`sources = [{...}]`), which after another table's keys would belong to that table.
-    return ("[[sources]]\n" + catalogs.entry_toml(ordered_entry(entry))).replace("\n", newline)
+    return ("[[sources]]\n" + entry_toml(ordered_entry(entry))).replace("\n", newline)
 
 
-def source_spans(text: str, raw_sources: Sequence[Any]) -> list[tuple[int, int]] | None:
-    """(start, end) of each `[[sources]]` table in `text` (its header to the next header), or None
-    when the file does not write its sources as that many `[[sources]]` tables. `_trimmed` then
-    gives a table's own end."""
-    spans = _spans_by_lines(text)
-    if len(spans) != len(raw_sources):
-        spans = _spans_by_tokens(text)
-    return spans if len(spans) == len(raw_sources) else None
+class _Opened:
+    """A catalog file as read under its lock: its bytes, parsed or validated on demand, its text and
+    its own line ending (taken once the bytes have parsed: a file that is not UTF-8 is refused first)."""
 
+    def __init__(self, path: str | Path) -> None:
+        self.path, self.name = path, str(path)
+        self.data = read_bytes(self.name)
 
-def _spans_by_lines(text: str) -> list[tuple[int, int]]:
-    starts = ([0] if _HEADER.match(text) else []) + [m.start() + 1 for m in _LINE_HEADER.finditer(text)]
-    return _sources_among(text, starts)
+    def table(self) -> dict[str, Any]:
+        return parse(self.data, self.name)
 
+    def catalog(self) -> Any:
+        """The file validated as `check` validates it (an overlay merged first)."""
+        return validate_bytes(self.data, self.name)
 
-def _sources_among(text: str, headers: list[int]) -> list[tuple[int, int]]:
-    """The `[[sources]]` ones among these header positions, each to the next header (or the end)."""
-    spans = []
-    for n, start in enumerate(headers):
-        if text.startswith("[[sources]]\n", start) or _SOURCES.match(text, start):
-            spans.append((start, headers[n + 1] if n + 1 < len(headers) else len(text)))
-    return spans
+    @cached_property
+    def text(self) -> str:
+        return self.data.decode("utf-8")  # a leading BOM stays, as does every line's own ending
 
+    @property
+    def newline(self) -> str:
+        return newline_of(self.text)
 
-def _trimmed(text: str, start: int, end: int) -> int:
-    """`end` moved back to the end of the table's last value line (before its line break), over the
-    blank and comment lines that close the table (they introduce the next)."""
-    lines = text[start:end].split("\n")
-    while len(lines) > 1 and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
-        lines.pop()
-    kept = start + len("\n".join(lines))
-    return kept - 1 if text[kept - 1 : kept] == "\r" else kept
-
-
-_TOKEN = catalogs.TOML_TOKEN
-
-
-def _spans_by_tokens(text: str) -> list[tuple[int, int]]:
-    """The slow, exact way: strings and comments skipped whole, brackets of values counted, so only a
-    `[` that opens a line outside any value starts a table."""
-    headers: list[int] = []
-    depth = 0
-    pos = 0
-    while (m := _TOKEN.search(text, pos)) is not None:
-        token = m.group()
-        pos = m.end()
-        if token.endswith("[") and token.strip() == "[" and (m.start() == 0 or text[m.start() - 1] == "\n"):
-            if depth == 0:
-                headers.append(m.start())
-                line_end = text.find("\n", m.start())
-                pos = len(text) if line_end < 0 else line_end  # the header's own brackets
-                continue
-            depth += 1
-        elif token in ("[", "{"):
-            depth += 1
-        elif token in ("]", "}"):
-            depth = max(depth - 1, 0)
-    return _sources_among(text, headers)
-
-
-def _holds(text: str, span: tuple[int, int], raw: Any) -> tuple[int, int] | None:
-    """The span trimmed of what follows the table, if it parses back to exactly the source `raw`."""
-    import tomli
-
-    start, end = span
-    end = _trimmed(text, start, end)
-    try:
-        return (start, end) if tomli.loads(text[start:end]) == {"sources": [raw]} else None
-    except tomli.TOMLDecodeError:
-        return None
-
-
-def _span_of(text: str, raw_sources: Sequence[Any], n: int, path: str) -> tuple[int, int]:
-    """The span of the `n`th source's table, checked to parse back to exactly that source."""
-    first = source_spans(text, raw_sources)
-    if first is not None:
-        # The line scan first; a multi-line string holding a `[[sources]]` line fools it, not the tokens.
-        held = _holds(text, first[n], raw_sources[n])
-        if held is not None:
-            return held
-        spans = _spans_by_tokens(text)
-        held = _holds(text, spans[n], raw_sources[n]) if len(spans) == len(raw_sources) else None
-        if held is not None:
-            return held
-    raise UsageError(
-        f"cannot edit {path} in place: its sources are not plain [[sources]] tables",
-        hint="'invmap fmt' rewrites it in the canonical form, which can be",
-    )
+    def write(self, text: str, verb: str, *, was_valid: bool = True) -> Any:
+        """Validate the new text as `check` would, then replace the file with it (written as built: no
+        line ending translated). With `was_valid` False (the file not validated yet): a file that was
+        already invalid is reported as such (exit 3). Returns the new catalog."""
+        try:
+            updated = validate_bytes(text.encode("utf-8"), self.name)
+        except CatalogError as exc:
+            if not was_valid:
+                self.catalog()  # raises the file's own problems
+            raise UsageError(
+                f"cannot {verb} {self.path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
+            ) from None
+        write_atomic(self.path, text, newline="")
+        return updated
 
 
 def _appended(text: str, block: str, newline: str) -> str:
-    body = text if text.endswith("\n") or not text.lstrip(catalogs.BOM) else text + newline
-    return body + (newline if body.lstrip(catalogs.BOM) else "") + block
+    body = text if text.endswith("\n") or not text.lstrip(BOM) else text + newline
+    return body + (newline if body.lstrip(BOM) else "") + block
 
 
 def _replaced(text: str, span: tuple[int, int], block: str) -> str:
@@ -167,19 +122,35 @@ def _own_index(raw: dict[str, Any], ident: str) -> int | None:
     return None
 
 
-def _write(path: Any, text: str, verb: str, before: bytes | None = None) -> Any:
-    """Validate the new text as `check` would, then replace the file with it. With `before` (the file
-    as it was, not validated yet): a file that was already invalid is reported as such (exit 3)."""
-    try:
-        updated = catalogs.validate_bytes(text.encode("utf-8"), str(path))
-    except CatalogError as exc:
-        if before is not None:
-            catalogs.validate_bytes(before, str(path))  # raises the file's own problems
-        raise UsageError(
-            f"cannot {verb} {path}:\n" + "\n".join(f"  {p.split(': ', 1)[-1]}" for p in exc.problems)
-        ) from None
-    catalogs.write_atomic(path, text, newline="")
-    return updated
+def _changed(entry: dict[str, Any], changes: dict[str, Any], unset: Sequence[str], in_base: bool) -> dict[str, Any]:
+    """An entry with `changes` made and `unset` fields cleared. An entry over a base source (an
+    overlay's change) clears a field by naming it in `unset`: the base's value would show through."""
+    entry = {**entry, **changes}
+    for name in unset:
+        entry.pop(name, None)
+    if in_base:
+        cleared = [u for u in [*entry.pop("unset", []), *unset] if u not in changes]
+        if cleared:
+            entry["unset"] = list(dict.fromkeys(cleared))
+    return entry
+
+
+def _with_change(text: str, raw: dict[str, Any], ident: str, change: _Change, newline: str, path: str) -> str:
+    """The text with the source `ident`'s table changed, or (a base source) a change entry appended."""
+    n = _own_index(raw, ident)
+    if n is None:
+        entry = _changed({"id": ident}, change.fields, change.unset, in_base=True)
+        return _appended(text, table_text(entry, newline), newline)
+    entry = _changed(dict(raw["sources"][n]), change.fields, change.unset, change.in_base)
+    return _replaced(text, span_of(text, raw["sources"], n, path), table_text(entry, newline))
+
+
+class _Change(NamedTuple):
+    """What is done to one source: fields set, fields cleared, and whether the base holds it."""
+
+    fields: dict[str, Any]
+    unset: Sequence[str]
+    in_base: bool
 
 
 class ListChange(NamedTuple):
@@ -198,10 +169,6 @@ class Edit(NamedTuple):
     ident: str
     before: dict[str, Any]
     after: dict[str, Any]
-
-
-class Removed(NotFoundError):
-    """The id names a base source that this overlay removes (`rm --undo` brings it back)."""
 
 
 def stored_values(source: Any) -> dict[str, Any]:
@@ -283,6 +250,49 @@ def _listed(current: list[Any], change: ListChange, flag: str, ident: str) -> li
     return value + [item for item in dict.fromkeys(change.add) if item not in value]
 
 
+def _base_ids(raw: dict[str, Any], path: str) -> set[str]:
+    """The ids of the sources an overlay's base holds (empty for a catalog that extends nothing)."""
+    if overlay.extends_of(raw) is None:
+        return set()
+    merged = resolve_overlay({"catalog": raw.get("catalog"), "sources": []}, path, [], [])
+    return {s["id"] for s in merged.get("sources", []) if isinstance(s, dict) and isinstance(s.get("id"), str)}
+
+
+def _id_of(source: Any) -> Any:
+    return source.get("id") if isinstance(source, dict) else source.id
+
+
+# --- add ---------------------------------------------------------------------------------------
+
+
+def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool = False) -> Any:
+    """Append one `[[sources]]` table to the file, keeping everything already in it byte for byte.
+
+    Under the file's lock: the catalog is re-read, must be valid (else CatalogError, exit 3), and the
+    new source is checked exactly as `check` checks a file, against the others too (a duplicate id is
+    refused); a rejected add is a UsageError (exit 2) and the file is not touched. The file's line
+    ending (LF or CRLF) is kept.
+    """
+    path = require_writable(location)
+    with locked(path):
+        file = _Opened(path)
+        current = file.catalog()  # an invalid catalog is refused before anything else
+        ident = entry.get("id")
+        if any(s.id == ident for s in current.sources):  # the file's own, or a base's (an overlay would patch it)
+            raise UsageError(f"id '{ident}' already exists; use `invmap edit {ident}`, or --id for a new one")
+        if not allow_duplicate:
+            for other, what in identifier_clashes(entry, current.sources):
+                raise UsageError(
+                    f"{what} is already in the map, as {other}: one source, added twice?",
+                    hint="pass --allow-duplicate to add it anyway",
+                )
+        block = ("[[sources]]\n" + entry_toml(entry)).replace("\n", file.newline)  # never an inline array
+        return file.write(_appended(file.text, block, file.newline), "add this source to")
+
+
+# --- edit --------------------------------------------------------------------------------------
+
+
 def edit_source(
     location: Location,
     target: str,
@@ -296,134 +306,139 @@ def edit_source(
     `unset` names optional fields to clear; `lists` changes list fields item by item (`flags` names
     their options in messages); `check_types` is called with the catalog's types before anything
     changes (it may respell `changes["type"]`). Nothing is written when nothing would change."""
-    path = catalogs.require_writable(location)
-    with catalogs.locked(path):
-        data = catalogs.read_bytes(str(path))
-        raw = catalogs.parse(data, str(path))
-        if overlay.extends_of(raw) is None:  # the file's own tables say what exists: no second parse
-            sources: list[Any] = [s for s in raw.get("sources") or () if isinstance(s, dict)]
-        else:  # an overlay: what the merged map holds
-            sources = list(catalogs.validate_bytes(data, str(path)).sources)
-        types = [s.get("type") if isinstance(s, dict) else s.type for s in sources]
-        try:
-            ident = target_id(sources, target, _removed_ids(raw), path)
-        except NotFoundError:
-            catalogs.validate_bytes(data, str(path))  # an invalid catalog is reported as such (exit 3)
-            raise
+    path = require_writable(location)
+    with locked(path):
+        file = _Opened(path)
+        raw = file.table()
+        sources = _sources_held(file, raw)
+        ident = _target_in(file, raw, sources, target)
         if check_types is not None:
-            check_types(list(dict.fromkeys(sorted((t for t in types if isinstance(t, str)), key=str.casefold))))
-        before = stored_values(next(s for s in sources if (s.get("id") if isinstance(s, dict) else s.id) == ident))
-        changes, unset = dict(changes), list(unset)
-        for name, change in (lists or {}).items():
-            value = _listed(list(before.get(name, [])), change, (flags or {}).get(name, name), ident)
-            if value:
-                changes[name] = value
-            elif name in before:
-                unset.append(name)
-        text = data.decode("utf-8")
-        newline = catalogs._newline_of(text)
-        n = _own_index(raw, ident)
-        in_base = ident in _base_ids(raw, str(path))
-        if "id" in changes and changes["id"] != ident and in_base:
+            check_types(_types_of(sources))
+        before = stored_values(next(s for s in sources if _id_of(s) == ident))
+        fields, cleared = _with_lists(before, changes, unset, lists or {}, flags or {}, ident)
+        change = _Change(fields, cleared, ident in _base_ids(raw, file.name))
+        if "id" in change.fields and change.fields["id"] != ident and change.in_base:
             raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
-        planned = {k: v for k, v in {**before, **stored_values(changes)}.items() if k not in unset or k in changes}
-        if planned == before:  # every value already so: the file stays as it is
-            return Edit(catalogs.validate_bytes(data, str(path)), ident, before, before)
-        if n is None:  # a base source: a change entry of its own
-            entry = _changed({"id": ident}, changes, unset, in_base=True)
-            new_text = _appended(text, table_text(entry, newline), newline)
-        else:
-            entry = _changed(dict(raw["sources"][n]), changes, unset, in_base)
-            span = _span_of(text, raw["sources"], n, str(path))
-            new_text = _replaced(text, span, table_text(entry, newline))
-        updated = _write(path, new_text, f"change '{ident}' in", before=data)
-        new_id = changes.get("id", ident)
-        after = stored_values(next(s for s in updated.sources if s.id == new_id))
-        return Edit(updated, new_id, before, after)
+        if _planned(before, change) == before:  # every value already so: the file stays as it is
+            return Edit(file.catalog(), ident, before, before)
+        new_text = _with_change(file.text, raw, ident, change, file.newline, file.name)
+        updated = file.write(new_text, f"change '{ident}' in", was_valid=False)
+        new_id = change.fields.get("id", ident)
+        return Edit(updated, new_id, before, stored_values(next(s for s in updated.sources if s.id == new_id)))
+
+
+def _sources_held(file: _Opened, raw: dict[str, Any]) -> list[Any]:
+    """The sources an edit may name: the file's own tables (no second parse), or an overlay's merged map."""
+    if overlay.extends_of(raw) is None:
+        return [s for s in raw.get("sources") or () if isinstance(s, dict)]
+    return list(file.catalog().sources)
+
+
+def _target_in(file: _Opened, raw: dict[str, Any], sources: list[Any], target: str) -> str:
+    """`target_id` among `sources`; when it names none, an invalid catalog is reported as such (exit 3)."""
+    try:
+        return target_id(sources, target, _removed_ids(raw), file.path)
+    except NotFoundError:
+        file.catalog()
+        raise
+
+
+def _types_of(sources: list[Any]) -> list[str]:
+    """The catalog's types, each once, in case-blind order (what `check_types` compares against)."""
+    types = [s.get("type") if isinstance(s, dict) else s.type for s in sources]
+    return list(dict.fromkeys(sorted((t for t in types if isinstance(t, str)), key=str.casefold)))
+
+
+def _with_lists(
+    before: dict[str, Any],
+    changes: dict[str, Any],
+    unset: Sequence[str],
+    lists: dict[str, ListChange],
+    flags: dict[str, str],
+    ident: str,
+) -> tuple[dict[str, Any], list[str]]:
+    """`changes` and `unset` with each list change applied to the list as the file holds it now: an
+    emptied list is unset."""
+    changes, unset = dict(changes), list(unset)
+    for name, change in lists.items():
+        value = _listed(list(before.get(name, [])), change, flags.get(name, name), ident)
+        if value:
+            changes[name] = value
+        elif name in before:
+            unset.append(name)
+    return changes, unset
+
+
+def _planned(before: dict[str, Any], change: _Change) -> dict[str, Any]:
+    """The source's stored values as the change would leave them."""
+    after = {**before, **stored_values(change.fields)}
+    return {k: v for k, v in after.items() if k not in change.unset or k in change.fields}
 
 
 def edit_sources(location: Location, changes: dict[str, dict[str, Any]]) -> Any:
     """Change fields of several sources (id -> changes) in one write: every change is made to the
     text, the result validated as a whole, then written once; any problem writes nothing (`refresh
     --write`). Returns the catalog."""
-    path = catalogs.require_writable(location)
-    with catalogs.locked(path):
-        data = catalogs.read_bytes(str(path))
-        raw = catalogs.parse(data, str(path))
-        current = catalogs.validate_bytes(data, str(path))  # an invalid catalog is reported as such (exit 3)
+    path = require_writable(location)
+    with locked(path):
+        file = _Opened(path)
+        raw = file.table()
+        current = file.catalog()  # an invalid catalog is reported as such (exit 3)
         missing = [i for i in changes if i not in {s.id for s in current.sources}]
         if missing:
             raise NoSuchId(f"no source with id {', '.join(repr(m) for m in missing)} in {path}")
-        text = data.decode("utf-8")
-        newline = catalogs._newline_of(text)
-        in_base = _base_ids(raw, str(path))
+        text, newline = file.text, file.newline
+        in_base = _base_ids(raw, file.name)
         for ident, fields in changes.items():
             if "id" in fields and fields["id"] != ident and ident in in_base:
                 raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
-            raw = catalogs.parse(text.encode("utf-8"), str(path))
-            n = _own_index(raw, ident)
-            if n is None:
-                text = _appended(text, table_text(_changed({"id": ident}, fields, (), in_base=True), newline), newline)
-            else:
-                entry = _changed(dict(raw["sources"][n]), fields, (), ident in in_base)
-                text = _replaced(text, _span_of(text, raw["sources"], n, str(path)), table_text(entry, newline))
-        return _write(path, text, "change sources in", before=data)
+            raw = parse(text.encode("utf-8"), file.name)
+            text = _with_change(text, raw, ident, _Change(fields, (), ident in in_base), newline, file.name)
+        return file.write(text, "change sources in", was_valid=False)
 
 
-def _changed(entry: dict[str, Any], changes: dict[str, Any], unset: Sequence[str], in_base: bool) -> dict[str, Any]:
-    """An entry with `changes` made and `unset` fields cleared. An entry over a base source (an
-    overlay's change) clears a field by naming it in `unset`: the base's value would show through."""
-    entry = {**entry, **changes}
-    for name in unset:
-        entry.pop(name, None)
-    if in_base:
-        cleared = [u for u in [*entry.pop("unset", []), *unset] if u not in changes]
-        if cleared:
-            entry["unset"] = list(dict.fromkeys(cleared))
-    return entry
+# --- rm, rm --undo -----------------------------------------------------------------------------
 
 
 def remove_sources(location: Location, targets: Sequence[str]) -> tuple[Any, list[str]]:
     """Remove the sources `targets` name exactly (on an overlay, hide the base's with `remove = true`).
     Returns the catalog and the ids removed."""
-    path = catalogs.require_writable(location)
-    with catalogs.locked(path):
-        data = catalogs.read_bytes(str(path))
-        current = catalogs.validate_bytes(data, str(path))
-        first = catalogs.parse(data, str(path))
+    path = require_writable(location)
+    with locked(path):
+        file = _Opened(path)
+        current = file.catalog()
+        first = file.table()
         removed = _removed_ids(first)
         idents = list(dict.fromkeys(target_id(current.sources, t, removed, path) for t in targets))
         known = {s.id for s in current.sources}
-        text = data.decode("utf-8")
-        newline = catalogs._newline_of(text)
-        in_base = _base_ids(first, str(path))
+        text, newline = file.text, file.newline
+        in_base = _base_ids(first, file.name)
         for ident in idents:
-            raw = catalogs.parse(text.encode("utf-8"), str(path))
+            raw = parse(text.encode("utf-8"), file.name)
             n = _own_index(raw, ident)
             if n is None:  # only the base has it
                 text = _appended(text, table_text({"id": ident, "remove": True}, newline), newline)
                 continue
-            span = _span_of(text, raw["sources"], n, str(path))
+            span = span_of(text, raw["sources"], n, file.name)
             if ident in in_base:
                 text = _replaced(text, span, table_text({"id": ident, "remove": True}, newline))
             else:
                 text = _removed(text, span)
         if len(known - set(idents)) == 0:
             raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
-        return _write(path, text, "remove from"), idents
+        return file.write(text, "remove from"), idents
 
 
 def restore_sources(location: Location, idents: Sequence[str]) -> Any:
     """`rm --undo`: the overlay's `remove = true` taken back from each base source named (its table
     goes when it held nothing else), so the base's source shows again. Returns the catalog."""
-    path = catalogs.require_writable(location)
-    with catalogs.locked(path):
-        data = catalogs.read_bytes(str(path))
-        catalogs.validate_bytes(data, str(path))
-        text = data.decode("utf-8")
-        newline = catalogs._newline_of(text)
+    path = require_writable(location)
+    with locked(path):
+        file = _Opened(path)
+        file.catalog()
+        text, newline = file.text, file.newline
         for ident in dict.fromkeys(idents):
-            raw = catalogs.parse(text.encode("utf-8"), str(path))
+            raw = parse(text.encode("utf-8"), file.name)
             if ident not in _removed_ids(raw):
                 if overlay.extends_of(raw) is None:
                     why = "only an overlay's removals can be undone (a removed table is gone from this file)"
@@ -431,62 +446,43 @@ def restore_sources(location: Location, idents: Sequence[str]) -> Any:
                     why = "this overlay does not remove it"
                 raise NotFoundError(f"nothing to undo for '{ident}' in {path}: {why}")
             n = _own_index(raw, ident)
-            span = _span_of(text, raw["sources"], n, str(path))
+            span = span_of(text, raw["sources"], n, file.name)
             entry = {k: v for k, v in raw["sources"][n].items() if k != "remove"}
             text = _removed(text, span) if set(entry) == {"id"} else _replaced(text, span, table_text(entry, newline))
-        return _write(path, text, "restore in")
+        return file.write(text, "restore in")
 
 
-def _base_ids(raw: dict[str, Any], path: str) -> set[str]:
-    """The ids of the sources an overlay's base holds (empty for a catalog that extends nothing)."""
-    if overlay.extends_of(raw) is None:
-        return set()
-    merged = catalogs.resolve_overlay({"catalog": raw.get("catalog"), "sources": []}, path, [], [])
-    return {s["id"] for s in merged.get("sources", []) if isinstance(s, dict) and isinstance(s.get("id"), str)}
+# --- fmt, init ---------------------------------------------------------------------------------
 
 
-_AT = re.compile(r"\bat line (\d+)(?:, column (\d+))?")
-_SOURCE_AT = re.compile(r"^(overlay )?sources? (\d+)(?: \(([^)]*)\))?")
-_FIELD_NAMED = re.compile(r"field '([A-Za-z_]+)'")
+def reformat(location: Location, check_only: bool, drop_comments: bool = False) -> bool:
+    """`fmt`: True if the file was (or, with `check_only`, would be) rewritten. The canonical form has
+    no comments: a file holding some is refused (exit 2, untouched) unless `drop_comments`."""
+    if not check_only:
+        require_writable(location)
+    with locked(location.path) if not check_only else contextlib.nullcontext():
+        file = _Opened(location.path)
+        catalog = file.catalog()
+        raw = file.table()
+        canonical = dumps_overlay(raw) if overlay.extends_of(raw) is not None else dumps(catalog)
+        current = file.text.removeprefix(BOM).replace("\r\n", "\n")
+        if current == canonical:  # the content; the file's own line endings and BOM are its style
+            return False
+        comments = comment_lines(current)
+        if comments and not check_only and not drop_comments:
+            shown = ", ".join(map(str, comments[:10])) + (", ..." if len(comments) > 10 else "")
+            many = len(comments) != 1
+            raise UsageError(
+                f"fmt would drop {len(comments)} comment{'s' if many else ''} "
+                f"(line{'s' if many else ''} {shown}); --drop-comments to proceed"
+            )
+        if not check_only:
+            bom = BOM if file.text.startswith(BOM) else ""
+            write_atomic(location.path, bom + canonical, newline=file.newline)
+        return True
 
 
-def locate_problems(data: bytes, problems: list[str]) -> list[tuple[int, int] | None]:
-    """(line, column) in the file of each problem `check` reports, where it can be told: a TOML error
-    where the parser stopped; a source's problem at its field's key (`field 'id'`), else at its
-    `[[sources]]` header; None for the rest (a `[layers]` value, a file-wide problem)."""
-    text = data.decode("utf-8", "replace").removeprefix(catalogs.BOM)
-    tables: list[tuple[int, int]] | None = None
-    ids: list[Any] = []
-    out: list[tuple[int, int] | None] = []
-    for problem in problems:
-        if m := _AT.search(problem):
-            out.append((int(m.group(1)), int(m.group(2) or 1)))
-            continue
-        m = _SOURCE_AT.match(problem)
-        if m is None:
-            out.append(None)
-            continue
-        if tables is None:
-            try:
-                raw = catalogs.parse_text(text, "")
-            except CatalogError:
-                raw = {}
-            own = raw.get("sources") if isinstance(raw.get("sources"), list) else []
-            tables = _spans_by_tokens(text)
-            ids = [s.get("id") if isinstance(s, dict) else None for s in own]
-            plain = overlay.extends_of(raw) is None
-        n = int(m.group(2)) - 1
-        if not (plain or m.group(1)) and m.group(3) in ids:  # an overlay's merged map: found by its id
-            n = ids.index(m.group(3))
-        if not 0 <= n < len(tables):
-            out.append(None)
-            continue
-        start, end = tables[n]
-        offset = start + len(text[start:end]) - len(text[start:end].lstrip())
-        if f := _FIELD_NAMED.search(problem):
-            key = re.compile(rf"(?m)^[ \t]*{re.escape(f.group(1))}[ \t]*=").search(text, start, end)
-            if key is not None:
-                offset = key.start() + len(key.group()) - len(key.group().lstrip())
-        line_start = text.rfind("\n", 0, offset) + 1
-        out.append((text.count("\n", 0, offset) + 1, offset - line_start + 1))
-    return out
+def copy_shipped(target: str, force: bool) -> Path:
+    """`invmap init`: a catalog of one's own, starting from the shipped one."""
+    write_output(target, shipped_path().read_text(encoding="utf-8"), force=force)
+    return Path(target)

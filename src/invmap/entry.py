@@ -11,7 +11,7 @@ import _signal  # the C module: `signal` builds enums first, and Ctrl-C may come
 # Ctrl-C ends invmap at once, quietly, as the default action of SIGINT does (the shell reports 130).
 # Python's own handler raises KeyboardInterrupt, which code in C (pydantic's validators, rapidfuzz)
 # may swallow and report as some other failure; a file being written is cleaned up first, since
-# `catalog.write_atomic` handles SIGINT, SIGTERM and SIGHUP itself while it writes.
+# `writers.write_atomic` handles SIGINT, SIGTERM and SIGHUP itself while it writes.
 if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:  # ignored (a background job): stays so
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
 

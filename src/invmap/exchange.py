@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from invmap import catalog as catalogs
+from invmap import validation
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import FIELDS
 
@@ -20,7 +21,7 @@ def markdown_catalog(data: bytes, name: str) -> Any:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise CatalogError(name, ["not UTF-8 text"]) from None
-    return catalogs.validate(interchange.read_markdown(text, name), name)
+    return validation.validate(interchange.read_markdown(text, name), name)
 
 
 def read_map(path: str) -> Any:

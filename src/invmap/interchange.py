@@ -445,6 +445,6 @@ def bibtex_document(result: Any, context: Any) -> Any:
 
 def toml_document(result: Any, context: Any) -> Any:
     """`export --format toml`: the canonical catalog."""
-    from invmap.catalog import dumps
+    from invmap.canonical import dumps
 
     yield dumps(result.catalog())

@@ -252,34 +252,19 @@ def max_record() -> int:
 def read(path: str) -> bytes:
     """A record file's bytes (stdin for `-`), at most `max_record()` of them: a path the user names is
     read as given (a FIFO too), within the cap. CatalogError (exit 3) when it cannot be read."""
-    import sys
-
     from invmap.location import read_capped
+    from invmap.reading import read_errors, read_stdin
 
     limit = max_record()
-    too_big = f"larger than {limit:,} bytes (${MAX_RECORD_VAR} sets the limit)"
     if path == "-":
-        stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
-        if stream is None or sys.stdin.closed:
-            raise FileAccessError("cannot read a record from stdin: it is closed")
-        try:
-            data = read_capped(stream, limit)
-        except (OSError, ValueError) as exc:
-            raise FileAccessError(f"cannot read a record from stdin: {getattr(exc, 'strerror', None) or exc}") from None
+        data = read_stdin("a record", limit)
     else:
-        try:
-            with open(path, "rb") as handle:
-                if stat.S_ISDIR(os.fstat(handle.fileno()).st_mode):
-                    raise IsADirectoryError
-                data = read_capped(handle, limit)
-        except FileNotFoundError:
-            raise CatalogError(path, ["no such file"]) from None
-        except IsADirectoryError:
-            raise CatalogError(path, ["is a directory, not a record file"]) from None
-        except OSError as exc:
-            raise CatalogError(path, [f"cannot be read: {exc.strerror or exc}"]) from None
+        with read_errors(path, "is a directory, not a record file"), open(path, "rb") as handle:
+            if stat.S_ISDIR(os.fstat(handle.fileno()).st_mode):
+                raise IsADirectoryError
+            data = read_capped(handle, limit)
     if len(data) > limit:
-        raise CatalogError(path, [too_big])
+        raise CatalogError(path, [f"larger than {limit:,} bytes (${MAX_RECORD_VAR} sets the limit)"])
     return data
 
 
@@ -421,7 +406,7 @@ def with_records(
 def write_file(target: str, text: str, record_id: str, *, force: bool = False) -> None:
     """A record's JSON written to `target` (a file path, never a folder), its folder created if it
     does not exist (`-o experiments/x.json` in a fresh project); an existing file only with `force`."""
-    from invmap import catalog
+    from invmap import writers
 
     parent = Path(target).parent
     if target.endswith("/") or Path(target).is_dir():
@@ -431,4 +416,4 @@ def write_file(target: str, text: str, record_id: str, *, force: bool = False) -
             parent.mkdir(parents=True)
         except OSError as exc:
             raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
-    catalog.write_output(target, text, force=force)
+    writers.write_output(target, text, force=force)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap import catalog as catalogs
+from invmap import writers
 
 
 @dataclass
@@ -25,7 +26,7 @@ def run(opts: RefreshOptions, index: Callable[[], Any]) -> list[dict[str, Any]]:
     from invmap import metadata
 
     if opts.write:
-        catalogs.require_writable(opts.location)
+        writers.require_writable(opts.location)
     cat = catalogs.load(opts.location)
     chosen = cat.sources
     if opts.ids:

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from invmap import catalog as catalogs
+from invmap import writers
 from invmap.cli.build import Args
 from invmap.cli.shared import Output, choose_format, say, state, write
 from invmap.errors import UsageError
@@ -23,12 +23,12 @@ def to_output(target: str | None, text: Callable[[], str], force: bool) -> bool:
         write(text())
         return False
     warn_links(target)
-    catalogs.write_output(target, text, force=force)
+    writers.write_output(target, text, force=force)
     return True
 
 
 def warn_links(path: str) -> None:
-    warning = catalogs.link_warning(path)
+    warning = writers.link_warning(path)
     if warning:
         say(f"warning: {warning}")
 

@@ -7,8 +7,7 @@ from typing import Any
 
 import typer
 
-from invmap import authoring
-from invmap import catalog as catalogs
+from invmap import authoring, edits, writers
 from invmap.cli.authoring import path_argument, warn_links
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import Output, emit, index, output, say, state, write
@@ -42,7 +41,7 @@ def add(ctx: typer.Context, args: Args) -> None:
     """Add a source to the active catalog (never the shipped one); a rejected add changes nothing."""
     out = output(ctx, args)  # a format the command cannot print is refused before anything is written
     location = state(ctx).location
-    catalogs.require_writable(location)
+    writers.require_writable(location)
     opts = authoring.AddOptions(location, dict(args.__dict__), args.from_id, args.new_type, args.allow_duplicate)
     entry = authoring.new_entry(opts, lambda: index(ctx).types())
     warn_links(location.path)
@@ -60,7 +59,7 @@ def edit(ctx: typer.Context, args: Args) -> None:
 
     out = output(ctx, args)  # a format the command cannot print is refused before anything is written
     location = state(ctx).location
-    catalogs.require_writable(location)
+    writers.require_writable(location)
     values = dict(args.__dict__)
     opts = authoring.EditOptions(
         location,
@@ -87,7 +86,7 @@ def rm(ctx: typer.Context, args: Args) -> None:
     from invmap import edits
 
     location = state(ctx).location
-    catalogs.require_writable(location)
+    writers.require_writable(location)
     targets = list(dict.fromkeys(args.targets))
     if args.undo:
         authoring.restore(location, targets)
@@ -122,7 +121,7 @@ def fmt_(ctx: typer.Context, args: Args) -> None:
     location = path_argument(ctx, [args.path] if args.path else None, "fmt")
     if not args.check_only and not location.is_stdin:
         warn_links(location.path)
-    changed = catalogs.reformat(location, args.check_only, args.drop_comments)
+    changed = edits.reformat(location, args.check_only, args.drop_comments)
     shown = escape(location.path)
     if not changed:
         write(f"{shown}: already canonical\n")

@@ -7,8 +7,7 @@ from typing import Any
 
 import typer
 
-from invmap import catalog as catalogs
-from invmap import exchange
+from invmap import canonical, exchange
 from invmap.cli.authoring import to_output
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, filters, index, notice, output, say, state, write
@@ -69,7 +68,7 @@ def export(ctx: typer.Context, args: Args) -> None:
 def import_(ctx: typer.Context, args: Args) -> None:
     """Turn a Markdown table with the seed's columns (cells may hold links) into a catalog (TOML)."""
     cat = exchange.read_map(args.file)
-    if to_output(args.output_path, lambda: catalogs.dumps(cat), args.force):
+    if to_output(args.output_path, lambda: canonical.dumps(cat), args.force):
         count = len(cat.sources)
         write(f"Wrote {escape(str(args.output_path))}: {count} source{'s' if count != 1 else ''}\n")
 

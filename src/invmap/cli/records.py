@@ -26,7 +26,7 @@ def record_new(ctx: typer.Context, args: Args) -> None:
     The folder of FILE is created if it does not exist."""
     import datetime as dt
 
-    from invmap import catalog as catalogs
+    from invmap import writers
     from invmap.render.machine import to_json
 
     if args.result_type not in experiment.RESULT_TYPES:
@@ -48,7 +48,7 @@ def record_new(ctx: typer.Context, args: Args) -> None:
             parent.mkdir(parents=True)
         except OSError as exc:
             raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
-    catalogs.write_output(target, text, force=args.force)
+    writers.write_output(target, text, force=args.force)
     shown = escape(target)
     write(f"Wrote {shown}: a draft for {source['id']}; fill it in, then 'invmap record check {shown}'\n")
 

@@ -67,14 +67,14 @@ def build(
 ) -> sqlite3.Connection:
     """Index `catalog` (a Catalog, or a `catalog.Validation` to index as it is validated): persisted
     for `key` where the cache folder is usable, else in memory."""
-    from invmap.catalog import _signals_clean_up, _Stopped
+    from invmap.writers import Stopped, signals_clean_up
 
     where = usable_folder(create=True) if key is not None and enabled() else None
     if where is not None:
         try:  # SIGINT, SIGTERM, SIGHUP while building: the partial file is removed, then exit 128 + N
-            with _signals_clean_up():
+            with signals_clean_up():
                 return _build_persisted(catalog, key, progress, bases, where)
-        except _Stopped as stopped:
+        except Stopped as stopped:
             raise SystemExit(128 + stopped.signum) from None
         except _InMemory as fallback:
             catalog = fallback.catalog

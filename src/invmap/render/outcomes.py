@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from invmap import location
 from invmap.fields import FIELDS
 from invmap.safe import escape
 
@@ -17,11 +18,10 @@ def plural(count: int, word: str) -> str:
 
 def where_text(data: dict[str, Any]) -> str:
     """The active file and why, then each file it extends (the shipped one said so)."""
-    from invmap import catalog as catalogs
 
     lines = [f"{escape(data['path'])}\t({data['reason']})"]
     lines += [
-        f"  extends {escape(base)}" + ("\t(shipped with invmap)" if catalogs.is_shipped(base) else "")
+        f"  extends {escape(base)}" + ("\t(shipped with invmap)" if location.is_shipped(base) else "")
         for base in data["extends"]
     ]
     return "\n".join(lines) + "\n"
