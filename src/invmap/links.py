@@ -284,7 +284,8 @@ def _read_cache(folder: str) -> dict[str, Any]:
 
 def _write_cache(folder: str, old: dict[str, Any], new: dict[str, Outcome], now: float) -> None:
     """The cache with this run's lasting answers added (transient ones are never kept); best effort."""
-    import tempfile
+    from invmap.errors import FileAccessError
+    from invmap.writers import replace_own_file
 
     kept = {u: e for u, e in old.items() if isinstance(e, dict)}
     for url, outcome in new.items():
@@ -292,15 +293,8 @@ def _write_cache(folder: str, old: dict[str, Any], new: dict[str, Outcome], now:
             kept[url] = {**asdict(outcome), "checked": now}
         else:
             kept.pop(url, None)
-    with contextlib.suppress(OSError):
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".links-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(kept, handle)
-            os.replace(tmp, os.path.join(folder, CACHE_NAME))
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    with contextlib.suppress(FileAccessError):
+        replace_own_file(os.path.join(folder, CACHE_NAME), json.dumps(kept))
 
 
 def parse_age(text: str) -> float:

@@ -21,7 +21,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invmap.errors import NetworkError, NotFoundError
+from invmap import writers
+from invmap.errors import FileAccessError, NetworkError, NotFoundError
 
 ARXIV_VAR, ARXIV_DEFAULT = "INVMAP_ARXIV_API", "https://export.arxiv.org/api/query"
 CROSSREF_VAR, CROSSREF_DEFAULT = "INVMAP_CROSSREF_API", "https://api.crossref.org"
@@ -144,9 +145,8 @@ def _arxiv_stamp() -> None:
     stamp = os.path.join(folder, _STAMP) if folder else None
     _LAST_ARXIV[0] = time.time()
     if stamp:
-        with contextlib.suppress(OSError):
-            with open(stamp, "w", encoding="ascii") as handle:
-                handle.write(f"{_LAST_ARXIV[0]:.3f}")
+        with contextlib.suppress(FileAccessError):
+            writers.replace_own_file(stamp, f"{_LAST_ARXIV[0]:.3f}")
 
 
 _LAST_ARXIV = [0.0]

@@ -118,6 +118,12 @@ def create_new(path: Path, text: str) -> None:
     _through_temporary(path, resolve_target(path), text, "\n", 0o666 & ~_umask(), None, _link_new)
 
 
+def replace_own_file(path: str | Path, text: str) -> None:
+    """A file of invmap's own (a cache, a time stamp) replaced all at once, readable by its user only
+    (0600): as `write_atomic`, but the command goes on after it (signals are not held)."""
+    _through_temporary(path, Path(path), text, "\n", 0o600, None, _replace, final=False)
+
+
 def _replace(tmp: str, target: Path, _shown: str | Path) -> bool:
     os.replace(tmp, target)
     return True
@@ -145,11 +151,14 @@ def _through_temporary(
     mode: int,
     owner: tuple[int, int] | None,
     put: Callable[[str, Path, str | Path], bool],
+    *,
+    final: bool = True,
 ) -> None:
     """`text` written to a temporary file beside `target` and synced, given `mode` (and `owner` where
     this process may set it), then put in place by `put` (True when it took the temporary file's
     name); the folder is synced so the new name is on disk too. Whatever stops it before, the
-    temporary file is removed; a signal then ends the process with 128 + its number."""
+    temporary file is removed; a signal then ends the process with 128 + its number. A `final` write
+    is what the command is for: once it is in place, signals wait until the process ends."""
     import tempfile
 
     tmp = None
@@ -167,7 +176,8 @@ def _through_temporary(
                 os.chmod(tmp, mode)
                 if put(tmp, target, shown):
                     tmp = None
-                _committed()
+                if final:
+                    _committed()
                 sync_folder(target.parent)
             finally:
                 if tmp is not None:
