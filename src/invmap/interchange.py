@@ -1,6 +1,6 @@
 """Catalogs in other people's formats: the seed's Markdown document (both ways) and BibTeX.
 
-`read_markdown` gives a raw table that `catalog.validate` checks exactly as it checks TOML, so an
+`read_markdown` gives a raw table that `validation.validate` checks exactly as it checks TOML, so an
 import is held to the same rules as `invmap check`.
 """
 

@@ -136,10 +136,10 @@ def _link_new(tmp: str, target: Path, shown: str | Path) -> bool:
         os.link(tmp, target)
         return False
     except FileExistsError:
-        raise UsageError(f"{shown} already exists", hint="pass --force to overwrite it") from None
+        raise _exists_refusal(shown) from None
     except OSError:  # a file system without hard links: the name is checked, then taken
         if os.path.lexists(target):
-            raise UsageError(f"{shown} already exists", hint="pass --force to overwrite it") from None
+            raise _exists_refusal(shown) from None
         return _replace(tmp, target, shown)
 
 
@@ -265,6 +265,10 @@ def _shipped_refusal(path: str) -> UsageError:
     )
 
 
+def _exists_refusal(path: str | Path) -> UsageError:
+    return UsageError(f"{path} already exists", hint="pass --force to overwrite it")
+
+
 def newline_of(text: str) -> str:
     """The file's own line ending: its first line's (a file with none yet: LF)."""
     at = text.find("\n")
@@ -314,7 +318,7 @@ def write_output(target: str, text: str | Callable[[], str], *, force: bool = Fa
     exists = path.exists()
     regular = exists and stat.S_ISREG(os.stat(path).st_mode)
     if regular and not force:
-        raise UsageError(f"{target} already exists", hint="pass --force to overwrite it")
+        raise _exists_refusal(target)
     if exists and not regular:  # a device or FIFO: written in place
         write_atomic(path, make())
         return
