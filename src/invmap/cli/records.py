@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from invmap import query
 from invmap import records as experiment
 from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, index, notice, output, say, write
-from invmap.errors import FileAccessError, UsageError
+from invmap.errors import UsageError
 from invmap.render import Result
 from invmap.safe import escape
 
@@ -26,7 +24,6 @@ def record_new(ctx: typer.Context, args: Args) -> None:
     The folder of FILE is created if it does not exist."""
     import datetime as dt
 
-    from invmap import writers
     from invmap.render.machine import to_json
 
     if args.result_type not in experiment.RESULT_TYPES:
@@ -40,15 +37,7 @@ def record_new(ctx: typer.Context, args: Args) -> None:
     if target is None or target == "-":
         write(text)
         return
-    parent = Path(target).parent
-    if target.endswith("/") or Path(target).is_dir():
-        raise UsageError(f"{target} is a folder: give a file path such as {Path(target) / (rid + '.json')}")
-    if not parent.exists() and not parent.is_symlink():  # `-o experiments/x.json` in a fresh project
-        try:
-            parent.mkdir(parents=True)
-        except OSError as exc:
-            raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
-    writers.write_output(target, text, force=args.force)
+    experiment.write_file(target, text, rid, force=args.force)
     shown = escape(target)
     write(f"Wrote {shown}: a draft for {source['id']}; fill it in, then 'invmap record check {shown}'\n")
 
