@@ -1,5 +1,6 @@
-"""Opening an input file that is not a catalog (a model's config.json, a Prometheus scrape, a
-benchmark's results): every failure to open or read it becomes one error naming the file."""
+"""Opening an input file the user names (a catalog, an experiment record, a model's config.json, a
+Prometheus scrape, a benchmark's results): every failure to open or read it becomes one error naming
+the file."""
 
 from __future__ import annotations
 

@@ -2,39 +2,24 @@
 file), its UTF-8 text, and a catalog's TOML table (deep nesting kept from the fast parser).
 
 Every problem is a `CatalogError` naming the file (exit 3); a closed stdin is a `FileAccessError`
-(exit 4). Catalogs, experiment records and measurement files all read through here.
+(exit 4). Catalogs and experiment records are read here; a file that cannot be opened or read is
+worded by `inputfile.named_failures`, as every input file's is.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 from invmap.errors import CatalogError, FileAccessError
+from invmap.inputfile import named_failures
 from invmap.location import MAX_VAR, STDIN, max_size, read_capped
 
 BOM = "\ufeff"  # the byte-order mark some editors write at a UTF-8 file's start
-
-
-@contextlib.contextmanager
-def read_errors(path: str, folder: str, denied: str | None = None) -> Iterator[None]:
-    """An OSError while reading `path` becomes a CatalogError in plain words: `no such file`, `folder`
-    for a directory, `denied` (else the system's words) for a permission refused."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise CatalogError(path, ["no such file"]) from None
-    except IsADirectoryError:
-        raise CatalogError(path, [folder]) from None
-    except PermissionError as exc:
-        raise CatalogError(path, [denied or f"cannot be read: {exc.strerror or exc}"]) from None
-    except OSError as exc:
-        raise CatalogError(path, [f"cannot be read: {exc.strerror or exc}"]) from None
 
 
 def read_stdin(what: str, limit: int) -> bytes:
@@ -61,13 +46,21 @@ def read_bytes(path: str) -> bytes:
         data = read_stdin("the catalog", limit)
     else:
         try:
-            with read_errors(path, "is a directory, not a catalog file", "permission denied"):
+            with named_failures(path, "is a directory, not a catalog file", _unreadable_catalog(path)):
                 data = _read_regular(path, limit, too_big)
         except MemoryError:
             raise CatalogError(path, [too_big]) from None
     if len(data) > limit:
         raise CatalogError(path, [too_big])
     return data
+
+
+def _unreadable_catalog(path: str) -> Callable[[OSError], CatalogError]:
+    def unreadable(exc: OSError) -> CatalogError:
+        denied = isinstance(exc, PermissionError)
+        return CatalogError(path, ["permission denied" if denied else f"cannot be read: {exc.strerror or exc}"])
+
+    return unreadable
 
 
 def _read_regular(path: str, limit: int, too_big: str) -> bytes:

@@ -16,6 +16,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -252,20 +253,28 @@ def max_record() -> int:
 def read(path: str) -> bytes:
     """A record file's bytes (stdin for `-`), at most `max_record()` of them: a path the user names is
     read as given (a FIFO too), within the cap. CatalogError (exit 3) when it cannot be read."""
+    from invmap.inputfile import named_failures
     from invmap.location import read_capped
-    from invmap.reading import read_errors, read_stdin
+    from invmap.reading import read_stdin
 
     limit = max_record()
     if path == "-":
         data = read_stdin("a record", limit)
     else:
-        with read_errors(path, "is a directory, not a record file"), open(path, "rb") as handle:
+        with (
+            named_failures(path, "is a directory, not a record file", _unreadable_record(path)),
+            open(path, "rb") as handle,
+        ):
             if stat.S_ISDIR(os.fstat(handle.fileno()).st_mode):
                 raise IsADirectoryError
             data = read_capped(handle, limit)
     if len(data) > limit:
         raise CatalogError(path, [f"larger than {limit:,} bytes (${MAX_RECORD_VAR} sets the limit)"])
     return data
+
+
+def _unreadable_record(path: str) -> Callable[[OSError], CatalogError]:
+    return lambda exc: CatalogError(path, [f"cannot be read: {exc.strerror or exc}"])
 
 
 def check_file(path: str) -> tuple[Any, list[str]]:
