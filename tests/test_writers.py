@@ -260,3 +260,20 @@ def test_the_size_limit_holds_with_a_current_index(cli):
     result = cli("list", "--json", env={"INVMAP_MAX_CATALOG": "1K"})
     assert result.code == 3 and "larger than 1,024 bytes ($INVMAP_MAX_CATALOG sets the limit)" in result.err
     assert cli("list", "--json", env={"INVMAP_MAX_CATALOG": "9" * 19}).code == 0
+
+
+def test_invmaps_own_files_are_replaced_whole_private_and_leave_signals_alone(tmp_path):
+    """A cache or time stamp (links.json, the arXiv stamp) goes through the one writer: replaced whole,
+    readable by its user only, no temporary left, and the command may still be interrupted after it."""
+    import signal
+
+    from invmap import writers
+
+    own = tmp_path / "links.json"
+    own.write_text("old", encoding="utf-8")
+    os.chmod(own, 0o644)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    writers.replace_own_file(own, '{"new": 1}')
+    assert own.read_text(encoding="utf-8") == '{"new": 1}' and os.stat(own).st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["links.json"]
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == held  # a command's own write blocks them; this not
