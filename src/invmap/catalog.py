@@ -25,7 +25,7 @@ REQUIRED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
 
 def load(location: Location | str) -> Catalog:
     """Read and validate a catalog, or raise one CatalogError listing every problem. Complete when it
-    returns: nothing is deferred. (Query commands read the SQLite index, `index.py`, built from this.)"""
+    returns: nothing is deferred. (Query commands read the SQLite index, `index/`, built from this.)"""
     path = location.path if isinstance(location, Location) else location
     return load_with_bases(path)[0]
 

@@ -184,7 +184,7 @@ def stored_values(source: Any) -> dict[str, Any]:
 
 
 def _identifier_keys(get: Callable[[str], Any]) -> set[str]:
-    """The keys a source is found by as an identifier (as `index.source_keys` makes them)."""
+    """The keys a source is found by as an identifier (as `index.rows.source_keys` makes them)."""
     from invmap.identifiers import canonical_link
 
     keys = set()

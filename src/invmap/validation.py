@@ -36,7 +36,7 @@ def validate(raw: dict[str, Any], path: str) -> Catalog:
 
 
 class Validation:
-    """A catalog validated a chunk of sources at a time (`index.py` builds the index from each chunk
+    """A catalog validated a chunk of sources at a time (`index/fill.py` builds the index from each chunk
     while the next is validated). `chunks()` yields the records of each chunk while no problem has
     been found (and goes on checking the rest once one has, yielding nothing more); `catalog()` then
     returns the whole catalog or raises one CatalogError with every problem, in the order a single
