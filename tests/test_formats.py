@@ -70,7 +70,14 @@ def test_plain_is_one_line_per_source_without_wrapping(cli):
 
 # A sample value for each kind of required argument (by what completes it), so that every declared
 # command can be run: the commands and formats themselves come from the declarations.
-SAMPLES = {"source": "gqa", "source_id": "gqa", "source_or_code": "gqa", "term": "ttft", "catalog_file": "shipped", None: "kv"}
+SAMPLES = {
+    "source": "gqa",
+    "source_id": "gqa",
+    "source_or_code": "gqa",
+    "term": "ttft",
+    "catalog_file": "shipped",
+    None: "kv",
+}
 PRINTING = [c for c in decl.COMMANDS if c.view and c.view != formats.CATALOG]
 # The commands that write a catalog print what they wrote: run on a catalog of the test's own, with
 # the cells a new source needs (add) or one change (edit).
