@@ -87,19 +87,15 @@ FORMATS: tuple[Format, ...] = (
         True,
         (".jsonl",),
     ),
-    Format(
-        "csv",
-        True,
-        "comma-separated values with a header row",
-        _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), "invmap.render.machine:csv_text"),
-        extensions=(".csv",),
-    ),
-    Format(
-        "tsv",
-        True,
-        "tab-separated values with a header row",
-        _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), "invmap.render.machine:tsv_text"),
-        extensions=(".tsv",),
+    *(
+        Format(
+            name,
+            True,
+            f"{separated}-separated values with a header row",
+            _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), f"invmap.render.machine:{name}_text"),
+            extensions=(f".{name}",),
+        )
+        for name, separated in (("csv", "comma"), ("tsv", "tab"))
     ),
     Format(
         "markdown",

@@ -28,6 +28,11 @@ class Arg(
 
     __slots__ = ()
 
+    @classmethod
+    def optional(cls, dest: str, metavar: str, help: str, **more: object) -> Arg:
+        """A positional argument that may be left out."""
+        return cls(dest, metavar, help, required=False, **more)
+
 
 class Command(
     namedtuple(
@@ -208,6 +213,11 @@ NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not
 _IE = "Default: {} (the field guide's made-up model)."
 
 
+def _guide_int(dest: str, what: str, default: int) -> Opt:
+    """A whole-number input of an estimate whose default is the field guide's made-up model's."""
+    return _int_opt(dest, f"{what}. " + _IE.format(default))
+
+
 def _int_opt(dest: str, text: str) -> Opt:
     """A whole-number option named after its dest (`kv_heads` -> `--kv-heads N`)."""
     return Opt(dest, ("--" + dest.replace("_", "-"),), text, "N", kind="int")
@@ -224,10 +234,10 @@ GPU_OPT = Opt(
     "gpu", ("--gpu",), "A GPU from invmap's table (invmap gpus): its memory and peaks.", "NAME", complete="gpu"
 )
 KV_SHAPE: tuple[Opt, ...] = (
-    _int_opt("layers", "Transformer layers (L). " + _IE.format(24)),
-    _int_opt("attention_heads", "Query heads. " + _IE.format(32)),
-    _int_opt("kv_heads", "Key-value heads (H_kv; fewer than query heads: GQA). " + _IE.format(8)),
-    _int_opt("head_dim", "Head dimension (d_h). " + _IE.format(128)),
+    _guide_int("layers", "Transformer layers (L)", 24),
+    _guide_int("attention_heads", "Query heads", 32),
+    _guide_int("kv_heads", "Key-value heads (H_kv; fewer than query heads: GQA)", 8),
+    _guide_int("head_dim", "Head dimension (d_h)", 128),
     _int_opt(
         "element_bytes", "Bytes per KV element (b_e). Default: from --kv-cache-dtype, else the model's dtype, else 2."
     ),
@@ -254,7 +264,16 @@ RECORD_OPTS: tuple[Opt, ...] = (
     Opt("output_path", ("--output", "-o"), "With --record: the record's file.", "FILE"),
     Opt("force", ("--force",), "With --record: overwrite FILE if it exists.", kind="flag", default=False),
 )
+KV_AND_RECORD = (*KV_SHAPE, *RECORD_OPTS)  # what the estimates that read a KV shape take last
 ESTIMATE_VIEW = "estimate"
+
+
+def _estimate(name: str, summary: str, options: tuple[Opt, ...], examples: tuple[str, ...]) -> Command:
+    """A subcommand of `estimate`: its options, printed as the estimate view."""
+    return Command(
+        name, "Estimates", "estimates", summary, ESTIMATE_VIEW, ("output_no_fields",), options, (), examples, "estimate"
+    )
+
 
 COMMANDS: tuple[Command, ...] = (
     # --- query
@@ -435,12 +454,11 @@ COMMANDS: tuple[Command, ...] = (
         "terms",
         ("output_no_fields",),
         arguments=(
-            Arg(
+            Arg.optional(
                 "terms",
                 "TERM...",
                 "A term, its expansion or an alias, any case.",
                 multiple=True,
-                required=False,
                 complete="term",
             ),
         ),
@@ -502,12 +520,11 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         (
-            Arg(
+            Arg.optional(
                 "names",
                 "SOURCE...",
                 "Only these sources (default: every source with settings). " + NAME_HELP,
                 multiple=True,
-                required=False,
                 complete="source",
             ),
         ),
@@ -542,11 +559,10 @@ COMMANDS: tuple[Command, ...] = (
         "levels",
         ("level_filters", "output_no_fields"),
         arguments=(
-            Arg(
+            Arg.optional(
                 "code",
                 "CODE",
                 "One level (L1..L6, RL, P0, or a digit 1-6): its question, metrics, symptoms and sources.",
-                required=False,
                 complete="level",
             ),
         ),
@@ -689,12 +705,11 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         (
-            Arg(
+            Arg.optional(
                 "ids",
                 "PATH|ID...",
                 "The catalog file to check (default: the active one); with --links: only these sources.",
                 multiple=True,
-                required=False,
                 complete="source",
             ),
         ),
@@ -842,11 +857,10 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         (
-            Arg(
+            Arg.optional(
                 "path",
                 "PATH",
                 "The catalog file to rewrite (default: the active one).",
-                required=False,
                 complete="catalog_file",
             ),
         ),
@@ -911,12 +925,11 @@ COMMANDS: tuple[Command, ...] = (
         ("output_no_fields",),
         (Opt("write", ("--write",), "Apply the differences to your catalog.", kind="flag", default=False),),
         (
-            Arg(
+            Arg.optional(
                 "ids",
                 "ID...",
                 "Only these sources (default: every source with an arXiv id or DOI).",
                 multiple=True,
-                required=False,
                 complete="source",
             ),
         ),
@@ -959,35 +972,25 @@ COMMANDS: tuple[Command, ...] = (
             "invmap estimate roofline --scenario decode --model llama-3.1-8b --batch-size 8",
         ),
     ),
-    Command(
+    _estimate(
         "kv",
-        "Estimates",
-        "estimates",
         "KV bytes per token, per sequence and in total.",
-        ESTIMATE_VIEW,
-        ("output_no_fields",),
         (
             MODEL_OPT,
-            _int_opt("tokens", "Tokens per sequence (S). " + _IE.format(2048)),
-            _int_opt("concurrency", "Concurrent sequences (B). " + _IE.format(8)),
-            *KV_SHAPE,
-            *RECORD_OPTS,
+            _guide_int("tokens", "Tokens per sequence (S)", 2048),
+            _guide_int("concurrency", "Concurrent sequences (B)", 8),
+            *KV_AND_RECORD,
         ),
-        examples=(
+        (
             "invmap estimate kv",
             "invmap estimate kv --model opt-13b --tokens 2048 --concurrency 1",
             "invmap estimate kv --model ./Llama-3.1-8B/config.json --kv-cache-dtype fp8 --tensor-parallel 2",
             "invmap estimate kv --model deepseek-v3 --record pagedattention -o experiments/kv.json",
         ),
-        parent="estimate",
     ),
-    Command(
+    _estimate(
         "memory",
-        "Estimates",
-        "estimates",
         "Weights, activations and the KV pool left on a GPU.",
-        ESTIMATE_VIEW,
-        ("output_no_fields",),
         (
             MODEL_OPT,
             GPU_OPT,
@@ -1012,28 +1015,22 @@ COMMANDS: tuple[Command, ...] = (
             _int_opt("block_size", "Round the KV pool down to blocks of N tokens."),
             _int_opt("parameters", "Parameters (P). Default: counted from the model, else 10^9."),
             _int_opt("weight_bytes", "Bytes per weight (b_w). Default: the model's dtype, else 2."),
-            _int_opt("hidden_size", "Hidden size (H). " + _IE.format(4096)),
-            _int_opt("batch_size", "Sequences in the activation working set (B). " + _IE.format(4)),
-            _int_opt("sequence_length", "Tokens per sequence (S). " + _IE.format(512)),
-            _int_opt("activation_bytes", "Bytes per activation element (b_a). " + _IE.format(2)),
-            _int_opt("activation_tensors", "Activation tensors modelled (a). " + _IE.format(2)),
-            *KV_SHAPE,
-            *RECORD_OPTS,
+            _guide_int("hidden_size", "Hidden size (H)", 4096),
+            _guide_int("batch_size", "Sequences in the activation working set (B)", 4),
+            _guide_int("sequence_length", "Tokens per sequence (S)", 512),
+            _guide_int("activation_bytes", "Bytes per activation element (b_a)", 2),
+            _guide_int("activation_tensors", "Activation tensors modelled (a)", 2),
+            *KV_AND_RECORD,
         ),
-        examples=(
+        (
             "invmap estimate memory",
             "invmap estimate memory --model llama-3.1-8b --gpu h100-sxm --tokens-per-request 8192",
             "invmap estimate memory --model llama-3-70b-instruct --gpu h100-sxm --json | jq .verdict",
         ),
-        parent="estimate",
     ),
-    Command(
+    _estimate(
         "roofline",
-        "Estimates",
-        "estimates",
         "Intensity, ridge point and the lower roof of a phase.",
-        ESTIMATE_VIEW,
-        ("output_no_fields",),
         (
             MODEL_OPT,
             GPU_OPT,
@@ -1081,12 +1078,11 @@ COMMANDS: tuple[Command, ...] = (
             ),
             *RECORD_OPTS,
         ),
-        examples=(
+        (
             "invmap estimate roofline",
             "invmap estimate roofline --scenario decode",
             "invmap estimate roofline --scenario decode --model llama-3.1-8b --peak 989e12 --bandwidth 3.35e12",
         ),
-        parent="estimate",
     ),
     Command(
         "models",
@@ -1163,7 +1159,7 @@ COMMANDS: tuple[Command, ...] = (
         "List experiment records and the sources they address.",
         "records",
         ("output_no_fields",),
-        arguments=(Arg("folder", "DIR", "Default: $INVMAP_RECORDS, else ./experiments.", required=False),),
+        arguments=(Arg.optional("folder", "DIR", "Default: $INVMAP_RECORDS, else ./experiments."),),
         examples=("invmap records", "invmap records experiments --json | jq '.[].addresses'"),
     ),
 )
