@@ -44,7 +44,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-# Completion names whose values live in the estimates' tables (`estimate.py`), read only when completed.
+# Completion names whose values live in the estimates' tables (`estimate/`), read only when completed.
 LAZY_CHOICES = frozenset({"model", "gpu", "kv_cache_dtype", "scenario"})
 
 

@@ -1,8 +1,8 @@
 """The one declaration of a source's fields, and of the kinds of value a field holds.
 
 Everything that knows about fields derives from `FIELDS`: the pydantic model (`model.py`), the JSON
-key order, the SQLite index's columns and the search weights (`index.py`), table headers and column
-rules (`render.py`), `invmap fields`, `--fields` and `--sort` and their completion, and the options of
+key order, the SQLite index's columns and the search weights (`index/`), table headers and column
+rules (`render/`), `invmap fields`, `--fields` and `--sort` and their completion, and the options of
 `add` and `edit`. Adding a field means adding one line here; a field of a new kind (a number, say)
 means one `Kind` subclass too, which knows its SQL type, its command-line parsing, and its JSON, human
 and machine forms. No pydantic, no rich, no typing: completion and help read this module too.

@@ -1,6 +1,6 @@
 """The filters that select sources, each declared once with its clause: the option that gives it
 (`--layer`), its help, and the SQL it adds (a flag's `clause` is SQL over `sources`; a value filter's
-names the clause builder that `query.py` registers under that name, checked when `query` is
+names the clause builder that `query` registers under that name, checked when `query` is
 imported). The CLI (`options.py`) takes these into its bundles; the core (`query`, `triage`) reads
 them here, never from the CLI's declarations. No typing: a TAB press reads this module.
 """

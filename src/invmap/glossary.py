@@ -1,6 +1,6 @@
 """The catalog's glossary: finding a term by its name, expansion or alias (`invmap define`).
 
-Search uses the same entries to expand queries both ways (`search.py`).
+Search uses the same entries to expand queries both ways (`search/expansion.py`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Typed records of the map: a source, the levels, the glossary, and the catalog around them.
 
-No I/O here: `catalog.py` reads and writes files, this module only says what a valid record is.
+No I/O here: `catalog`, `reading` and `writers` read and write files, this module only says what a valid record is.
 `Source` is built from the one field declaration in `fields.py`: each field's kind names its type
 (`ANNOTATIONS`), and a few fields add a pattern (`PATTERNS`).
 """
@@ -229,7 +229,7 @@ class Report(BaseModel):
     """A real symptom report from an engine's tracker: its title as written, where it is, the engine,
     the level that explains it (`primary`, L1..L6 or RL; `secondary` a second acceptable one), the map
     sources that address it, one line of ours on what resolved or explained it, and when it was read.
-    Cross-checks (known source ids, a URL once) are `catalog.py`'s, which sees the whole catalog."""
+    Cross-checks (known source ids, a URL once) are `validation`'s, which sees the whole catalog."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
@@ -245,7 +245,7 @@ class Report(BaseModel):
 
 
 class Catalog(BaseModel):
-    """A whole catalog file: only `[[sources]]` is required. Duplicate ids are checked by `catalog.py`,
+    """A whole catalog file: only `[[sources]]` is required. Duplicate ids are checked by `validation`,
     which reports every problem at once."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)

@@ -17,7 +17,7 @@
     remove = true
 
 The base's `[catalog]`, `[layers]` and `[glossary]` are merged key by key, the overlay's keys winning.
-Pure dictionary work on parsed TOML, no I/O: `catalog.py` reads the files and validates the result
+Pure dictionary work on parsed TOML, no I/O: `catalog` reads the files and validates the result
 exactly as it validates any catalog.
 """
 

@@ -1,6 +1,6 @@
 """The map's shape: sources per level, counts by type, year and layer, the layer-by-year grid.
 
-Plain data from records; `render.py` draws it.
+Plain data from records; `render/overview.py` draws it.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def build(
     progress: Callable[[int], None] | None = None,
     bases: Sequence[dict[str, Any]] = (),
 ) -> sqlite3.Connection:
-    """Index `catalog` (a Catalog, or a `catalog.Validation` to index as it is validated): persisted
+    """Index `catalog` (a Catalog, or a `validation.Validation` to index as it is validated): persisted
     for `key` where the cache folder is usable, else in memory."""
     from invmap.writers import Stopped, signals_clean_up
 
@@ -96,7 +96,7 @@ class _InMemory(Exception):
 def _build_persisted(
     catalog: Any, key: Any, progress: Callable[[int], None] | None, bases: Sequence[dict[str, Any]], where: str
 ) -> sqlite3.Connection:
-    from invmap.catalog import Validation
+    from invmap.validation import Validation
 
     target = index_path(key)  # type: ignore[arg-type]
     tmp = None

@@ -92,7 +92,7 @@ def fill(
     progress: Callable[[int], None] | None = None,
     bases: Sequence[dict[str, Any]] = (),
 ) -> Catalog:
-    """Write the index of `catalog` (a Catalog, or a `catalog.Validation` not yet read: its chunks
+    """Write the index of `catalog` (a Catalog, or a `validation.Validation` not yet read: its chunks
     are indexed as they are validated). Returns the catalog; a catalog that turns out to be invalid
     raises its CatalogError once every chunk is checked."""
     import json  # building only: a warm run and a TAB never need it
@@ -162,8 +162,8 @@ def _fill_reports(con: sqlite3.Connection, whole: Catalog) -> None:
 
 def _fill_sources(con: sqlite3.Connection, catalog: Any, progress: Callable[[int], None] | None) -> Catalog:
     """The sources' rows, keys and words, 10,000 rows at a time; the whole catalog, validated."""
-    from invmap.catalog import Validation
     from invmap.identifiers import canonical_link  # building only: a warm run never needs it
+    from invmap.validation import Validation
 
     streamed = isinstance(catalog, Validation)
     chunks = catalog.chunks() if streamed else [catalog.sources]

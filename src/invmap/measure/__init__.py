@@ -1,5 +1,5 @@
 """From measurements to levels: an engine's Prometheus scrape or a benchmark's results, read against
-the rules in `rules.py`, give level assessments `[{code, score, confidence, evidence}]` and notes
+the rules in `rules.py` (declared in data/rules.toml), give level assessments `[{code, score, confidence, evidence}]` and notes
 (the window, what was missing, the key numbers when all is well).
 
 Nothing here imports the CLI; the network is reached only through `invmap.net`.
