@@ -32,16 +32,17 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
 # The authoring commands' views (`where`, `check`, `check --links`, `add`/`edit`, `record check`): a
 # person reads the result's own drawing (`table` and `plain` alike: the table renderer draws
 # `Result.draw`); the machine formats keep the README's JSON contracts (`where --json` is one line).
-WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK = AUTHORING_VIEWS = (
+WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK, FIELD_LIST = DRAWN_VIEWS = (
     "where",
     "check",
     "link check",
     "written",
     "record check",
+    "fields",  # `invmap fields`: the names --fields takes, with their meanings
 )
-VIEWS = (*QUERY_VIEWS, *AUTHORING_VIEWS)
+VIEWS = (*QUERY_VIEWS, *DRAWN_VIEWS)
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
-_DRAWN = (WHERE, CHECK, LINK_CHECK, WRITTEN)  # a person reads the result's own drawing
+_DRAWN = (WHERE, CHECK, LINK_CHECK, WRITTEN, FIELD_LIST)  # a person reads the result's own drawing
 
 
 class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes", "extensions"), defaults=(False, ()))):
@@ -71,7 +72,7 @@ FORMATS: tuple[Format, ...] = (
         "JSON: an array of objects (one object for `show` and the overviews)",
         {
             **_each(
-                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK),
+                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, *_DRAWN, RECORD_CHECK),
                 "invmap.render.machine:json_text",
             ),
             WHERE: "invmap.render.machine:jsonl_text",  # `where --json` is one line
@@ -83,7 +84,7 @@ FORMATS: tuple[Format, ...] = (
         "jsonl",
         True,
         "one JSON object per line",
-        _each((*_LISTS, CATALOG, WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK), "invmap.render.machine:jsonl_text"),
+        _each((*_LISTS, CATALOG, *_DRAWN, RECORD_CHECK), "invmap.render.machine:jsonl_text"),
         True,
         (".jsonl",),
     ),

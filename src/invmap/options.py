@@ -538,16 +538,9 @@ COMMANDS: tuple[Command, ...] = (
         "fields",
         "Query",
         "querying",
-        "List the field names that --fields accepts.",
-        options=(
-            Opt(
-                "json_flag",
-                ("--json",),
-                "Print the fields as JSON: name, header, kind, help, stored, sortable, searchable.",
-                kind="flag",
-                default=False,
-            ),
-        ),
+        "List the field names that --fields accepts (JSON: name, header, kind, help, stored, sortable, searchable).",
+        "fields",
+        options=(FORMAT, JSON),
         examples=("invmap fields", "invmap fields --json | jq -r '.[].name'", "invmap list --fields id,name,url"),
     ),
     # --- overview

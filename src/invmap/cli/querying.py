@@ -8,7 +8,7 @@ import typer
 
 from invmap import query
 from invmap.cli.build import Args, implements
-from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, say, state, write
+from invmap.cli.shared import emit, empty_notice, filters, index, notice, output, say, state
 from invmap.errors import NotFoundError
 from invmap.fields import SEARCH_RESULT_FIELDS, SOURCE_FIELDS
 from invmap.render import Result
@@ -172,29 +172,22 @@ def fields_cmd(ctx: typer.Context, args: Args) -> None:
     from invmap.fields import EXTRA, FIELDS, SORT_KEYS, TEXT_FIELDS
     from invmap.render.documents import fields_text
 
-    if args.json_flag:
-        from invmap.render.machine import to_json
-
-        write(
-            to_json(
-                [
-                    {
-                        "name": f.name,
-                        "header": f.header,
-                        "kind": f.kind.name,
-                        "help": f.help,
-                        "stored": f.stored and f in FIELDS,
-                        "sortable": f.name in SORT_KEYS,
-                        "searchable": f.name in TEXT_FIELDS,
-                    }
-                    for f in (*FIELDS, *EXTRA)
-                ]
-            )
-        )
-        return
-    env = state(ctx).env
-    width = env.columns if env.stdout_isatty else None
-    write(fields_text((*SOURCE_FIELDS, *(f.name for f in EXTRA)), width))
+    out = output(ctx, args)
+    rows = [
+        {
+            "name": f.name,
+            "header": f.header,
+            "kind": f.kind.name,
+            "help": f.help,
+            "stored": f.stored and f in FIELDS,
+            "sortable": f.name in SORT_KEYS,
+            "searchable": f.name in TEXT_FIELDS,
+        }
+        for f in (*FIELDS, *EXTRA)
+    ]
+    names = (*SOURCE_FIELDS, *(f.name for f in EXTRA))
+    wrapped = state(ctx).env.stdout_isatty  # a terminal's width; a pipe gets whole lines
+    emit(out, Result(rows, list(rows[0]), data=rows, draw=lambda w, c: fields_text(names, w if wrapped else None)))
 
 
 @implements("triage")
