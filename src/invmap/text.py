@@ -91,3 +91,8 @@ def is_english(word: str) -> bool:
     folded = word.casefold()
     parts = _WORD_PARTS.split(folded)
     return all(part.isascii() and part.isalpha() and _listed(english_text(), part) for part in parts)
+
+
+def plural(count: int, word: str) -> str:
+    """`1 source`, `2 sources`: a count and its noun."""
+    return f"{count} {word}{'s' if count != 1 else ''}"

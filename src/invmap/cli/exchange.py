@@ -13,6 +13,7 @@ from invmap.cli.build import Args, implements
 from invmap.cli.shared import emit, filters, index, notice, output, say, state, write
 from invmap.render import Result
 from invmap.safe import escape
+from invmap.text import plural
 
 _LEFT_OUT_NOTE = (
     "note: a Markdown export keeps the seed's nine columns and leaves out {} "
@@ -61,7 +62,7 @@ def export(ctx: typer.Context, args: Args) -> None:
 
     to_output(args.output_path, text, args.force)
     count = counted[-1]
-    write(f"Wrote {escape(args.output_path)}: {count} source{'s' if count != 1 else ''} as {fmt}\n")
+    write(f"Wrote {escape(args.output_path)}: {plural(count, 'source')} as {fmt}\n")
 
 
 @implements("import")
@@ -70,7 +71,7 @@ def import_(ctx: typer.Context, args: Args) -> None:
     cat = exchange.read_map(args.file)
     if to_output(args.output_path, lambda: canonical.dumps(cat), args.force):
         count = len(cat.sources)
-        write(f"Wrote {escape(str(args.output_path))}: {count} source{'s' if count != 1 else ''}\n")
+        write(f"Wrote {escape(str(args.output_path))}: {plural(count, 'source')}\n")
 
 
 @implements("diff")
@@ -100,7 +101,7 @@ def refresh(ctx: typer.Context, args: Args) -> None:
     emit(out, Result(refreshing.rows(changed), diffing.FIELDS, data=changed))
     if args.write and changed:  # every change validated together, then one write (or none)
         refreshing.write(opts.location, changed)
-        say(f"updated {len(changed)} source{'s' if len(changed) != 1 else ''} in {opts.location.path}")
+        say(f"updated {plural(len(changed), 'source')} in {opts.location.path}")
         return
     if changed:
         raise typer.Exit(1)

@@ -12,6 +12,7 @@ from invmap.cli.shared import emit, empty_notice, filters, index, notice, output
 from invmap.errors import NotFoundError
 from invmap.fields import SEARCH_RESULT_FIELDS, SOURCE_FIELDS
 from invmap.render import Result
+from invmap.text import plural
 
 
 @implements("list")
@@ -232,7 +233,7 @@ def _triage_footer(found: Any, words: list[str]) -> None:
     speaks of the words."""
     if found.notes["hidden"]:
         more = found.notes["hidden"]
-        notice(f"{more} more level{'s' if more > 1 else ''} scored lower (--all)")
+        notice(f"{plural(more, 'more level')} scored lower (--all)")
     if found.measured is None:
         first = found.found[0]
         if first["sources"] and not any(s["matched"] for s in first["sources"]):

@@ -14,6 +14,7 @@ from invmap.environment import Environment
 from invmap.errors import FileAccessError, NotFoundError, UsageError
 from invmap.fields import SCORED_FIELDS
 from invmap.render import Result
+from invmap.text import plural
 
 
 @implements("layers")
@@ -116,7 +117,7 @@ def open_(ctx: typer.Context, args: Args) -> None:
                 raise NotFoundError(f"{r['name']} ({r['id']}) has no pinned places in its code")
             if args.place > len(places):
                 raise NotFoundError(
-                    f"{r['name']} ({r['id']}) has {len(places)} place{'s' if len(places) != 1 else ''} in its code, "
+                    f"{r['name']} ({r['id']}) has {plural(len(places), 'place')} in its code, "
                     f"not {args.place} (see 'invmap show {r['id']}')"
                 )
             link = places[args.place - 1].get("url")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from invmap.measure import rules as declared
+from invmap.text import plural
 
 ACCEPT = "text/plain;version=0.0.4"  # what a scrape asks for: the text format prometheus_client parses
 SCRAPE_DEADLINE = 30.0
@@ -167,7 +168,7 @@ def assess_bench(bench: Any, bound: DecodeBound | None = None) -> Assessment:
     runs = bench.runs
     for run in runs:
         run["_bound"] = bound
-    result.notes.append(f"benchmark: {bench.tool}, {len(runs)} run{'s' if len(runs) != 1 else ''} ({bench.source})")
+    result.notes.append(f"benchmark: {bench.tool}, {plural(len(runs), 'run')} ({bench.source})")
     found: list[tuple[declared.Rule, declared.Finding]] = []
     missing: dict[str, tuple[declared.Rule, str]] = {}
     checked = 0
@@ -305,6 +306,6 @@ def combine(
         items.append(shaped)
     if limit and len(items) > limit:
         more = len(items) - limit
-        notes.append(f"{more} more level{'s' if more != 1 else ''} not shown (--limit {limit})")
+        notes.append(f"{plural(more, 'more level')} not shown (--limit {limit})")
         items = items[:limit]
     return items, notes

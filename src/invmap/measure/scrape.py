@@ -18,6 +18,7 @@ from typing import IO, Any
 from invmap.errors import CatalogError
 from invmap.inputfile import named_failures
 from invmap.measure import names
+from invmap.text import plural
 
 CHUNK = 20_000  # lines handed to the parser at once
 MAX_LINE = 1 << 20  # a longer line is not a scrape's (and would be held whole)
@@ -52,9 +53,7 @@ class Scrape:
                 f"{self.source}: {self._repeats - 3} more repeated series (the last value of each is used)"
             )
         if self.non_finite:
-            self.warnings.append(
-                f"{self.source}: {self.non_finite} NaN or infinite value{'s' if self.non_finite != 1 else ''} ignored"
-            )
+            self.warnings.append(f"{self.source}: {plural(self.non_finite, 'NaN or infinite value')} ignored")
 
 
 class _Lines:

@@ -10,10 +10,7 @@ from typing import Any
 from invmap import location
 from invmap.fields import FIELDS
 from invmap.safe import escape
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
+from invmap.text import plural
 
 
 def where_text(data: dict[str, Any]) -> str:
