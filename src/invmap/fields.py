@@ -226,10 +226,6 @@ class Tables(Kind):
             items.append({c: cells.get(c) or None for c in self.names})
         return self.json(items)
 
-    def search_text(self, value) -> str:
-        """The words search sees, as `why` shows them: each item's searched columns, `; ` between items."""
-        return "; ".join(" ".join(item[c] for c in self.searched if item.get(c)) for item in value or ())
-
     def human(self, value) -> str:
         return "; ".join(self._label(item) for item in value) if value else ""
 

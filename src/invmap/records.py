@@ -368,16 +368,11 @@ def scan(idx: Index, folder: Path) -> tuple[list[dict[str, Any]], list[tuple[Pat
     return found, skipped
 
 
-def addressed_by(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """(source id -> the record_ids of the valid records that cite it, source id -> the invalid ones).
-    Only a valid record addresses a question."""
-    valid, invalid, _ = addressing(idx, folder)
-    return valid, invalid
-
-
 def addressing(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
-    """`addressed_by`, and source id -> the valid records among them that are estimates (result type
-    `estimated`): an estimate addresses a question but is not a measurement, so it leaves it open."""
+    """(source id -> the record_ids of the valid records that cite it, source id -> the invalid ones,
+    source id -> the valid records among them that are estimates (result type `estimated`)). Only a
+    valid record addresses a question; an estimate addresses it but is not a measurement, so it
+    leaves it open."""
     valid: dict[str, list[str]] = {}
     invalid: dict[str, list[str]] = {}
     estimated: dict[str, list[str]] = {}

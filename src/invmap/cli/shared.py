@@ -78,11 +78,6 @@ def current() -> Environment:
     return _RUNNING.get() or Environment.of_process()
 
 
-def stdout_is_terminal() -> bool:
-    """For callers not yet handed the environment: `current().stdout_isatty`."""
-    return current().stdout_isatty
-
-
 def complete_color(incomplete: str) -> list[tuple[str, str]]:
     return complete.choices(COLOR_MODES, incomplete)
 
