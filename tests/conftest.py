@@ -348,3 +348,17 @@ def source_toml(
 
 # A catalog source with only the cells a link check needs: `LINKED.format(id=..., url=...)`.
 LINKED = "\n" + source_toml("{id}", extra='url = "{url}"\n')
+
+
+def filled(draft: dict, result_type: str = "measured") -> dict:
+    """A drafted experiment record (`record new`) filled in: valid."""
+    value = {"name": "p50", "value": 12.5, "unit": "ms", "evidence": result_type}
+    return {
+        **draft,
+        "result_type": result_type,
+        "hypothesis": "Paging keeps capacity.",
+        "conclusion": "It did.",
+        "raw_measurements": [value],
+        "derived_metrics": [{**value, "value": 3}],
+        "limitations": ["one GPU"],
+    }

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import JSON_KEYS, REPO, installed_invmap
+from conftest import JSON_KEYS, REPO, filled, installed_invmap
 from invmap import formats
 from invmap import options as decl
 from invmap.fields import EXTRA
@@ -108,6 +108,11 @@ def test_every_command_prints_every_format_it_serves_and_refuses_the_rest(cli, c
         own.write_bytes((REPO / "catalog.toml").read_bytes())
     before = own.read_bytes() if own else None
     argv = [*(("--catalog", str(own)) if own else ()), *argv_of(command), *WRITING.get(command.path, ())]
+    if command.path == "record check":  # a record file, filled in
+        record = request.getfixturevalue("tmp_path") / "record.json"
+        cli("record", "new", "gqa", "-o", str(record))
+        record.write_text(json.dumps(filled(json.loads(record.read_text()))))
+        argv = [*command.path.split(), str(record)]
     result = cli(*argv, "--format", fmt)
     assert "Traceback" not in result.err
     if fmt in allowed:

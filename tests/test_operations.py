@@ -257,7 +257,7 @@ def test_export_format_and_what_markdown_leaves_out(mini):
 def test_each_authoring_view_declares_its_formats():
     assert formats.names_for(formats.CHECK) == ("table", "json", "jsonl", "plain")
     assert formats.names_for(formats.WRITTEN) == ("table", "json", "jsonl", "plain")  # README: add, edit
-    assert formats.names_for(formats.RECORD_CHECK) == ("json", "jsonl")
+    assert formats.names_for(formats.RECORD_CHECK) == ("table", "json", "jsonl", "plain")
 
 
 def test_json_and_format_json_are_one_road(cli, mine):

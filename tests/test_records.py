@@ -6,18 +6,7 @@ import json
 
 import pytest
 
-
-def filled(draft: dict, result_type: str = "measured") -> dict:
-    value = {"name": "p50", "value": 12.5, "unit": "ms", "evidence": result_type}
-    return {
-        **draft,
-        "result_type": result_type,
-        "hypothesis": "Paging keeps capacity.",
-        "conclusion": "It did.",
-        "raw_measurements": [value],
-        "derived_metrics": [{**value, "value": 3}],
-        "limitations": ["one GPU"],
-    }
+from conftest import filled
 
 
 def test_record_new_fill_check_and_questions(cli, tmp_path):

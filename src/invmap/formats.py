@@ -42,7 +42,7 @@ WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK, FIELD_LIST = DRAWN_VIEWS = (
 )
 VIEWS = (*QUERY_VIEWS, *DRAWN_VIEWS)
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
-_DRAWN = (WHERE, CHECK, LINK_CHECK, WRITTEN, FIELD_LIST)  # a person reads the result's own drawing
+_DRAWN = DRAWN_VIEWS  # a person reads the result's own drawing
 
 
 class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes", "extensions"), defaults=(False, ()))):
@@ -72,7 +72,7 @@ FORMATS: tuple[Format, ...] = (
         "JSON: an array of objects (one object for `show` and the overviews)",
         {
             **_each(
-                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, *_DRAWN, RECORD_CHECK),
+                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, *_DRAWN),
                 "invmap.render.machine:json_text",
             ),
             WHERE: "invmap.render.machine:jsonl_text",  # `where --json` is one line
@@ -84,7 +84,7 @@ FORMATS: tuple[Format, ...] = (
         "jsonl",
         True,
         "one JSON object per line",
-        _each((*_LISTS, CATALOG, *_DRAWN, RECORD_CHECK), "invmap.render.machine:jsonl_text"),
+        _each((*_LISTS, CATALOG, *_DRAWN), "invmap.render.machine:jsonl_text"),
         True,
         (".jsonl",),
     ),

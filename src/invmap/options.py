@@ -131,7 +131,6 @@ NAMES = Arg("names", "NAME...", NAME_HELP, multiple=True, complete="source")
 NAME = Arg("name", "NAME", NAME_HELP, complete="source")
 OUTPUT_PATH = Opt("output_path", ("--output", "-o"), "Write to PATH ('-' is stdout) instead of stdout.", "PATH")
 FORCE = Opt("force", ("--force",), "Overwrite PATH if it exists.", kind="flag", default=False)
-JSON_ONLY = Opt("json_flag", ("--json",), "Print the result as JSON.", kind="flag", default=False)
 
 
 def _option_help(f, command: str) -> str:
@@ -1138,9 +1137,9 @@ COMMANDS: tuple[Command, ...] = (
         "Records",
         "records",
         "Validate experiment records; every problem with its JSON path.",
-        "",
+        "record check",
         (),
-        (JSON_ONLY,),
+        (FORMAT, JSON),
         (Arg("files", "FILE...", "Record files ('-' reads stdin).", multiple=True),),
         ("invmap record check experiments/*.json", "invmap record check - < draft.json --json"),
         "record",

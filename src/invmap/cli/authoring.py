@@ -11,8 +11,7 @@ from typing import Any
 import typer
 
 from invmap import writers
-from invmap.cli.build import Args
-from invmap.cli.shared import Output, choose_format, say, state, write
+from invmap.cli.shared import say, state, write
 from invmap.errors import UsageError
 
 
@@ -49,11 +48,3 @@ def path_argument(ctx: typer.Context, paths: list[str] | None, command: str) -> 
     here.location = found._replace(reason="PATH argument")
     here._index = None
     return here.location
-
-
-def json_output(ctx: typer.Context, args: Args, view: str) -> Output:
-    """The output of a command that takes `--json` alone (`add`, `edit`, `record check`): json with
-    it, else the view's text (a table on a terminal, plain in a pipe)."""
-    run = state(ctx)
-    fmt = choose_format(None, args.json_flag, run.env.stdout_isatty, view, args.command.path)
-    return Output(fmt, None, False, run.pager, view=view)

@@ -44,23 +44,19 @@ def record_new(ctx: typer.Context, args: Args) -> None:
 
 @implements("record check")
 def record_check(ctx: typer.Context, args: Args) -> None:
-    """Validate experiment records; every problem with its JSON path (exit 0 when all valid, 3 when not)."""
+    """Validate experiment records; every problem with its JSON path (exit 0 when all valid, 3 when not).
+    For a person, each problem on stderr and `PATH: ok` on stdout for each valid record."""
+    out = output(ctx, args)
     results = []
     for path in args.files:
         _, problems = experiment.check_file(path)
         results.append({"path": path, "valid": not problems, "problems": problems})
-    if args.json_flag:  # through the format registry, as every command's JSON
-        from invmap import formats
-        from invmap.cli.authoring import json_output
-
-        emit(json_output(ctx, args, formats.RECORD_CHECK), Result(results, ["path", "valid", "problems"], data=results))
-    else:
+    if not out.machine:
         for r in results:
-            if r["valid"]:
-                write(f"{escape(r['path'])}: ok\n")
-            else:
-                for problem in r["problems"]:
-                    say(f"{r['path']}: {problem}")
+            for problem in r["problems"]:
+                say(f"{r['path']}: {problem}")
+    ok = "".join(f"{escape(r['path'])}: ok\n" for r in results if r["valid"])
+    emit(out, Result(results, ["path", "valid", "problems"], data=results, draw=lambda w, c: ok))
     if any(not r["valid"] for r in results):
         raise typer.Exit(3)
 
