@@ -29,9 +29,10 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
     "catalog",
     "estimate",
 )
-# The authoring commands' views (`where`, `check`, `check --links`, `add`/`edit`, `record check`): a
-# person reads the result's own drawing (`table` and `plain` alike: the table renderer draws
-# `Result.draw`); the machine formats keep the README's JSON contracts (`where --json` is one line).
+# Views a person reads as the result's own drawing (`table` and `plain` alike: the table renderer
+# draws `Result.draw`): the authoring commands (`where`, `check`, `check --links`, `add`/`edit`,
+# `record check`) and `fields`; the machine formats keep the README's JSON contracts (`where --json`
+# is one line).
 WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK, FIELD_LIST = DRAWN_VIEWS = (
     "where",
     "check",
@@ -42,7 +43,6 @@ WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK, FIELD_LIST = DRAWN_VIEWS = (
 )
 VIEWS = (*QUERY_VIEWS, *DRAWN_VIEWS)
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
-_DRAWN = DRAWN_VIEWS  # a person reads the result's own drawing
 
 
 class Format(namedtuple("Format", ("name", "machine", "help", "views", "escapes", "extensions"), defaults=(False, ()))):
@@ -63,7 +63,7 @@ FORMATS: tuple[Format, ...] = (
         "table",
         False,
         "a table drawn to the terminal's width (the default on a terminal)",
-        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE, *_DRAWN), "invmap.render.tables:table"),
+        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE, *DRAWN_VIEWS), "invmap.render.tables:table"),
         True,
     ),
     Format(
@@ -72,7 +72,7 @@ FORMATS: tuple[Format, ...] = (
         "JSON: an array of objects (one object for `show` and the overviews)",
         {
             **_each(
-                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, *_DRAWN),
+                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, *DRAWN_VIEWS),
                 "invmap.render.machine:json_text",
             ),
             WHERE: "invmap.render.machine:jsonl_text",  # `where --json` is one line
@@ -84,7 +84,7 @@ FORMATS: tuple[Format, ...] = (
         "jsonl",
         True,
         "one JSON object per line",
-        _each((*_LISTS, CATALOG, *_DRAWN), "invmap.render.machine:jsonl_text"),
+        _each((*_LISTS, CATALOG, *DRAWN_VIEWS), "invmap.render.machine:jsonl_text"),
         True,
         (".jsonl",),
     ),
@@ -117,7 +117,7 @@ FORMATS: tuple[Format, ...] = (
             **_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render.machine:plain_text"),
             DOCUMENT: "invmap.render.documents:document_plain",
             ESTIMATE: "invmap.render.estimate:plain_text",
-            **_each(_DRAWN, "invmap.render.tables:table"),
+            **_each(DRAWN_VIEWS, "invmap.render.tables:table"),
         },
     ),
     Format(
