@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from invmap.errors import CatalogError, InvmapError
+from invmap.location import read_capped as read_at_most  # a chunk at a time, never cap + 1 bytes at once
 
 
 @contextmanager
@@ -39,7 +40,7 @@ def read_capped(
 ) -> bytes:
     """The whole file, refused (exit 3, `too_large`) past `cap` bytes; failures as `named_failures`."""
     with named_failures(path, folder, unreadable), open(path, "rb") as handle:
-        data = handle.read(cap + 1)
+        data = read_at_most(handle, cap)
     if len(data) > cap:
         raise CatalogError(path, [too_large])
     return data
