@@ -9,19 +9,16 @@ from typing import Any
 
 from invmap import catalog as catalogs
 from invmap import validation
-from invmap.errors import CatalogError, NotFoundError, UsageError
+from invmap.errors import NotFoundError, UsageError
 from invmap.fields import FIELDS
 
 
 def markdown_catalog(data: bytes, name: str) -> Any:
     """A Markdown table with the seed's columns (the bytes of file `name`) as a validated catalog."""
     from invmap import interchange
+    from invmap.reading import utf8_text
 
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise CatalogError(name, ["not UTF-8 text"]) from None
-    return validation.validate(interchange.read_markdown(text, name), name)
+    return validation.validate(interchange.read_markdown(utf8_text(data, name, "not UTF-8 text"), name), name)
 
 
 def read_map(path: str) -> Any:

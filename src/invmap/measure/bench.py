@@ -31,6 +31,7 @@ from typing import Any
 
 from invmap.errors import CatalogError
 from invmap.inputfile import read_capped
+from invmap.reading import utf8_text
 
 MAX_BYTES = 256 * 2**20
 MARK = "Serving Benchmark Result"
@@ -56,11 +57,7 @@ def read_path(path: str) -> Bench:
 
 
 def read(data: bytes, source: str) -> Bench:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise CatalogError(source, [f"line {line} is not UTF-8 text; not a benchmark result"]) from None
+    text = utf8_text(data, source, "line {line} is not UTF-8 text; not a benchmark result")
     stripped = text.lstrip()
     if MARK in text:
         return _summary(text, source)
