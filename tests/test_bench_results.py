@@ -338,3 +338,19 @@ def test_a_sweep_log_reads_every_block(cli, tmp_path):
     result = bench(cli, write(tmp_path, "sweep.log", "warming up\n" + VLLM_SUMMARY + "next\n" + spread))
     assert "benchmark: vllm bench serve summary, 2 runs" in result.err
     assert [t.split(":")[0] for _, r, t in fired(result) if r == "bench-itl-tail"] == ["run 2"]
+
+
+def test_a_benchmark_file_that_is_not_utf8_names_its_line(cli, tmp_path):
+    path = tmp_path / "bench.txt"
+    path.write_bytes(b"Mean TTFT (ms): 1\n\xff\xfe bad\n")
+    result = cli("triage", "--bench", str(path))
+    assert (result.code, result.out) == (3, "")
+    assert result.err == f"Error: {path}: line 2 is not UTF-8 text; not a benchmark result\n"
+
+
+def test_a_markdown_map_that_is_not_utf8_is_refused_and_writes_nothing(cli, tmp_path):
+    path, target = tmp_path / "map.md", tmp_path / "out.toml"
+    path.write_bytes(b"| a |\n\xff")
+    result = cli("import", str(path), "-o", str(target))
+    assert (result.code, result.out, result.err) == (3, "", f"Error: {path}: not UTF-8 text\n")
+    assert not target.exists()
