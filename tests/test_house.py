@@ -33,7 +33,9 @@ def _modules() -> dict[str, Path]:
 
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Every module `name` imports, at module level or inside a function (the lazy imports too), but
-    not under `if TYPE_CHECKING:` (never executed). `from pkg import sub` is an import of `pkg.sub`."""
+    not under `if TYPE_CHECKING:` (never executed). `from pkg import sub` is an import of `pkg.sub`
+    and of `pkg`, the package's face (its `__init__`, which runs first): a submodule imports what it
+    needs from the module that owns it (`from invmap.measure.names import ...`), never through the face."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {
         id(n)
@@ -54,9 +56,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 up = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*up, *([node.module] if node.module else [])])
             subs = {f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules}
-            found |= subs
-            if len(subs) < len(node.names):
-                found.add(base)
+            found |= subs | {base}  # the package's face runs too: `from pkg import sub` imports pkg
     return found - {name}
 
 
@@ -89,6 +89,39 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_cycle_among_invmaps_modules():
     assert _cycle(_graph()) is None
+
+
+def _reexported(face: Path) -> set[str]:
+    """The names a package's face imports from elsewhere (its re-exports), not the ones it defines."""
+    tree = ast.parse(face.read_text(encoding="utf-8"))
+    return {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names}
+
+
+def test_a_submodule_imports_from_the_owner_never_through_its_packages_face():
+    modules = _modules()
+    wrong = []
+    for name, path in modules.items():
+        package = name.rpartition(".")[0]
+        if path.name == "__init__.py" or package not in modules or package == "invmap":
+            continue
+        shown = _reexported(modules[package])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == package:
+                wrong += [f"{name}: {a.name}" for a in node.names if f"{package}.{a.name}" in modules]
+                wrong += [f"{name}: {a.name}" for a in node.names if a.name in shown]
+    assert wrong == []
+
+
+def test_a_package_face_counts_as_a_module_in_the_graph(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg import sub\n", encoding="utf-8")
+    (tmp_path / "pkg" / "sub.py").write_text("from pkg import helper\n", encoding="utf-8")
+    (tmp_path / "pkg" / "helper.py").write_text("", encoding="utf-8")
+    modules = {"pkg": tmp_path / "pkg" / "__init__.py", "pkg.sub": tmp_path / "pkg" / "sub.py"}
+    modules["pkg.helper"] = tmp_path / "pkg" / "helper.py"
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    assert graph["pkg.sub"] == {"pkg", "pkg.helper"}
+    assert _cycle(graph) == ["pkg", "pkg.sub", "pkg"]
 
 
 def test_the_graph_sees_lazy_imports_and_finds_a_cycle():

@@ -60,6 +60,9 @@ class Command(
 
     __slots__ = ()
 
+    def __new__(cls, **fields: object) -> Command:  # by keyword only: eleven fields are too many to place
+        return super().__new__(cls, **fields)
+
     @property
     def path(self) -> str:
         return f"{self.parent} {self.name}" if self.parent else self.name
@@ -270,21 +273,30 @@ ESTIMATE_VIEW = "estimate"
 def _estimate(name: str, summary: str, options: tuple[Opt, ...], examples: tuple[str, ...]) -> Command:
     """A subcommand of `estimate`: its options, printed as the estimate view."""
     return Command(
-        name, "Estimates", "estimates", summary, ESTIMATE_VIEW, ("output_no_fields",), options, (), examples, "estimate"
+        name=name,
+        group="Estimates",
+        module="estimates",
+        summary=summary,
+        view=ESTIMATE_VIEW,
+        bundles=("output_no_fields",),
+        options=options,
+        arguments=(),
+        examples=examples,
+        parent="estimate",
     )
 
 
 COMMANDS: tuple[Command, ...] = (
     # --- query
     Command(
-        "triage",
-        "Query",
-        "querying",
-        "From a measured symptom, an engine's metrics or a benchmark's results to the level, its sources and "
+        name="triage",
+        group="Query",
+        module="querying",
+        summary="From a measured symptom, an engine's metrics or a benchmark's results to the level, its sources and "
         "their open questions.",
-        "triage",
-        ("filters", "output_no_fields"),
-        (
+        view="triage",
+        bundles=("filters", "output_no_fields"),
+        options=(
             Opt("limit", ("--limit", "-n"), "At most N levels (at least 1).", "N", kind="count", default=3),
             Opt("every", ("--all",), "Every level, with its score (none left out).", kind="flag", default=False),
             Opt(
@@ -323,7 +335,7 @@ COMMANDS: tuple[Command, ...] = (
                 kind="float",
             ),
         ),
-        (
+        arguments=(
             Arg(
                 "symptom",
                 "SYMPTOM...",
@@ -333,7 +345,7 @@ COMMANDS: tuple[Command, ...] = (
                 unless=("metrics", "bench"),
             ),
         ),
-        (
+        examples=(
             'invmap triage "TTFT p99 jumps when long prompts arrive"',
             "invmap triage requests preempted, KV cache full",
             "invmap triage slow KV handoff --json | jq -r '.[0].code'",
@@ -344,12 +356,12 @@ COMMANDS: tuple[Command, ...] = (
         network=True,
     ),
     Command(
-        "list",
-        "Query",
-        "querying",
-        "List sources, filtered by layer, type and year.",
-        "records",
-        ("filters", "listing", "output"),
+        name="list",
+        group="Query",
+        module="querying",
+        summary="List sources, filtered by layer, type and year.",
+        view="records",
+        bundles=("filters", "listing", "output"),
         examples=(
             "invmap list --layer L3",
             "invmap list --layer disaggregation --type current",
@@ -357,12 +369,12 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "show",
-        "Query",
-        "querying",
-        "Show every field of one or more sources.",
-        "source",
-        ("output",),
+        name="show",
+        group="Query",
+        module="querying",
+        summary="Show every field of one or more sources.",
+        view="source",
+        bundles=("output",),
         arguments=(NAMES,),
         examples=(
             "invmap show PagedAttention",
@@ -371,13 +383,13 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "questions",
-        "Query",
-        "querying",
-        "Print each source's unresolved engineering question.",
-        "records",
-        ("filters", "listing", "output"),
-        (
+        name="questions",
+        group="Query",
+        module="querying",
+        summary="Print each source's unresolved engineering question.",
+        view="records",
+        bundles=("filters", "listing", "output"),
+        options=(
             Opt(
                 "records_dir",
                 ("--records",),
@@ -394,13 +406,13 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "search",
-        "Query",
-        "querying",
-        "Search every text field, best match first, and say why each matched.",
-        "records",
-        ("filters", "output"),
-        (
+        name="search",
+        group="Query",
+        module="querying",
+        summary="Search every text field, best match first, and say why each matched.",
+        view="records",
+        bundles=("filters", "output"),
+        options=(
             Opt(
                 "within",
                 ("--in",),
@@ -427,7 +439,7 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
         ),
-        (
+        arguments=(
             Arg(
                 "text",
                 "TEXT...",
@@ -436,7 +448,7 @@ COMMANDS: tuple[Command, ...] = (
                 multiple=True,
             ),
         ),
-        (
+        examples=(
             "invmap search speculative decoding",
             "invmap search ttft                      # the glossary: also 'time to first token'",
             "invmap search '\"prefix caching\"'        # a phrase, quote marks and all",
@@ -446,12 +458,12 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "define",
-        "Query",
-        "querying",
-        "Explain a term of the glossary (TTFT, goodput, ...), or list them all.",
-        "terms",
-        ("output_no_fields",),
+        name="define",
+        group="Query",
+        module="querying",
+        summary="Explain a term of the glossary (TTFT, goodput, ...), or list them all.",
+        view="terms",
+        bundles=("output_no_fields",),
         arguments=(
             Arg.optional(
                 "terms",
@@ -464,13 +476,13 @@ COMMANDS: tuple[Command, ...] = (
         examples=("invmap define", "invmap define ttft", "invmap define 'time per output token' --json"),
     ),
     Command(
-        "reports",
-        "Query",
-        "querying",
-        "List the real symptom reports shipped with the map (or your catalog's), by level, engine or source.",
-        "records",
-        ("output_no_fields",),
-        (
+        name="reports",
+        group="Query",
+        module="querying",
+        summary="List the real symptom reports shipped with the map (or your catalog's), by level, engine or source.",
+        view="records",
+        bundles=("output_no_fields",),
+        options=(
             Opt(
                 "level",
                 ("--level",),
@@ -503,13 +515,13 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "settings",
-        "Query",
-        "querying",
-        "List the engine flags that switch each source's mechanism on or tune it.",
-        "records",
-        ("output_no_fields",),
-        (
+        name="settings",
+        group="Query",
+        module="querying",
+        summary="List the engine flags that switch each source's mechanism on or tune it.",
+        view="records",
+        bundles=("output_no_fields",),
+        options=(
             Opt(
                 "engine",
                 ("--engine", "-e"),
@@ -518,7 +530,7 @@ COMMANDS: tuple[Command, ...] = (
                 multiple=True,
             ),
         ),
-        (
+        arguments=(
             Arg.optional(
                 "names",
                 "SOURCE...",
@@ -527,29 +539,29 @@ COMMANDS: tuple[Command, ...] = (
                 complete="source",
             ),
         ),
-        (
+        examples=(
             "invmap settings pagedattention",
             "invmap settings --engine sglang",
             "invmap settings sarathi-serve --engine vllm --json | jq -r '.[].flag'",
         ),
     ),
     Command(
-        "fields",
-        "Query",
-        "querying",
-        "List the field names that --fields accepts (JSON: name, header, kind, help, stored, sortable, searchable).",
-        "fields",
+        name="fields",
+        group="Query",
+        module="querying",
+        summary="List the field names that --fields accepts (JSON: name, header, kind, help, stored, sortable, searchable).",
+        view="fields",
         options=(FORMAT, JSON),
         examples=("invmap fields", "invmap fields --json | jq -r '.[].name'", "invmap list --fields id,name,url"),
     ),
     # --- overview
     Command(
-        "layers",
-        "Overview",
-        "views",
-        "Show the six levels and the sources in each; one level in full.",
-        "levels",
-        ("level_filters", "output_no_fields"),
+        name="layers",
+        group="Overview",
+        module="views",
+        summary="Show the six levels and the sources in each; one level in full.",
+        view="levels",
+        bundles=("level_filters", "output_no_fields"),
         arguments=(
             Arg.optional(
                 "code",
@@ -561,51 +573,51 @@ COMMANDS: tuple[Command, ...] = (
         examples=("invmap layers", "invmap layers L3", "invmap layers --json | jq -r '.[] | \"\\(.code) \\(.title)\"'"),
     ),
     Command(
-        "stats",
-        "Overview",
-        "views",
-        "Count sources by type, year and level.",
-        "counts",
-        ("filters", "output_no_fields"),
+        name="stats",
+        group="Overview",
+        module="views",
+        summary="Count sources by type, year and level.",
+        view="counts",
+        bundles=("filters", "output_no_fields"),
         examples=("invmap stats", "invmap stats --layer L5 --json"),
     ),
     Command(
-        "map",
-        "Overview",
-        "views",
-        "Show the map: each level's sources by year.",
-        "grid",
-        ("filters", "output_no_fields"),
+        name="map",
+        group="Overview",
+        module="views",
+        summary="Show the map: each level's sources by year.",
+        view="grid",
+        bundles=("filters", "output_no_fields"),
         examples=("invmap map", "invmap map --layer L3", "invmap map --json"),
     ),
     Command(
-        "related",
-        "Overview",
-        "views",
-        "List the sources nearest to one source.",
-        "records",
-        ("output",),
-        (Opt("limit", ("--limit", "-n"), "At most N results (at least 1).", "N", kind="count", default=5),),
-        (NAME,),
-        ("invmap related PagedAttention", "invmap related mooncake --limit 3 --json"),
+        name="related",
+        group="Overview",
+        module="views",
+        summary="List the sources nearest to one source.",
+        view="records",
+        bundles=("output",),
+        options=(Opt("limit", ("--limit", "-n"), "At most N results (at least 1).", "N", kind="count", default=5),),
+        arguments=(NAME,),
+        examples=("invmap related PagedAttention", "invmap related mooncake --limit 3 --json"),
     ),
     Command(
-        "guide",
-        "Overview",
-        "views",
-        "Print the map's study procedure and notes.",
-        "document",
-        ("output_no_fields",),
+        name="guide",
+        group="Overview",
+        module="views",
+        summary="Print the map's study procedure and notes.",
+        view="document",
+        bundles=("output_no_fields",),
         examples=("invmap guide", "invmap guide --format markdown > procedure.md"),
     ),
     Command(
-        "open",
-        "Overview",
-        "views",
-        "Open a source's link or code in a browser.",
-        "",
-        (),
-        (
+        name="open",
+        group="Overview",
+        module="views",
+        summary="Open a source's link or code in a browser.",
+        view="",
+        bundles=(),
+        options=(
             Opt(
                 "code",
                 ("--code",),
@@ -623,8 +635,8 @@ COMMANDS: tuple[Command, ...] = (
             ),
             Opt("print_only", ("--print",), "Print the link instead of opening it.", kind="flag", default=False),
         ),
-        (Arg("names", "NAME...", NAME_HELP, multiple=True, complete="source_or_code"),),
-        (
+        arguments=(Arg("names", "NAME...", NAME_HELP, multiple=True, complete="source_or_code"),),
+        examples=(
             "invmap open mooncake",
             "invmap open vllm --code",
             "invmap open --code lmcache --place 1 --print",
@@ -633,11 +645,11 @@ COMMANDS: tuple[Command, ...] = (
     ),
     # --- authoring
     Command(
-        "where",
-        "Authoring",
-        "checking",
-        "Print which catalog is active, and why.",
-        "where",
+        name="where",
+        group="Authoring",
+        module="checking",
+        summary="Print which catalog is active, and why.",
+        view="where",
         options=(
             FORMAT,
             Opt(
@@ -651,13 +663,13 @@ COMMANDS: tuple[Command, ...] = (
         examples=("invmap where", "invmap where --json | jq .index"),
     ),
     Command(
-        "check",
-        "Authoring",
-        "checking",
-        "Validate the catalog and list every problem; --links checks its links.",
-        "check",
-        (),
-        (
+        name="check",
+        group="Authoring",
+        module="checking",
+        summary="Validate the catalog and list every problem; --links checks its links.",
+        view="check",
+        bundles=(),
+        options=(
             FORMAT,
             JSON,
             Opt(
@@ -696,7 +708,7 @@ COMMANDS: tuple[Command, ...] = (
                 default=10.0,
             ),
         ),
-        (
+        arguments=(
             Arg.optional(
                 "ids",
                 "PATH|ID...",
@@ -705,7 +717,7 @@ COMMANDS: tuple[Command, ...] = (
                 complete="source",
             ),
         ),
-        (
+        examples=(
             "invmap check",
             "invmap check my-map.toml --json",
             "invmap check --links",
@@ -713,13 +725,13 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "init",
-        "Authoring",
-        "editing",
-        "Start a catalog of your own.",
-        "",
-        (),
-        (
+        name="init",
+        group="Authoring",
+        module="editing",
+        summary="Start a catalog of your own.",
+        view="",
+        bundles=(),
+        options=(
             FORCE,
             Opt(
                 "overlay",
@@ -730,17 +742,21 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
         ),
-        (Arg("path", "PATH", "Where to write the new catalog."),),
-        ("invmap init my-map.toml", "invmap init --overlay my-map.toml", "export INVMAP_CATALOG=$PWD/my-map.toml"),
+        arguments=(Arg("path", "PATH", "Where to write the new catalog."),),
+        examples=(
+            "invmap init my-map.toml",
+            "invmap init --overlay my-map.toml",
+            "export INVMAP_CATALOG=$PWD/my-map.toml",
+        ),
     ),
     Command(
-        "add",
-        "Authoring",
-        "editing",
-        "Add a source to your catalog.",
-        "written",
-        (),
-        (
+        name="add",
+        group="Authoring",
+        module="editing",
+        summary="Add a source to your catalog.",
+        view="written",
+        bundles=(),
+        options=(
             *_field_options("add"),
             Opt(
                 "from_id",
@@ -769,13 +785,13 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "edit",
-        "Authoring",
-        "editing",
-        "Change fields of a source in your catalog.",
-        "written",
-        (),
-        (
+        name="edit",
+        group="Authoring",
+        module="editing",
+        summary="Change fields of a source in your catalog.",
+        view="written",
+        bundles=(),
+        options=(
             *_field_options("edit"),
             Opt(
                 "unset",
@@ -789,20 +805,20 @@ COMMANDS: tuple[Command, ...] = (
             FORMAT,
             JSON,
         ),
-        (Arg("target", "ID", EXACT_HELP.format(what="source to change"), complete="source_id"),),
-        (
+        arguments=(Arg("target", "ID", EXACT_HELP.format(what="source to change"), complete="source_id"),),
+        examples=(
             'invmap -c my-map.toml edit vllm --seam "the scheduler and the KV-cache manager"',
             "invmap -c my-map.toml edit gqa --keyword GQA --keyword MQA --unset venue",
         ),
     ),
     Command(
-        "rm",
-        "Authoring",
-        "editing",
-        "Remove sources from your catalog.",
-        "",
-        (),
-        (
+        name="rm",
+        group="Authoring",
+        module="editing",
+        summary="Remove sources from your catalog.",
+        view="",
+        bundles=(),
+        options=(
             Opt(
                 "yes",
                 ("--yes",),
@@ -818,21 +834,23 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
         ),
-        (Arg("targets", "ID...", EXACT_HELP.format(what="sources to remove"), multiple=True, complete="source_id"),),
-        (
+        arguments=(
+            Arg("targets", "ID...", EXACT_HELP.format(what="sources to remove"), multiple=True, complete="source_id"),
+        ),
+        examples=(
             "invmap -c my-map.toml rm testserve --yes",
             "invmap -c overlay.toml rm kiely-guide  # hides a shipped source",
             "invmap -c overlay.toml rm --undo kiely-guide",
         ),
     ),
     Command(
-        "fmt",
-        "Authoring",
-        "editing",
-        "Rewrite the catalog in canonical form.",
-        "",
-        (),
-        (
+        name="fmt",
+        group="Authoring",
+        module="editing",
+        summary="Rewrite the catalog in canonical form.",
+        view="",
+        bundles=(),
+        options=(
             Opt(
                 "check_only",
                 ("--check",),
@@ -848,7 +866,7 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
         ),
-        (
+        arguments=(
             Arg.optional(
                 "path",
                 "PATH",
@@ -856,16 +874,16 @@ COMMANDS: tuple[Command, ...] = (
                 complete="catalog_file",
             ),
         ),
-        ("invmap fmt my-map.toml", "invmap fmt --check my-map.toml"),
+        examples=("invmap fmt my-map.toml", "invmap fmt --check my-map.toml"),
     ),
     Command(
-        "export",
-        "Authoring",
-        "exchange",
-        "Export as Markdown, CSV, JSON, BibTeX or TOML.",
-        "catalog",
-        ("filters",),
-        (
+        name="export",
+        group="Authoring",
+        module="exchange",
+        summary="Export as Markdown, CSV, JSON, BibTeX or TOML.",
+        view="catalog",
+        bundles=("filters",),
+        options=(
             Opt(
                 "fmt",
                 ("--format", "-f"),
@@ -898,25 +916,25 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "import",
-        "Authoring",
-        "exchange",
-        "Turn a Markdown table into a catalog.",
-        "",
-        (),
-        (OUTPUT_PATH, FORCE),
-        (Arg("file", "FILE", "A Markdown file with the seed's table ('-' reads stdin)."),),
-        ("invmap import research-map.md -o my-map.toml", "invmap export | invmap import -"),
+        name="import",
+        group="Authoring",
+        module="exchange",
+        summary="Turn a Markdown table into a catalog.",
+        view="",
+        bundles=(),
+        options=(OUTPUT_PATH, FORCE),
+        arguments=(Arg("file", "FILE", "A Markdown file with the seed's table ('-' reads stdin)."),),
+        examples=("invmap import research-map.md -o my-map.toml", "invmap export | invmap import -"),
     ),
     Command(
-        "refresh",
-        "Authoring",
-        "exchange",
-        "Compare titles, authors, venues and DOIs with arXiv and Crossref.",
-        "diff",
-        ("output_no_fields",),
-        (Opt("write", ("--write",), "Apply the differences to your catalog.", kind="flag", default=False),),
-        (
+        name="refresh",
+        group="Authoring",
+        module="exchange",
+        summary="Compare titles, authors, venues and DOIs with arXiv and Crossref.",
+        view="diff",
+        bundles=("output_no_fields",),
+        options=(Opt("write", ("--write",), "Apply the differences to your catalog.", kind="flag", default=False),),
+        arguments=(
             Arg.optional(
                 "ids",
                 "ID...",
@@ -925,18 +943,18 @@ COMMANDS: tuple[Command, ...] = (
                 complete="source",
             ),
         ),
-        ("invmap refresh", "invmap refresh mooncake --json", "invmap -c my-map.toml refresh --write"),
+        examples=("invmap refresh", "invmap refresh mooncake --json", "invmap -c my-map.toml refresh --write"),
         network=True,
     ),
     Command(
-        "diff",
-        "Authoring",
-        "exchange",
-        "Show what changed between two catalogs or Markdown maps.",
-        "diff",
-        ("output_no_fields",),
-        (),
-        (
+        name="diff",
+        group="Authoring",
+        module="exchange",
+        summary="Show what changed between two catalogs or Markdown maps.",
+        view="diff",
+        bundles=("output_no_fields",),
+        options=(),
+        arguments=(
             Arg(
                 "old",
                 "A",
@@ -950,14 +968,14 @@ COMMANDS: tuple[Command, ...] = (
                 complete="catalog_file",
             ),
         ),
-        ("invmap diff shipped my-map.toml", "invmap diff old.md new.md --json"),
+        examples=("invmap diff shipped my-map.toml", "invmap diff old.md new.md --json"),
     ),
     # --- estimates
     Command(
-        "estimate",
-        "Estimates",
-        "estimates",
-        "Recreate: KV, memory and roofline estimates (estimated).",
+        name="estimate",
+        group="Estimates",
+        module="estimates",
+        summary="Recreate: KV, memory and roofline estimates (estimated).",
         examples=(
             "invmap estimate kv --model llama-3.1-8b --tokens 8192 --concurrency 16",
             "invmap estimate memory --model qwen3-8b --memory 80GB --tokens-per-request 8192",
@@ -1077,42 +1095,42 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "models",
-        "Estimates",
-        "estimates",
-        "List the models estimates know, and where each config was read.",
-        "records",
-        ("output_no_fields",),
+        name="models",
+        group="Estimates",
+        module="estimates",
+        summary="List the models estimates know, and where each config was read.",
+        view="records",
+        bundles=("output_no_fields",),
         examples=("invmap models", "invmap models --json | jq -r '.[] | \"\\(.name) \\(.kv_bytes_per_token)\"'"),
     ),
     Command(
-        "gpus",
-        "Estimates",
-        "estimates",
-        "List the GPUs estimates know, and where each figure was read.",
-        "records",
-        ("output_no_fields",),
+        name="gpus",
+        group="Estimates",
+        module="estimates",
+        summary="List the GPUs estimates know, and where each figure was read.",
+        view="records",
+        bundles=("output_no_fields",),
         examples=("invmap gpus", "invmap gpus --json | jq '.[] | select(.memory_gb != null) | .name'"),
     ),
     # --- records
     Command(
-        "record",
-        "Records",
-        "records",
-        "Draft and check experiment records.",
+        name="record",
+        group="Records",
+        module="records",
+        summary="Draft and check experiment records.",
         examples=(
             "invmap record new pagedattention -o experiments/paged-kv.json",
             "invmap record check experiments/*.json",
         ),
     ),
     Command(
-        "new",
-        "Records",
-        "records",
-        "Draft a record citing one source and carrying its open question.",
-        "",
-        (),
-        (
+        name="new",
+        group="Records",
+        module="records",
+        summary="Draft a record citing one source and carrying its open question.",
+        view="",
+        bundles=(),
+        options=(
             Opt("output_path", ("--output", "-o"), "Write to FILE instead of stdout.", "FILE"),
             Opt(
                 "result_type",
@@ -1125,32 +1143,32 @@ COMMANDS: tuple[Command, ...] = (
             Opt("record_id", ("--id",), "The record_id. Default: SOURCE-ID-YYYY-MM-DD.", "ID"),
             Opt("force", ("--force",), "Overwrite FILE if it exists.", kind="flag", default=False),
         ),
-        (NAME,),
-        (
+        arguments=(NAME,),
+        examples=(
             "invmap record new pagedattention -o experiments/paged-kv.json",
             "invmap record new mooncake --result-type simulated",
         ),
-        "record",
+        parent="record",
     ),
     Command(
-        "check",
-        "Records",
-        "records",
-        "Validate experiment records; every problem with its JSON path.",
-        "record check",
-        (),
-        (FORMAT, JSON),
-        (Arg("files", "FILE...", "Record files ('-' reads stdin).", multiple=True),),
-        ("invmap record check experiments/*.json", "invmap record check - < draft.json --json"),
-        "record",
+        name="check",
+        group="Records",
+        module="records",
+        summary="Validate experiment records; every problem with its JSON path.",
+        view="record check",
+        bundles=(),
+        options=(FORMAT, JSON),
+        arguments=(Arg("files", "FILE...", "Record files ('-' reads stdin).", multiple=True),),
+        examples=("invmap record check experiments/*.json", "invmap record check - < draft.json --json"),
+        parent="record",
     ),
     Command(
-        "records",
-        "Records",
-        "records",
-        "List experiment records and the sources they address.",
-        "records",
-        ("output_no_fields",),
+        name="records",
+        group="Records",
+        module="records",
+        summary="List experiment records and the sources they address.",
+        view="records",
+        bundles=("output_no_fields",),
         arguments=(Arg.optional("folder", "DIR", "Default: $INVMAP_RECORDS, else ./experiments."),),
         examples=("invmap records", "invmap records experiments --json | jq '.[].addresses'"),
     ),

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+import invmap.cli.complete as completion
 from invmap import options as decl
-from invmap.cli import complete as completion
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
 CALLBACKS: dict[tuple[str, str], Callable[..., Any]] = {}  # (command path, dest) -> completion callback

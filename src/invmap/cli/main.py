@@ -12,10 +12,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+import invmap.cli.shortcuts as shortcuts
 from invmap import __version__
 from invmap import location as catalog_location
 from invmap import options as decl
-from invmap.cli import shortcuts
 from invmap.cli.argwords import dash_words_hint
 from invmap.cli.shared import State, color_mode, complete_color, running
 from invmap.environment import Environment

@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from invmap.measure import on_benchmarks, on_scrapes
+import invmap.measure.on_benchmarks as on_benchmarks
+import invmap.measure.on_scrapes as on_scrapes
 from invmap.measure.findings import Finding, Missing, Rule, Threshold
 
 __all__ = ["BY_ID", "RULES", "Finding", "Missing", "Rule", "Threshold"]

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import invmap.measure.names as names
 from invmap.errors import CatalogError
 from invmap.inputfile import named_failures
-from invmap.measure import names
 from invmap.text import plural
 
 CHUNK = 20_000  # lines handed to the parser at once

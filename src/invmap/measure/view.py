@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import invmap.measure.names as names
 from invmap.errors import UsageError
-from invmap.measure import names
 from invmap.measure.scrape import Labels, Scrape
 
 
