@@ -9,7 +9,7 @@ import pytest
 import tomllib
 
 from conftest import bash, installed_invmap, source_toml
-from invmap.fields import FIELDS, KINDS, TABLE_FIELDS
+from invmap.fields import FIELDS, KINDS, SETTINGS, TABLE_FIELDS
 from invmap.model import COLUMN_FORMS
 
 COMMIT = "c59cb7941357443da7c5eef75cfa8697d683d228"
@@ -41,7 +41,7 @@ def test_every_shipped_place_is_a_permalink_at_its_commit(shipped):
     places = [(sid, p) for sid, r in shipped.items() for p in r["places"]]
     assert len(places) >= 30
     for sid, p in places:
-        assert list(p) == ["repo", "path", "symbol", "note", "commit", "url"], sid
+        assert list(p) == ["repo", "path", "symbol", "note", "commit", "version", "url"], sid
         assert HEX40.match(p["commit"]) and re.match(COLUMN_FORMS["path"][0], p["path"]), (sid, p)
         assert p["repo"] == (p["repo"] if p["repo"] != shipped[sid]["code"] else shipped[sid]["code"])
         kind, path = ("tree", p["path"].rstrip("/")) if p["path"].endswith("/") else ("blob", p["path"])
@@ -104,7 +104,57 @@ def test_settings_cover_the_mechanisms_the_issue_names(shipped):
     assert {("SGLang", "--speculative-algorithm"), ("SGLang", "--disaggregation-mode")} <= flags
     for r in shipped.values():
         for x in r["settings"]:
-            assert list(x) == ["engine", "flag", "version", "note"] and x["version"], r["id"]
+            assert list(x) == list(SETTINGS.names) and x["version"] and x["file"], r["id"]
+
+
+def _settings(shipped):
+    return [(sid, x) for sid, r in shipped.items() for x in r["settings"]]
+
+
+def test_every_setting_and_place_says_the_version_and_commit_it_was_read_at(shipped):
+    """A setting names its version and file; every setting of one engine at one version has that
+    version's one commit (none lacks it while another has it); a place read at a release's commit
+    carries the release's version; a version that is a tag is never a main@ label."""
+    settings = _settings(shipped)
+    pins: dict[tuple[str, str], set] = {}
+    for sid, x in settings:
+        assert x["version"] and x["file"] and re.match(COLUMN_FORMS["path"][0], x["file"]), (sid, x)
+        pins.setdefault((x["engine"], x["version"]), set()).add(x["commit"])
+    assert all(len(commits) == 1 for commits in pins.values()), {k: v for k, v in pins.items() if len(v) > 1}
+    released = {next(iter(c)): v for (_, v), c in pins.items() if re.match(r"^v\d", v) and None not in c}
+    assert {"v0.30.0", "v3.3.7"} <= set(released.values())  # vLLM and TGI read at release tags
+    assert not any(x["version"].startswith("main@") for _, x in settings)
+    for sid, r in shipped.items():
+        for p in r["places"]:
+            assert HEX40.match(p["commit"]), (sid, p)
+            if p["commit"] in released:
+                assert p["version"] == released[p["commit"]], (sid, p)
+
+
+def test_no_setting_names_a_deprecated_flag_without_saying_so(shipped):
+    """The known deprecations are the settings that say so; any other setting naming the same
+    variable or flag of that engine says so too, and the replacement is a current setting."""
+    settings = _settings(shipped)
+    known = {(x["engine"], x["flag"].split("=")[0]): x["deprecated"] for _, x in settings if x["deprecated"]}
+    assert ("vLLM", "VLLM_ATTENTION_BACKEND") in known and ("vLLM", "--swap-space") in known
+    current = {(x["engine"], x["flag"]) for _, x in settings if not x["deprecated"]}
+    for sid, x in settings:
+        if (x["engine"], x["flag"].split("=")[0]) in known:
+            assert x["deprecated"] == known[(x["engine"], x["flag"].split("=")[0])], (sid, x)
+            assert re.match(COLUMN_FORMS["deprecation"][0], x["deprecated"]), (sid, x)
+        if x["replaced_by"]:
+            assert x["deprecated"] and (x["engine"], x["replaced_by"].split()[0]) in current, (sid, x)
+
+
+def test_show_and_settings_state_a_deprecation_with_its_version_and_replacement(cli, shipped):
+    gone = next(x for x in shipped["flashinfer"]["settings"] if x["deprecated"])
+    table = cli("show", "flashinfer", "--format", "table", "--color", "never", env={"COLUMNS": "200"}).out
+    assert SETTINGS.human([gone]) == f"{gone['engine']} {gone['flag']} (deprecated)"  # a table cell's label
+    assert f"({gone['version']}); {gone['deprecated']}; use {gone['replaced_by']}" in " ".join(table.split())
+    rows = cli("settings", "flashinfer", "--engine", "vllm").out.splitlines()
+    assert (
+        f"vLLM\t{gone['flag']}\t{gone['version']}\t{gone['note']}\t{gone['deprecated']}\t{gone['replaced_by']}" in rows
+    )
 
 
 def test_bibtex_year_follows_the_venue_and_a_page_link_is_written_once(cli, shipped):
@@ -157,6 +207,7 @@ def test_edit_place_and_setting_write_inline_tables_that_read_back(cli, mine):
             "symbol": "BlockPool",
             "note": "the block pool",
             "commit": COMMIT,
+            "version": None,
             "url": f"https://github.com/vllm-project/vllm/blob/{COMMIT}/vllm/v1/core/block_pool.py",
         },
         {
@@ -165,10 +216,13 @@ def test_edit_place_and_setting_write_inline_tables_that_read_back(cli, mine):
             "symbol": None,
             "note": None,
             "commit": COMMIT,
+            "version": None,
             "url": f"https://github.com/LMCache/LMCache/tree/{COMMIT}/lmcache/v1/storage_backend",
         },
     ]
-    assert record["settings"] == [{"engine": "vLLM", "flag": "--enable-prefix-caching", "version": None, "note": None}]
+    assert record["settings"] == [
+        {"engine": "vLLM", "flag": "--enable-prefix-caching", **dict.fromkeys(SETTINGS.names[2:])}
+    ]
     again = cli("--catalog", str(mine), "edit", "pagedattention", "--place", f"path=a.py;commit={COMMIT}")
     assert again.code == 0
     assert [
@@ -185,7 +239,7 @@ def test_edit_place_and_setting_write_inline_tables_that_read_back(cli, mine):
         ("path=a.py", "Error: --place needs commit in 'path=a.py'\n"),
         (
             f"file=a.py;commit={COMMIT}",
-            "Error: --place takes key=value pairs joined by ';' (keys: repo, path, symbol, note, commit), not 'file=a.py'\n",
+            "Error: --place takes key=value pairs joined by ';' (keys: repo, path, symbol, note, commit, version), not 'file=a.py'\n",
         ),
         (
             f"path=a.py;path=b.py;commit={COMMIT}",
@@ -225,7 +279,7 @@ CHECKED = source_toml("x", name="X", year=None, extra="{code}places = [\n    {{ 
         (
             'code = "https://github.com/a/b"\n',
             f'path = "a.py", commit = "{COMMIT}", line = "3"',
-            "field 'places[0]': unknown key 'line' (its keys: repo, path, symbol, note, commit)",
+            "field 'places[0]': unknown key 'line' (its keys: repo, path, symbol, note, commit, version)",
         ),
         (
             "",
@@ -283,7 +337,7 @@ def test_settings_lists_one_row_a_flag(cli, shipped):
     ]
     plain = cli("settings", "pagedattention", "--engine", "sglang").out
     assert plain == "".join(
-        f"{s['engine']}\t{s['flag']}\t{s['note']}\n"
+        f"{s['engine']}\t{s['flag']}\t{s['version']}\t{s['note']}\n"
         for s in shipped["pagedattention"]["settings"]
         if s["engine"] == "SGLang"
     )

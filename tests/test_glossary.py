@@ -73,7 +73,7 @@ def test_corrected_definitions_say_what_the_issue_asks():
     text = {term: entry["definition"] for term, entry in GLOSSARY.items()}
     assert "preemption" in text["OOM"] and "CUDA graph" in text["OOM"] and "reserve" in text["OOM"]
     assert "SLA" in text["SLO"] and "internal target" in text["SLO"]
-    assert "per GPU" in text["goodput"] and "SLO-attainment target" in text["goodput"]
+    assert "per GPU" in text["goodput"] and "SLO attainment target" in text["goodput"]
     assert "chunked prefill" in text["prefill"] and "not one pass" in text["prefill"]
 
 
@@ -82,3 +82,23 @@ def test_define_suggests_a_term_not_a_two_letter_one_inside_the_typo(cli):
     result = cli("define", "goodptu")
     assert (result.code, result.out) == (1, "")
     assert result.err == "Error: no glossary term 'goodptu'\nDid you mean:\n  goodput\n"
+
+
+def test_vram_is_its_own_term_and_hbm_one_kind_of_it(cli):
+    """Issue 44: looking up VRAM, GPU memory or device memory finds VRAM, which names HBM and GDDR as
+    its kinds and points at `invmap gpus`; HBM no longer claims those names."""
+    for name in ("VRAM", "GPU memory", "device memory"):
+        assert [e["term"] for e in json.loads(cli("define", "--json", "--", name).out)] == ["VRAM"], name
+    assert not {"VRAM", "GPU memory", "device memory"} & set(GLOSSARY["HBM"].get("aliases", []))
+    vram = GLOSSARY["VRAM"]["definition"]
+    assert (
+        "HBM" in vram and "GDDR6" in vram and "invmap gpus" in vram and "device memory" in GLOSSARY["HBM"]["definition"]
+    )
+
+
+def test_slo_attainment_and_goodput_agree_with_distserve():
+    slo, goodput = GLOSSARY["SLO"]["definition"], GLOSSARY["goodput"]["definition"]
+    attainment = GLOSSARY["SLO attainment"]["definition"]
+    assert "counts only the requests" not in slo
+    for text in (slo, goodput, attainment):
+        assert "highest request rate per GPU" in text and "attainment" in text, text

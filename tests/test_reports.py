@@ -120,3 +120,18 @@ def test_tab_completes_engines_and_report_levels():
     assert tab("invmap reports --level R").stdout.split() == ["RL"]
     engines = tab("invmap reports --engine ").stdout.split()
     assert engines == sorted({r["engine"] for r in REPORTS})
+
+
+def test_resolutions_say_only_what_their_threads_say():
+    """Issue 44: an unmerged pull request is proposed, not a fix; a participant is no maintainer; a
+    figure the thread does not hold is gone."""
+    import tomli
+
+    from conftest import REPO
+
+    reports = {r["id"]: r for r in tomli.loads((REPO / "catalog.toml").read_text(encoding="utf-8"))["reports"]}
+    assert reports["production-stack-884"]["resolution"].startswith("Proposed in #884 (not merged)")
+    assert reports["mlx-vlm-1435"]["resolution"].startswith("Proposed in #1435 (not merged)")
+    assert "11x" not in reports["mlx-vlm-1435"]["resolution"]
+    assert reports["tensorrt-llm-2865"]["resolution"].startswith("A participant")
+    assert "resolution" not in reports["ollama-12305"]

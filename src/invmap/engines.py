@@ -10,12 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-SETTING_FIELDS: tuple[str, ...] = ("id", "name", "engine", "flag", "version", "note")
+from invmap.fields import SETTINGS
+
+# A row: the source, then every column of a setting as `fields.SETTINGS` declares them.
+SETTING_FIELDS: tuple[str, ...] = ("id", "name", *SETTINGS.names)
+# What a person reads in a table or plain text: the flag, where it was read, what it does, what changed.
+SETTING_SHOWN: tuple[str, ...] = ("engine", "flag", "version", "note", "deprecated", "replaced_by")
 
 
 def settings_of(records: Iterable[dict[str, Any]], engines: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Each record's settings as flat rows (`id`, `name`, `engine`, `flag`, `version`, `note`), in the
-    records' order then each record's; `engines` (any case) keeps only those engines' rows."""
+    """Each record's settings as flat rows (`id`, `name`, then every setting column), in the records'
+    order then each record's; `engines` (any case) keeps only those engines' rows."""
     wanted = {e.strip().casefold() for e in engines if e.strip()}
     rows = []
     for record in records:
@@ -26,7 +31,7 @@ def settings_of(records: Iterable[dict[str, Any]], engines: Sequence[str] = ()) 
                 {
                     "id": record.get("id"),
                     "name": record.get("name"),
-                    **{k: item.get(k) for k in ("engine", "flag", "version", "note")},
+                    **{k: item.get(k) for k in SETTINGS.names},
                 }
             )
     return rows

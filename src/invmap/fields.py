@@ -283,6 +283,7 @@ PLACES = Tables(
         Column("symbol", False, True, "text", "a class or function in it"),
         Column("note", False, True, "text", "a few words on what is there"),
         Column("commit", True, False, "commit", "the 40-hex commit the path was read at"),
+        Column("version", False, False, "version", "the release tag that commit is, when it is one (v0.30.0)"),
     ),
     cell=lambda item: item.get("url") or item.get("path") or "",
     label=lambda item: item["path"] + (f" ({item['symbol']})" if item.get("symbol") else ""),
@@ -293,11 +294,21 @@ SETTINGS = Tables(
     (
         Column("engine", True, True, "text", "the engine (vLLM, SGLang, TGI, ...)"),
         Column("flag", True, True, "text", "the flag, configuration key or environment variable"),
-        Column("version", False, False, "text", "the engine version or commit it was read at"),
+        Column("version", False, False, "version", "the release tag it was read at (v0.30.0), else main@ and a commit"),
+        Column("commit", False, False, "commit", "the 40-hex commit of that version"),
+        Column("file", False, False, "path", "the file it was read from, relative to the engine's repository"),
         Column("note", False, True, "text", "what it does for the mechanism"),
+        Column(
+            "deprecated",
+            False,
+            True,
+            "deprecation",
+            "the version that deprecated or removed it and how ('v0.13.0: deprecated; not read from v0.15.0')",
+        ),
+        Column("replaced_by", False, True, "text", "the flag or variable to use instead"),
     ),
     cell=lambda item: f"{item['engine']} {item['flag']}",
-    label=lambda item: f"{item['engine']} {item['flag']}",
+    label=lambda item: f"{item['engine']} {item['flag']}" + (" (deprecated)" if item.get("deprecated") else ""),
 )
 
 
@@ -440,10 +451,12 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "settings",
         "Settings",
-        "engine flags that switch the mechanism on or tune it: engine, flag, version, note",
+        "engine flags that switch the mechanism on or tune it: engine, flag, version, commit, file, note, "
+        "deprecated, replaced_by",
         kind=SETTINGS,
         wrap=True,
-        example="engine=vLLM;flag=--enable-prefix-caching;version=main@99d7eb5d6a51;note=automatic prefix caching",
+        example="engine=vLLM;flag=--enable-prefix-caching;version=v0.30.0;"
+        "commit=ced6857afa0ea7b2e3f0846a62e1394e90f15607;file=vllm/engine/arg_utils.py;note=automatic prefix caching",
         weight=0.5,
         option="setting",
     ),
@@ -458,7 +471,8 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "places",
         "Places",
-        "pinned places in the code: repo (default: the code link), path (a folder ends in /), symbol, note, commit",
+        "pinned places in the code: repo (default: the code link), path (a folder ends in /), symbol, note, commit, "
+        "version (the release tag the commit is)",
         kind=PLACES,
         wrap=True,
         example="repo=https://github.com/vllm-project/vllm;path=vllm/v1/core/block_pool.py;symbol=BlockPool;"

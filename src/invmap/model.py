@@ -80,6 +80,15 @@ COLUMN_FORMS: dict[str, tuple[str, str]] = {
         "an absolute http(s) URL without spaces",
     ),
     "commit": (r"^[0-9a-f]{40}$", "a commit: 40 lowercase hex digits"),
+    "version": (
+        r"^[A-Za-z0-9][A-Za-z0-9._+@-]*$",
+        "a release tag or commit without spaces (v0.30.0, main@99d7eb5d6a51)",
+    ),
+    # the version that changed it first, then what happened: `v0.13.0: deprecated; not read from v0.15.0`
+    "deprecation": (
+        rf"^v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.+-]*: [^\s{FORBIDDEN}{LIST_SEPARATOR}][^{FORBIDDEN}{LIST_SEPARATOR}]*$",
+        "the version that deprecated or removed it, a colon and what changed ('v0.13.0: deprecated')",
+    ),
     # relative: no leading /, no backslash, no `.` or `..` part, no empty part but a folder's final /
     "path": (
         rf"^{_SEGMENT}(?:/{_SEGMENT})*/?$",

@@ -144,7 +144,7 @@ def reports_cmd(ctx: typer.Context, args: Args) -> None:
 @implements("settings")
 def settings(ctx: typer.Context, args: Args) -> None:
     """Every name is resolved first (a miss fails the whole command); no name: every source."""
-    from invmap.engines import SETTING_FIELDS, engines_in, settings_of
+    from invmap.engines import SETTING_FIELDS, SETTING_SHOWN, engines_in, settings_of
     from invmap.errors import NotFoundError
 
     out = output(ctx, args)
@@ -163,7 +163,8 @@ def settings(ctx: typer.Context, args: Args) -> None:
             hint = f" (engines named: {', '.join(known)})" if known else ""
             raise NotFoundError(f"no {', '.join(engines)} settings for {which}{hint}")
         raise NotFoundError(f"no settings for {which}: the catalog names no engine flag for it")
-    human = ["id", "engine", "flag", "note"] if not args.names or len(chosen) > 1 else ["engine", "flag", "note"]
+    shown = [c for c in SETTING_SHOWN if c in ("engine", "flag", "version", "note") or any(r.get(c) for r in rows)]
+    human = ["id", *shown] if not args.names or len(chosen) > 1 else shown
     emit(out, Result(rows, out.pick(human, list(SETTING_FIELDS))))
 
 

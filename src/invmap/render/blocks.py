@@ -136,13 +136,16 @@ def _value_lines(f: str, value: Any, room: int) -> list[tuple[str, str | None]]:
 
 def _item_lines(f: str, n: int, item: dict[str, Any], room: int) -> list[tuple[str, str | None]]:
     """One place (`1. path (symbol): note`, then its permalink whole on a line of its own) or one setting
-    (`vLLM --flag: note (version)`), wrapped to `room`."""
+    (`vLLM --flag: note (version); deprecated v1.2: what changed; use --other`), wrapped to `room`."""
     if f == "places":
         head = f"{n}. {item['path']}" + (f" ({item['symbol']})" if item.get("symbol") else "")
         text = head + (f": {item['note']}" if item.get("note") else "")
     else:
         text = f"{item['engine']} {item['flag']}" + (f": {item['note']}" if item.get("note") else "")
         text += f" ({item['version']})" if item.get("version") else ""
+        if item.get("deprecated"):
+            text += f"; {item['deprecated']}"
+            text += f"; use {item['replaced_by']}" if item.get("replaced_by") else ""
     indent = "   " if f == "places" else "  "
     pieces: list[tuple[str, str | None]] = [(line, None) for line in wrapped(escape(text), room, indent) or [""]]
     link = item.get("url") if f == "places" else None
