@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomli
 
 FOLDER = Path(__file__).parent / "fixtures" / "startup-logs"
 INDEX = FOLDER / "index.toml"
@@ -94,7 +94,7 @@ FILE_NAME = re.compile(r"(vllm|sglang)-[a-z0-9.]+(-[a-z0-9.]+)*-\d+\.log")
 
 def load() -> list[dict]:
     with INDEX.open("rb") as handle:
-        return tomllib.load(handle)["log"]
+        return tomli.load(handle)["log"]
 
 
 LOGS = load()
