@@ -201,16 +201,20 @@ def reading_problems(figure: Figure, reading: Any) -> list[str]:
         return found
     if not isinstance(source, str) or not SOURCE.fullmatch(source):
         found.append(f"source must be an https URL, not {source!r}")
-    if figure.amount:
-        if unit not in figure.units:
-            found.append(f"unit {unit!r} is not one of {', '.join(figure.units)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            found.append(f"value must be a positive finite number, not {value!r}")
-    else:
-        if unit is not None:
-            found.append(f"a figure of words has no unit, not {unit!r}")
-        if value not in figure.words:  # type: ignore[operator]
-            found.append(f"value {value!r} is not one of {', '.join(figure.words)}")  # type: ignore[arg-type]
+    return found + (_amount_problems if figure.amount else _word_problems)(figure, value, unit)
+
+
+def _amount_problems(figure: Figure, value: Any, unit: Any) -> list[str]:
+    found = [] if unit in figure.units else [f"unit {unit!r} is not one of {', '.join(figure.units)}"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        found.append(f"value must be a positive finite number, not {value!r}")
+    return found
+
+
+def _word_problems(figure: Figure, value: Any, unit: Any) -> list[str]:
+    found = [] if unit is None else [f"a figure of words has no unit, not {unit!r}"]
+    if value not in figure.words:
+        found.append(f"value {value!r} is not one of {', '.join(figure.words)}")
     return found
 
 
