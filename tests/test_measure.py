@@ -294,12 +294,15 @@ def test_decode_near_the_bandwidth_bound_points_to_l1(cli, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("--gpu", "h100-sxm"), "--gpu and --bandwidth go with --model"),
+        (("--gpu", "h100-sxm"), "--gpu, --bandwidth and --efficiency go with --model"),
+        (("--efficiency", "0.8"), "--gpu, --bandwidth and --efficiency go with --model"),
         (
-            ("--model", "llama-3.1-8b", "--gpu", "h100-sxm"),
-            "--model needs a memory bandwidth: invmap's table has no confirmed HBM bandwidth for H100 SXM; give "
-            "--bandwidth (bytes per second)",
+            ("--model", "llama-3.1-8b", "--gpu", "a10g"),
+            "--model needs a memory bandwidth: invmap's table has no memory bandwidth for A10G (no source it accepts "
+            "gives one); give --bandwidth (bytes per second)",
         ),
+        (("--model", "llama-3.1-8b", "--gpu", "h100"), "GPU 'h100' is ambiguous: it could be h100-sxm (H100 SXM)"),
+        (("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--efficiency", "0"), "--efficiency must be a fraction"),
         (("--model", "llama-3.1-8b"), "--model needs a memory bandwidth: no GPU given; give --bandwidth"),
         (("--model", "llama-3.1-8b", "--bandwidth", "-1"), "--bandwidth-bytes-per-second must be a positive finite"),
     ],

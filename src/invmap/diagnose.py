@@ -25,6 +25,7 @@ class TriageOptions:
     model: str | None = None
     gpu: str | None = None
     bandwidth: float | None = None
+    efficiency: float | None = None  # the fraction of the bandwidth a decode step reaches
     limit: int = 3
     every: bool = False
     catalog_on_stdin: bool = False  # `--catalog -`: stdin is taken
@@ -83,20 +84,29 @@ def interval_seconds(opts: TriageOptions) -> float | None:
 
 
 def decode_bound(opts: TriageOptions) -> Any:
-    """The decode bandwidth bound of --model (with --gpu or --bandwidth); None without --model."""
-    if opts.model is None and opts.gpu is None and opts.bandwidth is None:
+    """The decode bandwidth bound of --model (with --gpu's bandwidth or --bandwidth, derated by
+    --efficiency); None without --model."""
+    if opts.model is None and opts.gpu is None and opts.bandwidth is None and opts.efficiency is None:
         return None
     from invmap import estimate, measure
 
     if opts.model is None:
-        raise UsageError("--gpu and --bandwidth go with --model: the bandwidth bound needs the model's bytes")
+        raise UsageError(
+            "--gpu, --bandwidth and --efficiency go with --model: the bandwidth bound needs the model's bytes"
+        )
     if opts.bandwidth is not None:
         estimate.check("bandwidth_bytes_per_second", opts.bandwidth)
+    if opts.efficiency is not None:
+        estimate.check("efficiency", opts.efficiency)
     gpu = estimate.find_gpu(opts.gpu) if opts.gpu is not None else None
     if opts.bandwidth is None and (gpu is None or gpu.bandwidth is None):
-        which = f"invmap's table has no confirmed HBM bandwidth for {gpu.display}" if gpu else "no GPU given"
+        which = (
+            f"invmap's table has no memory bandwidth for {gpu.display} (no source it accepts gives one)"
+            if gpu
+            else "no GPU given"
+        )
         raise UsageError(f"--model needs a memory bandwidth: {which}; give --bandwidth (bytes per second)")
-    return measure.DecodeBound(estimate.load_model(opts.model), gpu, opts.bandwidth)
+    return measure.DecodeBound(estimate.load_model(opts.model), gpu, opts.bandwidth, opts.efficiency)
 
 
 def measure_of(opts: TriageOptions, stdin: Any) -> Any:

@@ -233,7 +233,19 @@ MODEL_OPT = Opt(
     complete="model",
 )
 GPU_OPT = Opt(
-    "gpu", ("--gpu",), "A GPU from invmap's table (invmap gpus): its memory and peaks.", "NAME", complete="gpu"
+    "gpu",
+    ("--gpu",),
+    "A GPU from invmap's table (invmap gpus; a name, or the name the device reports): its memory, bandwidth "
+    "and peaks, each with its source.",
+    "NAME",
+    complete="gpu",
+)
+EFFICIENCY_OPT = Opt(
+    "efficiency",
+    ("--efficiency",),
+    "Derate the peak and the bandwidth: the fraction of them a step reaches, in (0, 1]. Default: 1.",
+    "F",
+    kind="float",
 )
 KV_SHAPE: tuple[Opt, ...] = (
     _guide_int("layers", "Transformer layers (L)", 24),
@@ -329,10 +341,12 @@ COMMANDS: tuple[Command, ...] = (
             Opt(
                 "bandwidth",
                 ("--bandwidth",),
-                "With --model: the GPU's memory bandwidth in bytes per second (3.35e12), where invmap's table has "
-                "no confirmed figure.",
+                "With --model: the GPU's memory bandwidth in bytes per second (3.35e12), instead of --gpu's.",
                 "B/S",
                 kind="float",
+            ),
+            EFFICIENCY_OPT._replace(
+                help="With --model: the fraction of the bandwidth a decode step reaches, in (0, 1]. Default: 1."
             ),
         ),
         arguments=(
@@ -1073,6 +1087,7 @@ COMMANDS: tuple[Command, ...] = (
                 "B/S",
                 kind="float",
             ),
+            EFFICIENCY_OPT,
             _int_opt("parameters", "Active parameters per token. Default: counted from the model."),
             _int_opt("weight_bytes", "Bytes per weight. Default: the model's dtype, else 2."),
             _int_opt("prompt_tokens", "With --model, prefill: prompt tokens (P). Default: 2048."),
@@ -1091,7 +1106,8 @@ COMMANDS: tuple[Command, ...] = (
         (
             "invmap estimate roofline",
             "invmap estimate roofline --scenario decode",
-            "invmap estimate roofline --scenario decode --model llama-3.1-8b --peak 989e12 --bandwidth 3.35e12",
+            "invmap estimate roofline --scenario decode --model llama-3.1-8b --gpu h100-sxm",
+            "invmap estimate roofline --scenario decode --model llama-3.1-8b --gpu h100-sxm --efficiency 0.8",
         ),
     ),
     Command(
@@ -1110,7 +1126,16 @@ COMMANDS: tuple[Command, ...] = (
         summary="List the GPUs estimates know, and where each figure was read.",
         view="records",
         bundles=("output_no_fields",),
-        examples=("invmap gpus", "invmap gpus --json | jq '.[] | select(.memory_gb != null) | .name'"),
+        arguments=(
+            Arg.optional(
+                "gpu", "NAME", "One GPU (a name or alias): each of its figures with its source.", complete="gpu"
+            ),
+        ),
+        examples=(
+            "invmap gpus",
+            "invmap gpus h100-sxm",
+            "invmap gpus --json | jq -r '.[] | select(.bandwidth.value != null) | .name'",
+        ),
     ),
     # --- records
     Command(

@@ -47,6 +47,7 @@ ESTIMATE_OPTIONS = (
     "prompt_tokens",
     "context_tokens",
     "scenario",
+    "efficiency",
 )
 
 
@@ -149,23 +150,44 @@ def models_cmd(ctx: typer.Context, args: Args) -> None:
 
 @implements("gpus")
 def gpus_cmd(ctx: typer.Context, args: Args) -> None:
-    """The shipped GPUs; a figure not confirmed on the vendor's page is empty (null)."""
+    """The shipped GPUs: memory, bandwidth, dense peaks and links, each figure with where it was read
+    (empty, null in JSON, where no source invmap accepts gives it); with NAME, one GPU's figures."""
     from invmap import estimate as core
 
-    def figure(value: float | None, unit: str) -> str:
-        return "" if value is None else f"{value:g} {unit}"
+    if args.gpu is not None:
+        _one_gpu(ctx, args, core.find_gpu(args.gpu, positional=True))
+        return
+    out = output(ctx, args)
+    if out.fmt in ("json", "jsonl"):
+        rows = core.gpu_rows()
+    elif out.machine:  # csv, tsv: a column each for a figure's value, unit, source and note
+        rows = core.gpu_flat_rows()
+    else:
+        rows = [
+            {
+                "name": g.name,
+                "memory": g.reading("memory").shown(),
+                "type": g.reading("memory_type").shown(),
+                "bandwidth": g.reading("bandwidth").shown(),
+                "bf16_dense": g.reading("bf16_dense").shown(),
+                "fp8_dense": g.reading("fp8_dense").shown(),
+            }
+            for g in core.gpus()
+        ]
+    emit(out, Result(rows, list(rows[0])))
 
-    def shown(r: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "name": r["name"],
-            "vendor": r["vendor"],
-            "memory": figure(r["memory_gb"], "GB"),
-            "bandwidth": figure(r["bandwidth_tb_s"], "TB/s"),
-            "bf16_dense": figure(r["bf16_dense_tflops"], "TFLOP/s"),
-            "fp8_dense": figure(r["fp8_dense_tflops"], "TFLOP/s"),
-        }
 
-    _shipped_table(ctx, args, core.gpu_rows, shown)
+def _one_gpu(ctx: typer.Context, args: Args, gpu: Any) -> None:
+    """`invmap gpus NAME`: a row a figure (value, source, note); JSON is the GPU's object."""
+    from invmap.estimate.gpus import FIGURES
+
+    out = output(ctx, args)
+    rows = [
+        {"figure": f.key, "value": r.shown(), "source": r.source or "", "note": r.note or ""}
+        for f in FIGURES
+        for r in (gpu.reading(f.key),)
+    ]
+    emit(out, Result(rows, list(rows[0]), data=gpu.summary() if out.fmt == "json" else None))
 
 
 def _shipped_table(

@@ -205,6 +205,7 @@ def triage(ctx: typer.Context, args: Args) -> None:
         model=args.model,
         gpu=args.gpu,
         bandwidth=args.bandwidth,
+        efficiency=args.efficiency,
         limit=args.limit,
         every=args.every,
         catalog_on_stdin=run.location.is_stdin,

@@ -16,7 +16,7 @@ This package's modules, one job each: `tables` (the shipped tables), `config` (a
 `defaults` and `checks` (fallback values and bounds), `inputs` (each value with its provenance),
 `units` (numbers as read), `kvshape` (the KV dimensions), `kv_estimate`, `memory_estimate`,
 `roofline_estimate` and `phase` (the formulas), `result` (the one result dictionary; its text is
-drawn by `render.estimate`), `experiment` (the record), `listing` (`invmap models` and `gpus`). This module names what
+drawn by `render.estimate`), `experiment` (the record), `listing` (`invmap models`). This module names what
 the rest of invmap calls.
 """
 
@@ -26,7 +26,7 @@ from invmap.estimate.checks import MAX_RATE, check
 from invmap.estimate.config import Model, load_model, models
 from invmap.estimate.defaults import IE_ROOFLINE, KINDS, LABEL
 from invmap.estimate.experiment import record
-from invmap.estimate.gpus import Gpu, find_gpu, gpu_rows, gpus
+from invmap.estimate.gpus import FIGURES, Gpu, find_gpu, gpu_flat_rows, gpu_rows, gpus
 from invmap.estimate.kv_estimate import kv
 from invmap.estimate.kvshape import KV_DTYPES
 from invmap.estimate.layout import SUPPORTED_TYPES, layout_of
@@ -38,6 +38,7 @@ from invmap.estimate.tables import gpu_names, gpu_table, model_names, model_tabl
 from invmap.estimate.units import human_bytes, parse_size
 
 __all__ = [
+    "FIGURES",
     "IE_ROOFLINE",
     "KINDS",
     "KV_DTYPES",
@@ -48,6 +49,7 @@ __all__ = [
     "Model",
     "check",
     "find_gpu",
+    "gpu_flat_rows",
     "gpu_names",
     "gpu_rows",
     "gpu_table",

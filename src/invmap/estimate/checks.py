@@ -62,6 +62,7 @@ FLAGS = {
     "context_tokens": "--context-tokens",
     "kv_cache_dtype": "--kv-cache-dtype",
     "scenario": "--scenario",
+    "efficiency": "--efficiency",
 }
 
 
@@ -96,6 +97,10 @@ FLOAT_BOUNDS = {
 }
 
 
+# Fractions in (0, 1]: of the device's memory an engine may use; of the datasheet's roofs a step reaches.
+FRACTIONS = ("gpu_memory_utilization", "efficiency")
+
+
 def check(name: str, value: Any) -> Any:
     """An option's value within its bounds; exit 2 naming the option."""
     flag = FLAGS.get(name, name)
@@ -110,8 +115,13 @@ def check(name: str, value: Any) -> Any:
         if value > FLOAT_BOUNDS[name]:
             raise UsageError(f"{flag} must be at most {FLOAT_BOUNDS[name]:g}, not {value:g}")
         value = float(value)
-    elif name == "gpu_memory_utilization":
-        if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value <= 1:
+    elif name in FRACTIONS:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0 < value <= 1
+        ):
             raise UsageError(f"{flag} must be a fraction in (0, 1], not {value}")
         value = float(value)
     return value
@@ -120,5 +130,5 @@ def check(name: str, value: Any) -> Any:
 def check_all(options: dict[str, Any]) -> None:
     """Every numeric option given, checked before anything is computed (used or not)."""
     for name, value in options.items():
-        if value is not None and (name in INT_BOUNDS or name in FLOAT_BOUNDS or name == "gpu_memory_utilization"):
+        if value is not None and (name in INT_BOUNDS or name in FLOAT_BOUNDS or name in FRACTIONS):
             check(name, value)

@@ -45,7 +45,7 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
     extra: dict[str, Any] = {"fits": None, "verdict": None}
     notes: list[str] = []
     assumptions: list[str] = []
-    device_memory = _device_memory(inputs, gpu)
+    device_memory, memory_said = _device_memory(inputs, gpu)
     if device_memory is not None:
         pool = _pool(inputs, model, layout, Footprint(device_memory, weights, activations, length))
         _pool_results(pool, results, units)
@@ -53,7 +53,7 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
         fits, verdict = _verdict(pool, *_device_words(pool, gpu, options))
         extra.update(fits=fits, verdict=verdict)
         notes += _pool_notes(pool)
-        assumptions += _pool_assumptions(pool)
+        assumptions += [*_pool_assumptions(pool), *memory_said]
     else:
         for name in ("gpu_memory_utilization", "tokens_per_request", "block_size", *KV_SHAPE_OPTIONS):
             if options.get(name) is not None:
@@ -243,9 +243,12 @@ def _pool_formulas(pool: Pool) -> list[str]:
 
 
 def _device_words(pool: Pool, gpu: Gpu | None, options: dict[str, Any]) -> tuple[str, str]:
-    """How the verdict names the device and its memory: the GPU's own words, unless --memory was given."""
+    """How the verdict names the device and its memory: the GPU's own words (the figure the pool was
+    sized on), unless --memory was given."""
     if gpu is not None and options.get("memory") is None:
-        return gpu.display, f"{gpu.memory_gb:g} GB"
+        if gpu.memory_reported_bytes is not None:
+            return gpu.display, f"{gpu.reading('memory_reported').shown()} (the total it reports)"
+        return gpu.display, gpu.reading("memory").shown()
     return "the device", human_bytes(pool.start.device_memory)
 
 
@@ -293,17 +296,32 @@ def _pool_assumptions(pool: Pool) -> list[str]:
     return said
 
 
-def _device_memory(inputs: Inputs, gpu: Gpu | None) -> int | None:
+def _device_memory(inputs: Inputs, gpu: Gpu | None) -> tuple[int | None, list[str]]:
+    """The memory the KV pool is carved from, and what is assumed of it: --memory, else the total the
+    GPU reports to CUDA or ROCm (what vLLM multiplies by its utilization), else the datasheet's."""
     given = inputs.options.get("memory")
     if given is not None:
         value = parse_size(str(given))
         inputs.add("memory", value, "bytes", "option")
-        return value
+        return value, []
     if gpu is None:
-        return None
+        return None, []
+    reported = gpu.reading("memory_reported")
+    if gpu.memory_reported_bytes is not None:  # what the engine's utilization fraction multiplies
+        inputs.add("memory", gpu.memory_reported_bytes, "bytes", f"gpu ({reported.shown()} as the device reports it)")
+        return gpu.memory_reported_bytes, [
+            f"memory is the total {gpu.display} reports to CUDA ({reported.shown()}, as vLLM logs total_gpu_memory), "
+            "which vLLM multiplies by --gpu-memory-utilization; it varies a little with the driver."
+        ]
     if gpu.memory_bytes is None:
         raise UsageError(
-            f"invmap's table has no confirmed memory figure for {gpu.display}: give --memory (for example 48GB)"
+            f"invmap's table has no memory figure for {gpu.display} (no source it accepts gives one): give --memory "
+            "(for example 24GB, or the total nvidia-smi shows, 24564MiB)"
         )
-    inputs.add("memory", gpu.memory_bytes, "bytes", f"gpu ({gpu.memory_gb:g} GB, x 10^9)")
-    return gpu.memory_bytes
+    stated = gpu.reading("memory")
+    inputs.add("memory", gpu.memory_bytes, "bytes", f"gpu ({stated.shown()} as the datasheet states it)")
+    return gpu.memory_bytes, [
+        f"memory is the datasheet's {stated.shown()} ({gpu.memory_bytes:,} bytes): invmap's table has no total "
+        f"{gpu.display} reports to CUDA, which is what vLLM multiplies (an H100 SXM's 80 GB reports 79.22 GiB); "
+        "give --memory with the total your engine logs for a closer pool."
+    ]

@@ -54,23 +54,7 @@ def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> d
                 raise UsageError(f"{FLAGS[name]} needs a --model (or give --operations and --bytes-moved)")
     ops = inputs.pick("operations", "operations", (derived_ops, "model"), (defaults["operations"], "default"))
     moved = inputs.pick("bytes_moved", "bytes", (derived_bytes, "model"), (defaults["bytes_moved"], "default"))
-    peak_gpu = bandwidth_gpu = None
-    if options.get("peak_operations_per_second") is None:
-        peak_gpu = _gpu_figure(gpu, "bf16_peak", "a dense BF16 peak", "--peak-operations-per-second")
-    if options.get("bandwidth_bytes_per_second") is None:
-        bandwidth_gpu = _gpu_figure(gpu, "bandwidth", "an HBM bandwidth", "--bandwidth-bytes-per-second")
-    peak = inputs.pick(
-        "peak_operations_per_second",
-        "operations per second",
-        (peak_gpu, "gpu (dense BF16)"),
-        (defaults["peak_operations_per_second"], "default"),
-    )
-    bandwidth = inputs.pick(
-        "bandwidth_bytes_per_second",
-        "bytes per second",
-        (bandwidth_gpu, "gpu"),
-        (defaults["bandwidth_bytes_per_second"], "default"),
-    )
+    peak, bandwidth = _roofs(inputs, gpu, defaults, formulas, assumptions)
     intensity = ops / moved
     bandwidth_ceiling = intensity * bandwidth
     upper = min(peak, bandwidth_ceiling)
@@ -117,10 +101,53 @@ def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> d
     return estimate_result("roofline", inputs, model, gpu, results, units, said, workload, extra)
 
 
-def _gpu_figure(gpu: Gpu | None, attr: str, what: str, flag: str) -> float | None:
+def _roofs(
+    inputs: Inputs, gpu: Gpu | None, defaults: dict[str, float], formulas: list[str], assumptions: list[str]
+) -> tuple[float, float]:
+    """P_peak and BW: an option, else the GPU's dense BF16 peak and memory bandwidth, else the field
+    guide's defaults; then both multiplied by --efficiency (1 when not given)."""
+    options = inputs.options
+    peak_gpu = bandwidth_gpu = None
+    if options.get("peak_operations_per_second") is None:
+        peak_gpu = _gpu_figure(gpu, "bf16_dense", "dense BF16 peak", "--peak-operations-per-second")
+    if options.get("bandwidth_bytes_per_second") is None:
+        bandwidth_gpu = _gpu_figure(gpu, "bandwidth", "memory bandwidth", "--bandwidth-bytes-per-second")
+    peak = inputs.pick(
+        "peak_operations_per_second",
+        "operations per second",
+        (peak_gpu, f"gpu (dense BF16, {gpu.reading('bf16_dense').shown()})" if gpu else "gpu"),
+        (defaults["peak_operations_per_second"], "default"),
+    )
+    bandwidth = inputs.pick(
+        "bandwidth_bytes_per_second",
+        "bytes per second",
+        (bandwidth_gpu, f"gpu ({gpu.reading('bandwidth').shown()})" if gpu else "gpu"),
+        (defaults["bandwidth_bytes_per_second"], "default"),
+    )
+    if peak_gpu is not None or bandwidth_gpu is not None:
+        assumptions.append(
+            f"The roofs are {gpu.display}'s datasheet figures (dense BF16 peak, memory bandwidth; "  # type: ignore[union-attr]
+            "invmap gpus shows where each was read): a step rarely reaches them."
+        )
+    efficiency = inputs.pick("efficiency", "fraction", (1.0, "invmap default (no derating)"))
+    if efficiency != 1:
+        formulas.append(
+            f"P_peak = {grouped(peak)} x {efficiency:g} = {grouped(peak * efficiency)} operations per second; "
+            f"BW = {grouped(bandwidth)} x {efficiency:g} = {grouped(bandwidth * efficiency)} bytes per second"
+        )
+        assumptions.append(
+            f"Both roofs derated by --efficiency {efficiency:g}: the step reaches that fraction of the peak and of "
+            "the bandwidth."
+        )
+    return peak * efficiency, bandwidth * efficiency
+
+
+def _gpu_figure(gpu: Gpu | None, key: str, what: str, flag: str) -> float | None:
     if gpu is None:
         return None
-    value = getattr(gpu, attr)
+    value = gpu.base(key)
     if value is None:
-        raise UsageError(f"invmap's table has no confirmed {what} figure for {gpu.display}: give {flag}")
+        raise UsageError(
+            f"invmap's table has no {what} for {gpu.display} (no source it accepts gives one): give {flag}"
+        )
     return value

@@ -45,11 +45,12 @@ def scrape_url(url: str) -> Any:
 
 class DecodeBound:
     """The shortest a decode step can take: reading `model`'s weights and the batch's KV once from
-    memory at `bandwidth` bytes per second (else `gpu`'s), by invmap.estimate's roofline (decode
-    scenario) with compute left unbounded, since the bound sought is the memory one."""
+    memory at `bandwidth` bytes per second (else `gpu`'s), derated by `efficiency` (the fraction of it
+    a step reaches; None is 1), by invmap.estimate's roofline (decode scenario) with compute left
+    unbounded, since the bound sought is the memory one."""
 
-    def __init__(self, model: Any, gpu: Any, bandwidth: float | None) -> None:
-        self.model, self.gpu, self.bandwidth = model, gpu, bandwidth
+    def __init__(self, model: Any, gpu: Any, bandwidth: float | None, efficiency: float | None = None) -> None:
+        self.model, self.gpu, self.bandwidth, self.efficiency = model, gpu, bandwidth, efficiency
         self._seen: dict[tuple[int, int], float] = {}
 
     def seconds(self, batch: int, context: int) -> float:
@@ -65,6 +66,8 @@ class DecodeBound:
             }
             if self.bandwidth is not None:
                 options["bandwidth_bytes_per_second"] = self.bandwidth
+            if self.efficiency is not None:
+                options["efficiency"] = self.efficiency
             self._seen[key] = float(
                 estimate.roofline(options, self.model, self.gpu)["results"]["step_time_lower_bound_seconds"]
             )
@@ -72,8 +75,11 @@ class DecodeBound:
 
     def rate(self) -> str:
         rate = self.bandwidth if self.bandwidth is not None else self.gpu.bandwidth
-        where = f" ({self.gpu.display})" if self.gpu is not None else ""
-        return f"{rate / 1e12:.3g} TB/s{where}"
+        named = self.gpu.display if self.gpu is not None and self.bandwidth is None else ""
+        if self.efficiency is not None and self.efficiency != 1:
+            of = f"{self.efficiency:g} x {rate / 1e12:.3g} TB/s" + (f", {named}" if named else "")
+            return f"{rate * self.efficiency / 1e12:.3g} TB/s ({of})"
+        return f"{rate / 1e12:.3g} TB/s" + (f" ({named})" if named else "")
 
 
 def _confidence(findings: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> str:

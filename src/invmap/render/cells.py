@@ -39,9 +39,14 @@ EXTRA_HEADERS = {
     "change": "Change",
     "old": "Old",
     "new": "New",
+    "bf16_dense": "BF16 dense",  # `invmap gpus`
+    "fp8_dense": "FP8 dense",
+    "figure": "Figure",
+    "note": "Note",
 }
 WRAP_EXTRA = frozenset(
     {
+        "note",
         "title",
         "scope",
         "names",
