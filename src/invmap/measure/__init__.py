@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invmap.measure import rules as declared
+import invmap.measure.rules as declared
+from invmap.errors import UsageError
 from invmap.text import plural
 
 ACCEPT = "text/plain;version=0.0.4"  # what a scrape asks for: the text format prometheus_client parses
 SCRAPE_DEADLINE = 30.0
-SCRAPE_CAP = 256 * 2**20
+SCRAPE_CAP = 256 * 2**20  # as a file's or stdin's (scrape.CAP)
 STEPS = ("low", "medium", "high")
 
 
@@ -53,8 +54,11 @@ class DecodeBound:
         self.model, self.gpu, self.bandwidth, self.efficiency = model, gpu, bandwidth, efficiency
         self._seen: dict[tuple[int, int], float] = {}
 
-    def seconds(self, batch: int, context: int) -> float:
+    def seconds(self, batch: int, context: int) -> float | None:
+        """The bound in seconds, or None where the batch or context measured is past what an
+        estimate takes (the measurement's, not an option's: nothing to blame on --batch-size)."""
         from invmap import estimate
+        from invmap.errors import UsageError
 
         key = (max(1, batch), max(1, context))
         if key not in self._seen:
@@ -68,9 +72,11 @@ class DecodeBound:
                 options["bandwidth_bytes_per_second"] = self.bandwidth
             if self.efficiency is not None:
                 options["efficiency"] = self.efficiency
-            self._seen[key] = float(
-                estimate.roofline(options, self.model, self.gpu)["results"]["step_time_lower_bound_seconds"]
-            )
+            try:
+                found = estimate.roofline(options, self.model, self.gpu)["results"]["step_time_lower_bound_seconds"]
+            except UsageError:
+                return None
+            self._seen[key] = float(found)
         return self._seen[key]
 
     def rate(self) -> str:
@@ -82,9 +88,12 @@ class DecodeBound:
         return f"{rate / 1e12:.3g} TB/s" + (f" ({named})" if named else "")
 
 
-def _confidence(findings: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> str:
-    step = 2 if windowed else 1  # totals since start blur what is happening now
-    if all(f.momentary for _, f in findings):
+Found = tuple[declared.Rule, declared.Finding, bool]  # a rule, what it found, whether over a window
+
+
+def _confidence(findings: list[Found]) -> str:
+    step = 2 if any(windowed for _, _, windowed in findings) else 1  # totals since start blur what is happening now
+    if all(f.momentary for _, f, _ in findings):
         step = min(step, 1)  # gauges say what held at the moment of the scrape
     if len(findings) == 1 and findings[0][1].strength < 0.25:
         step -= 1
@@ -93,79 +102,178 @@ def _confidence(findings: list[tuple[declared.Rule, declared.Finding]], windowed
     return STEPS[max(0, min(step, 2))]
 
 
-def _levels(found: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> list[dict[str, Any]]:
-    by_level: dict[str, list[tuple[declared.Rule, declared.Finding]]] = {}
-    for rule, finding in found:
+def _levels(found: list[Found]) -> list[dict[str, Any]]:
+    by_level: dict[str, list[Found]] = {}
+    for rule, finding, windowed in found:
         for code in finding.levels or rule.levels:
-            by_level.setdefault(code, []).append((rule, finding))
+            by_level.setdefault(code, []).append((rule, finding, windowed))
     out = []
     for code, findings in by_level.items():
-        best = max(r.weight * (60 + 40 * f.strength) for r, f in findings)
+        best = max(r.weight * (60 + 40 * f.strength) for r, f, _ in findings)
         score = round(min(100.0, best + 5 * (len(findings) - 1)), 1)
         out.append(
             {
                 "code": code,
                 "score": score,
-                "confidence": _confidence(findings, windowed),
-                "evidence": [{"rule": r.id, "text": f.text, "signals": f.signals} for r, f in findings],
+                "confidence": _confidence(findings),
+                "evidence": [{"rule": r.id, "text": f.text, "signals": f.signals} for r, f, _ in findings],
             }
         )
     out.sort(key=lambda lv: (-lv["score"], lv["code"]))
     return out
 
 
-def assess_scrapes(
-    scrapes: Sequence[Any], seconds: float | None = None, bound: DecodeBound | None = None
-) -> Assessment:
-    """Assess one scrape (totals since the engine started) or two (the window between them); with
-    `bound`, per-token decode time is compared with the bandwidth bound of that model on that GPU."""
-    from invmap.measure import names
-    from invmap.measure.view import View, summary
+def _parts(scrapes: Sequence[Any], seconds: float | None) -> list[Any]:
+    """The processes the scrapes come from, each a `View`: one engine and one router at most (a
+    frontend and its workers), each over the window where both scrapes hold it, else one scrape's
+    totals. Two scrapes of different engines (or routers) are a usage error."""
+    from invmap.measure.names import BY_KEY, PROCESSES
+    from invmap.measure.view import View, dominant
 
     after = scrapes[-1]
     before = scrapes[0] if len(scrapes) > 1 else None
-    view = View(after, before, seconds)
-    view.bound = bound
-    result = Assessment(warnings=[w for s in scrapes for w in s.warnings], windowed=view.windowed)
-    if view.engine is None:
+    parts = []
+    for kind in PROCESSES:
+        now = dominant(after, kind)
+        then = dominant(before, kind) if before is not None else None
+        if now and then and now != then:
+            raise UsageError(
+                f"the two scrapes come from different {kind}s ({BY_KEY[then].title} in {before.source}, "  # type: ignore[union-attr]
+                f"{BY_KEY[now].title} in {after.source})"
+            )
+        if now:
+            window = before if before is not None and (then or not before.engines) else None
+            parts.append(View(after, window, seconds if window is not None else None, now))
+        elif then:
+            parts.append(View(before, None, None, then))
+    return parts or [View(after, before, seconds)]
+
+
+def assess_scrapes(
+    scrapes: Sequence[Any], seconds: float | None = None, bound: DecodeBound | None = None
+) -> Assessment:
+    """Assess one scrape (totals since the engine started) or two (the window between them, or an
+    engine's and a router's, read side by side); with `bound`, per-token decode time is compared with
+    the bandwidth bound of that model on that GPU."""
+    from invmap.measure import names
+
+    parts = _parts(scrapes, seconds)
+    result = Assessment(warnings=[w for s in scrapes for w in s.warnings], windowed=any(p.windowed for p in parts))
+    if parts[0].engine is None:
+        after = scrapes[-1]
         engines = ", ".join(e.title for e in names.ENGINES)
         what = (
             "holds no samples" if after.samples == 0 else f"holds {after.samples:,} samples but none of a known engine"
         )
         result.notes.append(f"not enough signal: {after.source} {what} ({engines})")
         return result
-    if view.reset:
+    _part_notes(result, parts, scrapes, seconds)
+    for view in parts:
+        view.bound = bound
+    label = len(parts) > 1
+    subjects = [(view, view.engine_title if label else "", view.windowed) for view in parts]
+    found, missing, checked = _apply(subjects, lambda rule, view: rule.reads(view.kind))
+    for view in parts:
+        _left_out(result, view)
+        _nothing_finished(result, view)
+    if all(view.kind == "router" for view in parts):
+        skipped = [r.id for r in declared.RULES if r.kind == "metrics" and not r.reads("router")]
         result.notes.append(
-            "a counter went down between the two scrapes (the engine restarted): the second scrape is read alone, "
-            "as totals since the restart"
+            f"a router's scrape: {', '.join(skipped)} read an engine's own state and were not run "
+            "(give its workers' scrape as well: --metrics twice)"
         )
-    if view.windowed:
-        result.notes.append(f"window: {view.span().removeprefix('in ')} ({view.engine_title})")
-    else:
-        more = "" if before is not None else "; give --metrics twice (or a URL with --interval) for a window"
-        result.notes.append(f"totals since the engine started ({view.engine_title}, one scrape){more}")
-    for other in view.others:
-        result.notes.append(f"also {after.engines[other]:,} samples of {names.BY_KEY[other].title}, not read")
-    found: list[tuple[declared.Rule, declared.Finding]] = []
-    missing: list[tuple[declared.Rule, str]] = []
+    result.levels = _levels(found)
+    numbers = [(view.engine_title, _numbers(summary_of(view))) for view in parts]
+    said = numbers[0][1] if len(parts) == 1 else "; ".join(f"{t}: {n}" for t, n in numbers if n)
+    _verdict(result, found, missing, checked, said)
+    return result
+
+
+def _apply(subjects: list[tuple[Any, str, bool]], reads: Any) -> tuple[list[Found], list[Any], int]:
+    """Each rule on each subject it `reads` (a view or a benchmark run, with the label its findings
+    carry and whether it is a window): what fired, what could not be checked (each rule once, and
+    not a rule that fired elsewhere) and how many looked and found nothing."""
+    found: list[Found] = []
+    missing: dict[str, tuple[declared.Rule, str]] = {}
     checked = 0
-    for rule in declared.RULES:
-        if rule.kind != "metrics":
-            continue
-        outcome = rule.test(view, rule)
-        if isinstance(outcome, declared.Finding):
-            found.append((rule, outcome))
-        elif isinstance(outcome, declared.Missing):
-            missing.append((rule, outcome.needs))
+    for subject, label, windowed in subjects:
+        for rule in declared.RULES:
+            if not reads(rule, subject):
+                continue
+            outcome = rule.test(subject, rule)
+            if isinstance(outcome, declared.Finding):
+                found.append((rule, _labelled(outcome, label), windowed))
+            elif isinstance(outcome, declared.Missing):
+                missing.setdefault(rule.id, (rule, outcome.needs))
+            else:
+                checked += 1
+    fired = {r.id for r, _, _ in found}
+    return found, [m for k, m in missing.items() if k not in fired], checked
+
+
+def summary_of(view: Any) -> dict[str, Any]:
+    from invmap.measure.view import summary
+
+    return summary(view)
+
+
+def _part_notes(result: Assessment, parts: list[Any], scrapes: Sequence[Any], seconds: float | None) -> None:
+    """What each process's numbers cover (a window, or totals since it started), and what else the
+    scrapes hold that is not read."""
+    from invmap.measure import names
+
+    read = {view.engine for view in parts}
+    for view in parts:
+        if view.reset:
+            result.notes.append(
+                f"a counter went down between the two scrapes (the {view.kind} restarted): the second scrape is read "
+                "alone, as totals since the restart"
+            )
+        if view.windowed:
+            result.notes.append(f"window: {view.span().removeprefix('in ')} ({view.engine_title})")
+        elif len(scrapes) == 1:
+            result.notes.append(
+                f"totals since the {view.kind} started ({view.engine_title}, one scrape); give --metrics twice (or a "
+                "URL with --interval) for a window"
+            )
         else:
-            checked += 1
+            of = f": {view.after.source}" if len(parts) > 1 else ""
+            result.notes.append(f"totals since the {view.kind} started ({view.engine_title}, one scrape{of})")
+    if len(scrapes) == 2 and len(parts) == 2 and not any(v.windowed for v in parts):
+        said = " (--interval is not used: there is no window)" if seconds else ""
+        result.notes.append(
+            f"{scrapes[0].source} and {scrapes[1].source} are two processes ({parts[0].engine_title} and "
+            f"{parts[1].engine_title}), read side by side, not as a window{said}"
+        )
+    seen: dict[str, int] = {}
+    for scrape in scrapes:
+        for engine, count in scrape.engines.items():
+            seen[engine] = count  # the later scrape's count, as before
+    for other in sorted(e for e in seen if e not in read):
+        result.notes.append(f"also {seen[other]:,} samples of {names.BY_KEY[other].title}, not read")
+
+
+def _labelled(finding: declared.Finding, label: str) -> declared.Finding:
+    if not label:
+        return finding
+    return declared.Finding(f"{label}: {finding.text}", finding.signals, finding.strength, finding.momentary,
+                            finding.levels)  # fmt: skip
+
+
+def _left_out(result: Assessment, view: Any) -> None:
+    from invmap.measure import names
+
+    for key, why in view.left_out().items():
+        line = f"left out: {key} ({names.BY_SIGNAL[key].meaning}): {why}"
+        if line not in result.notes:
+            result.notes.append(line)
+
+
+def _nothing_finished(result: Assessment, view: Any) -> None:
     finished = view.counter("finished")
     ttft = view.hist("ttft") or view.hist("e2e")
     if (finished is not None and finished.value <= 0) or (ttft is not None and ttft[0].count <= 0):
         result.notes.append(f"no request has finished {view.span()}")
-    result.levels = _levels(found, view.windowed)
-    _verdict(result, found, missing, checked, _numbers(summary(view)))
-    return result
 
 
 def assess_bench(bench: Any, bound: DecodeBound | None = None) -> Assessment:
@@ -175,33 +283,26 @@ def assess_bench(bench: Any, bound: DecodeBound | None = None) -> Assessment:
     for run in runs:
         run["_bound"] = bound
     result.notes.append(f"benchmark: {bench.tool}, {plural(len(runs), 'run')} ({bench.source})")
-    found: list[tuple[declared.Rule, declared.Finding]] = []
-    missing: dict[str, tuple[declared.Rule, str]] = {}
-    checked = 0
-    for run in runs:
-        for rule in declared.RULES:
-            if rule.kind != "bench":
-                continue
-            outcome = rule.test(run, rule)
-            if isinstance(outcome, declared.Finding):
-                if len(runs) > 1 and run.get("label"):
-                    outcome = declared.Finding(
-                        f"{run['label']}: {outcome.text}", outcome.signals, outcome.strength, outcome.momentary
-                    )
-                found.append((rule, outcome))
-            elif isinstance(outcome, declared.Missing):
-                missing.setdefault(rule.id, (rule, outcome.needs))
-            else:
-                checked += 1
-    fired = {r.id for r, _ in found}
-    result.levels = _levels(found, True)
+    result.notes.extend(getattr(bench, "notes", []))
+    labelled = len(runs) > 1
+    subjects = [(run, run.get("label", "") if labelled else "", True) for run in runs]
+    found, left, checked = _apply(subjects, lambda rule, run: rule.kind == "bench")
+    empty = [run for run in runs if run.get("completed") == 0]
+    for run in empty:
+        result.notes.append(f"no request completed{' in ' + run['label'] if run.get('label') else ''}")
+    result.levels = _levels(found)
     numbers = {}
     if runs:
         last = runs[-1]
         for key in ("completed", "failed", "ttft_median", "ttft_p99", "tpot_median", "tpot_p99", "itl_p99"):
             if key in last:
                 numbers[key] = last[key]
-    _verdict(result, found, [m for k, m in missing.items() if k not in fired], checked, _bench_numbers(numbers))
+    if runs and len(empty) == len(runs) and not found:
+        result.notes.append("not enough signal: no request completed, so no latency was measured")
+        if left:
+            result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in left))
+        return result
+    _verdict(result, found, left, checked, _bench_numbers(numbers))
     return result
 
 
