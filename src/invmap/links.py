@@ -238,8 +238,8 @@ def _follow(client: Any, url: str, gate: Callable[[str], Any], timeout: float, r
                 continue
             return _classify(code, url, current, first_hop)
         return Outcome("error", None, current, f"more than {MAX_REDIRECTS} redirects", reached=True)
-    except MalformedURL as exc:  # a catalog's link that is no URL: a broken link, not a usage error
-        return Outcome("error", None, None, exc.message, reached=False)
+    except MalformedURL as exc:  # a catalog's link that is no URL is dead, whatever the network does
+        return Outcome("dead", None, None, exc.message, reached=True)  # (so it never reads as "no network")
     except _RunOver:
         moved = None if current == url else current
         return Outcome("timeout", None, moved, f"not checked within the run's {_RUN[0]:g} s", reached=reached)

@@ -185,6 +185,9 @@ def assess_scrapes(
     result.levels = _levels(found)
     numbers = [(view.engine_title, _numbers(summary_of(view))) for view in parts]
     said = numbers[0][1] if len(parts) == 1 else "; ".join(f"{t}: {n}" for t, n in numbers if n)
+    left = sorted({key for view in parts for key in view.left_out()})
+    if left and said:
+        said += f"; left out (see above): {', '.join(left)}"
     _verdict(result, found, missing, checked, said)
     return result
 
@@ -302,7 +305,10 @@ def assess_bench(bench: Any, bound: DecodeBound | None = None) -> Assessment:
         if left:
             result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in left))
         return result
-    _verdict(result, found, left, checked, _bench_numbers(numbers))
+    said = _bench_numbers(numbers)
+    if bench.notes and said:
+        said += "; some numbers left out (see above)"
+    _verdict(result, found, left, checked, said)
     return result
 
 

@@ -41,6 +41,8 @@ from invmap.reading import utf8_text
 
 MAX_BYTES = 256 * 2**20
 MARK = "Serving Benchmark Result"
+TOO_LONG = "holds an integer of more than 4,300 digits, which is no benchmark's number"
+FIRST_TOKEN = 1e-6  # seconds: a first token faster than a microsecond is no measurement (a failed request's 0)
 STATS = ("mean", "median", "p99", "min", "max")
 _LATENCY = {"TTFT": "ttft", "TPOT": "tpot", "ITL": "itl", "E2EL": "e2e", "E2E Latency": "e2e"}
 
@@ -209,7 +211,7 @@ def _fastest_ttft(obj: dict[str, Any]) -> float | None:
         for i, t in enumerate(ttfts)
         if _number(t) and not (i < len(errors) and errors[i])  # a failed request's TTFT is 0
     ]
-    good = [t for t in good if t is not None and t > 0 and math.isfinite(t)]
+    good = [t for t in good if t is not None and FIRST_TOKEN <= t and math.isfinite(t)]
     return min(good) if good else None
 
 
@@ -504,8 +506,8 @@ def _json_objects(text: str, source: str) -> tuple[list[dict[str, Any]], list[in
         objs, starts = _json_lines(text, source, first)
     except RecursionError:
         raise CatalogError(source, ["is nested too deeply to be a benchmark result"]) from None
-    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
-        raise CatalogError(source, [f"holds a number invmap cannot read ({exc})"]) from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise CatalogError(source, [TOO_LONG]) from None
     if len(objs) == 1 and isinstance(objs[0], list):
         objs, starts = objs[0], element_starts(text, 0)
     if not objs or not all(isinstance(o, dict) for o in objs):
@@ -534,8 +536,8 @@ def _json_lines(text: str, source: str, first: json.JSONDecodeError) -> tuple[li
             ) from None
         except RecursionError:
             raise CatalogError(source, [f"line {n} is nested too deeply to be a benchmark result"]) from None
-        except ValueError as exc:
-            raise CatalogError(source, [f"line {n} holds a number invmap cannot read ({exc})"]) from None
+        except ValueError:
+            raise CatalogError(source, [f"line {n} {TOO_LONG}"]) from None
     return objs, starts
 
 

@@ -31,7 +31,7 @@ class Range:
     def read(self, value: float) -> tuple[float, str | None]:
         """The value to use, and why it cannot be used (None: it can)."""
         if math.isnan(value):
-            return value, "is NaN, not a number"
+            return value, f"is NaN, not a number ({self.text()})"
         if math.isinf(value):
             if value > 0 and self.infinite:
                 return value, None
@@ -56,10 +56,10 @@ class Range:
 
 
 def shown(value: float) -> str:
-    """A number as a message names it: `1,000,000,000`, `-5`, `0.5`, `1.7e+308`."""
-    if math.isfinite(value) and float(value).is_integer() and abs(value) < 1e16:
+    """A number as a message names it: `1,000,000,000`, `-5`, `0.5`, `1e15`, `1.7e308`."""
+    if math.isfinite(value) and float(value).is_integer() and abs(value) < 1e10:
         return f"{int(value):,}"
-    return f"{value:.6g}"
+    return f"{value:.6g}".replace("e+", "e")
 
 
 def labelled(name: str, labels: tuple[tuple[str, str], ...]) -> str:

@@ -89,6 +89,9 @@ def span(required: bool = False) -> Key:
 
 
 Spec = Mapping[str, Key]
+_HEADER = re.compile(r"^\s*\[\[([^\[\]]+)\]\]")
+_TABLE = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
+_KEY = re.compile(r'(?:^|[\s{,.])"?([A-Za-z0-9_-]+)"?\s*=')
 
 
 class Declaration:
@@ -109,54 +112,90 @@ class Declaration:
             found = re.search(r"line (\d+)", str(exc))
             raise DeclarationError(self.path, [(int(found.group(1)) if found else 1, f"invalid TOML: {exc}")]) from None
         self.lines = raw.splitlines()
-        self.problems: list[tuple[int, str]] = []
+        self.problems: list[tuple[Place | int, str]] = []
+        self._headers: dict[str, list[int]] | None = None  # array -> the line of each [[array]] header
+        self._keys: list[set[str]] | None = None  # line -> the keys written on it
 
-    # --- where things are written
+    # --- where things are written (found once, when first asked)
 
-    def entry_line(self, array: str, index: int) -> int:
-        """The line of the `index`-th (from 0) `[[array]]` header."""
-        header = re.compile(rf"^\s*\[\[\s*{re.escape(array)}\s*\]\]")
-        seen = -1
-        for number, line in enumerate(self.lines, 1):
-            if header.match(line):
-                seen += 1
-                if seen == index:
-                    return number
-        return 1
+    def _index(self) -> tuple[dict[str, list[int]], list[set[str]]]:
+        if self._headers is None or self._keys is None:
+            self._headers, self._keys = {}, []
+            for number, line in enumerate(self.lines, 1):
+                found = _HEADER.match(line)
+                if found:
+                    self._headers.setdefault(found.group(1).strip(), []).append(number)
+                keys = set() if line.lstrip().startswith("#") else set(_KEY.findall(line))
+                table = _TABLE.match(line)
+                if table:
+                    keys.add(table.group(1).rsplit(".", 1)[-1].strip())
+                self._keys.append(keys)
+        return self._headers, self._keys
 
-    def key_line(self, start: int, key: str) -> int:
+    def entry_line(self, array: str, index: int) -> Place:
+        """Where the `index`-th (from 0) `[[array]]` header is (found when a problem is said)."""
+        return Place(lambda: self._entry_line(array, index))
+
+    def key_line(self, start: Place | int, key: str) -> Place:
+        """Where `key` is written, from `start` on (found when a problem is said)."""
+        return Place(lambda: self._key_line(_number(start), key))
+
+    def _entry_line(self, array: str, index: int) -> int:
+        headers = self._index()[0].get(array, [])
+        return headers[index] if index < len(headers) else 1
+
+    def _key_line(self, start: int, key: str) -> int:
         """The first line from `start` on, before the next `[[...]]` entry, where `key` is written
         (`key = ...`, `"key" = ...`, inside an inline table, or a `[table.key]` header); else `start`."""
-        written = re.compile(rf"(^|[\s{{,.])\"?{re.escape(key)}\"?\s*=|^\s*\[[^\[\]]*\b{re.escape(key)}\]\s*$")
+        keys = self._index()[1]
         for number in range(start, len(self.lines) + 1):
-            line = self.lines[number - 1]
-            if number > start and line.lstrip().startswith("[["):
+            if number > start and self.lines[number - 1].lstrip().startswith("[["):
                 break
-            if not line.lstrip().startswith("#") and written.search(line):
+            if key in keys[number - 1]:
                 return number
         return start
 
     # --- problems
 
-    def fail(self, line: int, message: str) -> None:
-        self.problems.append((line, message))
+    def fail(self, line: Place | int, message: str) -> None:
+        self.problems.append((line, message))  # type: ignore[arg-type]  (resolved by `done`)
 
-    def check(self, entry: Mapping[str, Any], spec: Spec, line: int, what: str) -> bool:
+    def check(self, entry: Mapping[str, Any], spec: Spec, line: Place | int, what: str) -> bool:
         """Every key of `entry` known to `spec` and of its shape, every required key there; each
         problem noted on its line. True when the entry has none."""
         before = len(self.problems)
+        meant: set[str] = set()  # keys a misspelt one was taken for: not said missing as well
         for key, value in entry.items():
             if key not in spec:
                 near = difflib.get_close_matches(key, list(spec), n=1)
+                meant.update(near)
                 hint = f"; did you mean '{near[0]}'?" if near else f" (it takes: {', '.join(spec)})"
                 self.fail(self.key_line(line, key), f"unknown key '{key}' in {what}{hint}")
             elif not spec[key].check(value):
                 self.fail(self.key_line(line, key), f"'{key}' in {what} must be {spec[key].shape}")
         for key, wanted in spec.items():
-            if wanted.required and key not in entry:
+            if wanted.required and key not in entry and key not in meant:
                 self.fail(line, f"{what} lacks '{key}' ({wanted.shape})")
         return len(self.problems) == before
 
     def done(self) -> None:
         if self.problems:
-            raise DeclarationError(self.path, sorted(self.problems))
+            raise DeclarationError(self.path, sorted((_number(line), message) for line, message in self.problems))
+
+
+class Place:
+    """A line of a declaration, found only when asked (`line`): most entries never need theirs."""
+
+    def __init__(self, find: Callable[[], int]) -> None:
+        self._find: Callable[[], int] | None = find
+        self._line = 0
+
+    @property
+    def line(self) -> int:
+        if self._find is not None:
+            self._line, self._find = self._find(), None
+        return self._line
+
+
+def _number(where: Place | int) -> int:
+    return where.line if isinstance(where, Place) else where

@@ -169,6 +169,7 @@ def load(path: str | Path = SHIPPED) -> Declared:
     signals = [_signal(source, entry, n) for n, entry in enumerate(data["signal"])]
     _unique(source, "signal", [s.key for s in signals if s])
     by_signal = {s.key: s for s in signals if s}
+    broken = {e.get("key") for e, s in zip(data["signal"], signals) if s is None}  # already said
     histograms = _histogram_metrics(data, by_signal)
     engines: list[Engine] = []
     names_of: dict[str, list[Name]] = {key: [] for key in by_signal}
@@ -176,7 +177,7 @@ def load(path: str | Path = SHIPPED) -> Declared:
         engine = _engine(source, entry, n)
         if engine is not None:
             engines.append(engine)
-            _engine_names(source, engine, entry, n, by_signal, histograms, names_of)
+            _engine_names(source, engine, entry, n, by_signal, histograms, names_of, broken)
     _unique(source, "engine", [e.key for e in engines])
     _caps(source, data)
     source.done()
@@ -205,11 +206,15 @@ def _engine_names(
     by_signal: dict[str, Signal],
     histograms: set[Any],
     names_of: dict[str, list[Name]],
+    broken: set[Any],
 ) -> None:
-    """An engine's `names`, each key a declared signal, each name checked, into `names_of`."""
+    """An engine's `names`, each key a declared signal, each name checked, into `names_of` (names of a
+    signal whose own declaration was refused are passed over: that problem is said once)."""
     start = source.entry_line("engine", n)
     for key, given in (entry.get("names") or {}).items():
         line = source.key_line(start, key)
+        if key in broken:
+            continue
         if key not in by_signal:
             source.fail(line, f"'{key}' under the names of engine '{engine.key}' is not a declared signal "
                         f"(signals: {', '.join(by_signal)})")  # fmt: skip
@@ -339,6 +344,19 @@ BY_KEY = {e.key: e for e in ENGINES}
 BY_SIGNAL = {s.key: s for s in SIGNALS}
 
 
+def use(declared: Declared) -> Declared:
+    """Read scrapes by `declared` from now on (a scratch copy's, in a test or a trial change);
+    returns the declaration that was in use, to put back the same way."""
+    global DECLARED, ENGINES, SIGNALS, BY_KEY, BY_SIGNAL, READINGS, QUANTILED
+    before = DECLARED
+    DECLARED, ENGINES, SIGNALS = declared, declared.engines, declared.signals
+    BY_KEY = {e.key: e for e in ENGINES}
+    BY_SIGNAL = {s.key: s for s in SIGNALS}
+    READINGS = _readings(SIGNALS)
+    QUANTILED = _quantiled(SIGNALS)
+    return before
+
+
 def key(name: str) -> str:
     """The name a metric is matched by: a counter's `_total` dropped, so `tgi_request_count` and
     `vllm:num_preemptions_total` match however the scrape spelt them."""
@@ -360,8 +378,13 @@ def _readings(signals: tuple[Signal, ...]) -> dict[str, list[Reading]]:
     return out
 
 
+def _quantiled(signals: tuple[Signal, ...]) -> frozenset[str]:
+    """The bucket lines parsed: those of histograms whose percentiles a rule reads."""
+    return frozenset(key(n.metric) + "_bucket" for s in signals if s.quantiles for n in s.names)
+
+
 READINGS = _readings(SIGNALS)
-QUANTILED = frozenset(key(n.metric) + "_bucket" for s in SIGNALS if s.quantiles for n in s.names)
+QUANTILED = _quantiled(SIGNALS)
 # trtllm-serve's names before it prefixed them (TensorRT-LLM 1.1.0rc5, as Dynamo documents them).
 TRTLLM_BARE = frozenset(
     (
