@@ -346,7 +346,7 @@ def test_a_router_and_a_worker_are_two_processes_read_side_by_side(cli, tmp_path
          "since the router started"),
     ]  # fmt: skip
     lines = err.splitlines()
-    assert f"{tmp_path / 's0.prom'} and {tmp_path / 's1.prom'} are two processes (vLLM and Dynamo frontend), read side "\
+    assert f"{tmp_path / 's0.prom'} and {tmp_path / 's1.prom'} are two processes (Dynamo frontend and vLLM), read side "\
         "by side, not as a window (--interval is not used: there is no window)" in lines  # fmt: skip
     assert not any(line.startswith("window:") for line in lines)
 

@@ -98,11 +98,20 @@ class Signal(NamedTuple):
 
 class Reading(NamedTuple):
     """A sample name's place in the declaration: the signal, the name, and the part it carries
-    (`value`, `over`, or a histogram's `bucket`, `sum`, `count`)."""
+    (`value`, `over`, or a histogram's `bucket`, `sum`, `count`); the labels a sample must carry to
+    be this reading's, and the range its value must be in (a share's two series: raw counts)."""
 
     signal: Signal
     name: Name
     part: str
+    wanted: Labels = ()
+    limits: Range = Range(0.0, MOST)
+
+
+def _reading(signal: Signal, name: Name, part: str) -> Reading:
+    wanted = name.over.labels if part == "over" and name.over else name.labels
+    limits = signal.range_of("over" if name.over is not None else part)
+    return Reading(signal, name, part, wanted, limits)
 
 
 @dataclass(frozen=True)
@@ -370,11 +379,11 @@ def _readings(signals: tuple[Signal, ...]) -> dict[str, list[Reading]]:
         for name in signal.names:
             if signal.kind == "histogram":
                 for suffix in HISTOGRAM_SUFFIXES:
-                    out.setdefault(key(name.metric) + suffix, []).append(Reading(signal, name, suffix[1:]))
+                    out.setdefault(key(name.metric) + suffix, []).append(_reading(signal, name, suffix[1:]))
             else:
-                out.setdefault(key(name.base), []).append(Reading(signal, name, "value"))
+                out.setdefault(key(name.base), []).append(_reading(signal, name, "value"))
             if name.over is not None:
-                out.setdefault(key(name.over.metric or name.metric), []).append(Reading(signal, name, "over"))
+                out.setdefault(key(name.over.metric or name.metric), []).append(_reading(signal, name, "over"))
     return out
 
 

@@ -53,6 +53,8 @@ class Scrape:
     _outside: dict[str, int] = field(default_factory=dict)  # signal -> values outside its range
     _dropped: dict[str, int] = field(default_factory=dict)  # sample name -> series not kept (past a cap)
     full: set[str] = field(default_factory=set)  # scraped names past a cap: their lines are counted, not parsed
+    per_metric: int = field(default_factory=lambda: names.DECLARED.series_per_metric)
+    in_all: int = field(default_factory=lambda: names.DECLARED.series_in_all)
 
     def add(self, name: str, labels: Labels, value: float, raw: str = "") -> None:
         held = self.series.setdefault(name, {})
@@ -61,7 +63,7 @@ class Scrape:
             if self._repeats <= 3:  # a scrape that repeats every series would flood stderr
                 shown = "{" + ",".join(f'{k}="{v}"' for k, v in labels) + "}" if labels else ""
                 self.warnings.append(f"{self.source}: {name}{shown} appears more than once: the last value is used")
-        elif len(held) >= names.DECLARED.series_per_metric or self._kept >= names.DECLARED.series_in_all:
+        elif len(held) >= self.per_metric or self._kept >= self.in_all:
             self.drop(name)
             self.full.add(raw or name)
             return
@@ -287,28 +289,33 @@ def _keep(scrape: Scrape, samples: Iterable[object], run: _Run) -> None:
         name = names.canonical(raw, "engine_type" in labels)
         if name != plain and names.engine_of(name) == "trtllm":  # counted by prefix before: none
             scrape.engines["trtllm"] = scrape.engines.get("trtllm", 0) + 1
-        if not names.wanted(name):
+        readings = names.readings(name)
+        if not readings:
             continue
         if not math.isfinite(value):
             scrape.non_finite += 1
             continue
         held = tuple(sorted(labels.items()))
-        scrape.add(name, held, _checked(scrape, run, raw, name, held, float(value)), raw)
+        scrape.add(name, held, _checked(scrape, run, raw, readings, held, float(value)), raw)
 
 
-def _checked(scrape: Scrape, run: _Run, raw: str, name: str, labels: Labels, value: float) -> float:
+def _checked(scrape: Scrape, run: _Run, raw: str, readings: list[names.Reading], labels: Labels, value: float) -> float:
     """The value as read (a value within a range's tolerance, as its bound), each signal it carries
     checked against its range: outside it, the signal is left out (or the scrape refused)."""
     kept = value
-    for reading in names.readings(name):
-        wanted = reading.name.over.labels if reading.part == "over" and reading.name.over else reading.name.labels
-        if not _matches(labels, wanted):
+    for reading in readings:
+        if reading.wanted and not _matches(labels, reading.wanted):
             continue
-        share = reading.name.over is not None  # a share's two series are raw counts; the share is checked when read
-        limits = reading.signal.range_of("over" if share else reading.part)
-        read, problem = limits.read(value)
-        if problem is None and reading.part == "bucket":
+        limits = reading.limits
+        if limits.low <= value <= limits.high and (not limits.integer or value.is_integer()):
+            if reading.part != "bucket":
+                continue  # the usual case, decided without a call
             problem = _bound_problem(reading.signal, dict(labels).get("le"))
+            if problem is None:
+                continue
+            read = value
+        else:
+            read, problem = limits.read(value)
         if problem is None:
             kept = read
             continue
@@ -331,8 +338,22 @@ def _matches(labels: Labels, wanted: Labels) -> bool:
     return all(held.get(k) == v for k, v in wanted)
 
 
+_BOUNDS: dict[tuple[str, float, float, str | None], str | None] = {}  # (signal, le) -> its problem: bounds repeat
+
+
 def _bound_problem(signal: names.Signal, le: str | None) -> str | None:
-    """What is wrong with a bucket's upper bound `le` (None: nothing)."""
+    """What is wrong with a bucket's upper bound `le` (None: nothing), remembered by bound."""
+    at = (signal.key, signal.range.low, signal.range.high, le)
+    held = _BOUNDS.get(at, "")
+    if held != "":
+        return held
+    if len(_BOUNDS) > 10_000:  # a scrape of endless distinct bounds must not grow this
+        _BOUNDS.clear()
+    _BOUNDS[at] = found = _bound_of(signal, le)
+    return found
+
+
+def _bound_of(signal: names.Signal, le: str | None) -> str | None:
     try:
         bound = float(le) if le is not None else math.nan
     except ValueError:
