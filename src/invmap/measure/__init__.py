@@ -26,9 +26,9 @@ def scrape_url(url: str) -> Any:
     more included."""
     import io
 
+    import invmap.measure.scrape as scrape
     from invmap import net
     from invmap.errors import NetworkError
-    from invmap.measure import scrape
 
     answer = net.fetch(url, service=url, deadline=SCRAPE_DEADLINE, cap=SCRAPE_CAP, headers={"Accept": ACCEPT})
     if answer.status >= 400:

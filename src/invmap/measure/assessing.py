@@ -111,7 +111,7 @@ def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None, bound: 
 
 
 def _no_engine(after: Any) -> str:
-    from invmap.measure import names
+    import invmap.measure.names as names
 
     engines = ", ".join(e.title for e in names.ENGINES)
     what = "holds no samples" if after.samples == 0 else f"holds {after.samples:,} samples but none of a known engine"
@@ -169,7 +169,7 @@ def summary_of(view: Any) -> dict[str, Any]:
 def _part_notes(result: Assessment, parts: list[Any], scrapes: Sequence[Any], seconds: float | None) -> None:
     """What each process's numbers cover (a window, or totals since it started), and what else the
     scrapes hold that is not read."""
-    from invmap.measure import names
+    import invmap.measure.names as names
 
     read = {view.engine for view in parts}
     for view in parts:
@@ -211,7 +211,7 @@ def _labelled(finding: declared.Finding, label: str) -> declared.Finding:
 
 
 def _left_out(result: Assessment, view: Any) -> None:
-    from invmap.measure import names
+    import invmap.measure.names as names
 
     for key, why in view.left_out().items():
         line = f"left out: {key} ({names.BY_SIGNAL[key].meaning}): {why}"
