@@ -4,7 +4,10 @@ The scrapes are what vLLM's PrometheusStatLogger registers (vllm/v1/metrics/logg
 counters and histograms with their bucket bounds, labels model_name and engine), written by
 prometheus_client itself, one set of series per data-parallel engine, plus the process and GC
 metrics prometheus_client adds: 200 KB is ~5 engines, 2 MB ~50. Targets (issue "metrics"): a 200 KB
-scrape <= 2x `invmap list --json`; a 2 MB scrape <= 1 s; and the peak memory of a 200 MB file.
+scrape <= 2x `invmap list --json`; a 2 MB scrape <= 1 s; and the peak memory of a 200 MB file. Issue
+"bounds": a 1 GB scrape refused at the 256 MiB cap (as a file: before a byte is read; on stdin: after
+reading to the cap) or read in under 100 MB, and 52 MB of distinct series of one metric in bounded
+memory (`--bounds` runs only these).
 """
 
 from __future__ import annotations
@@ -80,15 +83,58 @@ def run_once(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def peak_of(argv: list[str], env: dict[str, str], stdin: object = None) -> tuple[float, float, int]:
+    """Seconds, peak resident MiB and exit code of one run (in a child of its own, so the peak is its)."""
+    probe = (
+        "import resource, subprocess, sys, time\n"
+        "start = time.perf_counter()\n"
+        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
+        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, *argv], env=env, stdin=stdin, capture_output=True, text=True)
+    seconds, peak, code = done.stdout.split()
+    return float(seconds), float(peak), int(code)
+
+
+def bounds(program: str, work: Path, env: dict[str, str]) -> None:
+    """Issue 38's figures: a 1 GB scrape (a file, and stdin) and 52 MB of distinct series."""
+    big = work / "1g.prom"
+    with open(big, "wb") as out:
+        out.truncate(2**30)  # a file's size is read before its bytes
+    seconds, peak, code = peak_of([program, "triage", "--metrics", str(big), "--json"], env)
+    print(f"  1 GB scrape file (refused: exit {code})     {seconds:7.2f} s   peak {peak:.0f} MiB")
+    feeder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nblock = b'other_metric{a=\"1\"} 1\\n' * 65536\n"
+         "try:\n    [sys.stdout.buffer.write(block) for _ in range(2**30 // len(block))]\nexcept BrokenPipeError:\n    pass\n"],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    seconds, peak, code = peak_of([program, "triage", "--metrics", "-", "--json"], env, stdin=feeder.stdout)
+    feeder.kill()
+    print(f"  1 GB scrape on stdin (refused: exit {code})   {seconds:7.2f} s   peak {peak:.0f} MiB")
+    distinct = work / "distinct.prom"
+    with open(distinct, "w") as out:
+        out.write("# TYPE vllm:num_requests_running gauge\n")
+        n = 0
+        while out.tell() < 52 * 2**20:
+            out.write("".join(f'vllm:num_requests_running{{engine="{i}"}} 1\n' for i in range(n, n + 10_000)))
+            n += 10_000
+    seconds, peak, code = peak_of([program, "triage", "--metrics", str(distinct), "--json"], env)
+    print(f"  52 MB of {n:,} distinct series (exit {code})  {seconds:7.2f} s   peak {peak:.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--bounds", action="store_true", help="only the size and series-cap figures (issue 38)")
     args = parser.parse_args()
     program = str(Path(sys.executable).with_name("invmap"))
     work = Path(tempfile.mkdtemp(prefix="invmap-metrics-"))
     env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
     env.pop("INVMAP_CATALOG", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if args.bounds:
+        bounds(program, work, env)
+        return
     small, large = sized(200_000, work, "200k.prom"), sized(2_000_000, work, "2m.prom")
     commands = {
         "list --json": [program, "list", "--json"],
@@ -121,6 +167,7 @@ def main() -> None:
     seconds = run_once([program, "triage", "--metrics", str(big), "--json"], env)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     print(f"  triage --metrics 200 MB            {seconds:7.1f} s   peak {max(peak, before) / 1024:.0f} MiB")
+    bounds(program, work, env)
 
 
 if __name__ == "__main__":

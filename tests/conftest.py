@@ -6,6 +6,7 @@ Every test gets its own cache folder and no INVMAP_CATALOG, so results never dep
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import re
 import shutil
@@ -89,10 +90,30 @@ class Result:
     err: str
 
 
+def _not_json(constant: str):
+    raise AssertionError(f"the JSON output holds {constant}, which is not JSON (strict readers reject it)")
+
+
+def strictly_json(args, result: Result) -> None:
+    """Every JSON answer a test sees is strict JSON: no NaN, Infinity or -Infinity (issue 38)."""
+    words = list(args)
+    fmt = "json" if "--json" in words else None
+    for i, word in enumerate(words[:-1]):
+        if word in ("--format", "-f") and words[i + 1] in ("json", "jsonl"):
+            fmt = words[i + 1]
+    if fmt is None or result.code != 0 or not result.out.strip():
+        return
+    texts = result.out.splitlines() if fmt == "jsonl" else [result.out]
+    for text in texts:
+        if text.strip():
+            json.loads(text, parse_constant=_not_json)
+
+
 @pytest.fixture
 def cli():
     """invmap in-process through Typer's CliRunner: cli('list', '--json'); `environment=` runs it in
-    an `invmap.environment.Environment` of the test's (a terminal of some width, say)."""
+    an `invmap.environment.Environment` of the test's (a terminal of some width, say). A JSON answer
+    is parsed strictly (`strictly_json`)."""
     runner = CliRunner()
 
     def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, environment=None) -> Result:
@@ -100,7 +121,9 @@ def cli():
         result = runner.invoke(app, list(args), input=input, env=env, prog_name="invmap", **extra)
         if result.exception and not isinstance(result.exception, SystemExit):
             raise result.exception
-        return Result(result.exit_code, result.stdout, result.stderr)
+        done = Result(result.exit_code, result.stdout, result.stderr)
+        strictly_json(args, done)
+        return done
 
     return run
 
@@ -113,7 +136,9 @@ def sh():
     def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, cwd: str | None = None) -> Result:
         full_env = {**os.environ, **(env or {})}
         done = subprocess.run([program, *args], input=input, capture_output=True, text=True, env=full_env, cwd=cwd)
-        return Result(done.returncode, done.stdout, done.stderr)
+        result = Result(done.returncode, done.stdout, done.stderr)
+        strictly_json(args, result)
+        return result
 
     return run
 

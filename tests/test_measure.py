@@ -163,7 +163,16 @@ def _spec() -> str:
     )
 
 
+def _failed() -> str:
+    """Issue 48's case: 10 of 200 finished requests aborted (6) or failed (4), two series of one counter."""
+    reg = scrapes.vllm()
+    for reason, count in (("stop", 150), ("length", 40), ("abort", 6), ("error", 4)):
+        reg.counter("vllm:request_success", count, finished_reason=reason)
+    return reg.text()
+
+
 FIRES = {
+    "failed-requests": (_failed, "L2", "10 of 200 finished requests were aborted or failed (5.0%, >= 5%)"),
     "kv-full-preempting": (lambda: kv_pressure(0.97, 48), "L3", "kv usage 0.97 (>= 0.90) and 48 preemptions"),
     "preempting": (
         lambda: kv_pressure(0.42, 48),

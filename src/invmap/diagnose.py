@@ -11,7 +11,7 @@ from typing import Any
 
 from invmap.errors import FileAccessError, UsageError
 
-MAX_INTERVAL = 3600  # seconds: longer, and the person should scrape twice and give both
+MAX_INTERVAL = 3600  # seconds invmap waits between two scrapes of one URL; two given scrapes may be further apart
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def interval_seconds(opts: TriageOptions) -> float | None:
         raise UsageError("--interval goes with --metrics: one URL to scrape twice, or two scrapes")
     if len(opts.metrics) == 1 and not is_url(opts.metrics[0]):
         raise UsageError("--interval with one --metrics needs a URL to scrape twice (a file is one scrape)")
-    if seconds > MAX_INTERVAL:
+    if seconds > MAX_INTERVAL and len(opts.metrics) == 1:  # invmap would wait that long between scrapes
         raise UsageError(f"--interval {opts.interval} is longer than an hour: scrape twice yourself and give both")
     return seconds
 
@@ -157,7 +157,13 @@ def read_bench(stdin: Any) -> Any:
 
     if stdin is None or stdin.closed:
         raise FileAccessError("cannot read the benchmark from stdin: it is closed")
-    return bench.read(stdin.buffer.read(bench.MAX_BYTES + 1), "stdin")
+    from invmap.errors import CatalogError
+    from invmap.location import read_capped
+
+    data = read_capped(stdin.buffer, bench.MAX_BYTES)
+    if len(data) > bench.MAX_BYTES:
+        raise CatalogError("stdin", ["is larger than 256 MiB; not a benchmark result invmap reads"])
+    return bench.read(data, "stdin")
 
 
 def run(idx: Any, filters: Any, opts: TriageOptions, measured: Any = None) -> Triage:

@@ -124,7 +124,10 @@ def _check_all(
     hosts: dict[str, threading.BoundedSemaphore] = {}
 
     def gate(url: str) -> threading.BoundedSemaphore:
-        host = (urlsplit(url).hostname or "").lower()
+        try:
+            host = (urlsplit(url).hostname or "").lower()
+        except ValueError:  # a malformed link: net.fetch says so, as the link's outcome
+            host = ""
         with lock:
             return hosts.setdefault(host, threading.BoundedSemaphore(per_host))
 
@@ -157,7 +160,10 @@ def _ask(client: Any, method: str, url: str, gate: Callable[[str], Any], timeout
         left = run_end - time.monotonic()
         if left <= 0:
             raise _RunOver
-        host = urlsplit(url).hostname or url
+        try:
+            host = urlsplit(url).hostname or url
+        except ValueError:
+            host = url
         return net.fetch(
             url,
             service=host,
@@ -209,6 +215,7 @@ def _retry_after(value: str | None) -> float | None:
 
 def _follow(client: Any, url: str, gate: Callable[[str], Any], timeout: float, run_end: float) -> Outcome:
     from invmap.errors import NetworkError
+    from invmap.net import MalformedURL
 
     first_hop: int | None = None
     current = url
@@ -221,12 +228,18 @@ def _follow(client: Any, url: str, gate: Callable[[str], Any], timeout: float, r
             location = response.headers.get("location")
             if 300 <= code < 400 and location:
                 first_hop = code if first_hop is None else first_hop
-                current = urljoin(current, location.strip())
-                if urlsplit(current).scheme.lower() not in ("http", "https"):
+                try:
+                    current = urljoin(current, location.strip())
+                    scheme = urlsplit(current).scheme.lower()
+                except ValueError:
+                    return Outcome("error", code, None, "redirected to a URL that cannot be read", reached=True)
+                if scheme not in ("http", "https"):
                     return Outcome("error", code, current, "redirected to a URL that is not http(s)", reached=True)
                 continue
             return _classify(code, url, current, first_hop)
         return Outcome("error", None, current, f"more than {MAX_REDIRECTS} redirects", reached=True)
+    except MalformedURL as exc:  # a catalog's link that is no URL is dead, whatever the network does
+        return Outcome("dead", None, None, exc.message, reached=True)  # (so it never reads as "no network")
     except _RunOver:
         moved = None if current == url else current
         return Outcome("timeout", None, moved, f"not checked within the run's {_RUN[0]:g} s", reached=reached)

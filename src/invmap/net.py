@@ -15,7 +15,10 @@ Every command that uses the network goes through here (`check --links`, `add --f
 
 Every failure (a name that does not resolve, a refused connection, TLS, the deadline, the cap, a
 broken answer) is NetworkError (exit 4) with a one-line message naming `service`. An HTTP status of
-400 or more is NOT an error here: the Answer carries it and the caller decides what it means.
+400 or more is NOT an error here: the Answer carries it and the caller decides what it means. A URL
+that cannot be parsed (a port that is no number, an unclosed `[`, a control character, no host) is
+MalformedURL, a usage error (exit 2) naming it, before anything is sent; a server that redirects to
+such a URL is a NetworkError (the answer is broken, not the question).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from invmap.errors import NetworkError
+from invmap.errors import NetworkError, UsageError
 
 if TYPE_CHECKING:  # only for the annotation: httpx is imported where a request is made
     import httpx
@@ -37,6 +40,33 @@ if TYPE_CHECKING:  # only for the annotation: httpx is imported where a request 
 MAX_REDIRECTS = 10
 SCHEMES = ("http", "https")
 _PIECE = 64 * 1024  # decompressed at most this much at a time (beyond what the cap leaves)
+
+
+class MalformedURL(UsageError):
+    """A URL given to invmap that cannot be parsed (exit 2); `kind` as a NetworkError's, for callers
+    that sort failures (`check --links` reports a catalog's malformed link as a broken one)."""
+
+    kind = "malformed"
+
+
+def checked_url(url: str) -> None:
+    """Nothing, for a URL that parses with a host and a numeric port; else MalformedURL naming it
+    (control characters are escaped where the message is shown)."""
+    if any(ord(c) < 0x21 or 0x7F <= ord(c) <= 0x9F for c in url):
+        raise MalformedURL(f"'{url}' is not a valid URL: it holds a space or a control character")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number or out of range
+    except ValueError as exc:
+        raise MalformedURL(f"'{url}' is not a valid URL ({exc})") from None
+    if parts.scheme.lower() in SCHEMES and not parts.hostname:
+        raise MalformedURL(f"'{url}' is not a valid URL: it names no host")
+    import httpx
+
+    try:
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise MalformedURL(f"'{url}' is not a valid URL ({_reason(exc)})") from None
 
 
 @dataclass(frozen=True)
@@ -83,6 +113,7 @@ def fetch(
     (kept open) is used when given, else one is made and closed for this request. The body of a
     HEAD request, or of any request with `read_body=False` (a link check), is not read: `body` is b"".
     """
+    checked_url(url)
     scheme = urlsplit(url).scheme.lower()
     if scheme not in SCHEMES:
         raise NetworkError(f"cannot ask {service}: '{url}' is not an http(s) URL", kind="error")
@@ -140,7 +171,10 @@ def _exchange(
             left = end - time.monotonic()
             if left <= 0 or stop.is_set():
                 raise NetworkError(f"{service} did not answer within {deadline:g} s", kind="timeout")
-            request = client.build_request(method, current, headers=sent, timeout=httpx.Timeout(left))
+            try:
+                request = client.build_request(method, current, headers=sent, timeout=httpx.Timeout(left))
+            except (httpx.InvalidURL, ValueError, TypeError) as exc:
+                raise NetworkError(f"cannot ask {service} ({current}): {_reason(exc)}", kind="error") from None
             try:
                 response = client.send(request, stream=True, follow_redirects=False)
             except httpx.TimeoutException:
@@ -152,7 +186,7 @@ def _exchange(
             try:
                 location = response.headers.get("location")
                 if follow and 300 <= response.status_code < 400 and location:
-                    target = urljoin(current, location.strip())
+                    target = _redirect(current, location, service)
                     if urlsplit(target).scheme.lower() not in SCHEMES:
                         raise NetworkError(
                             f"{service} redirected to '{target}', which is not an http(s) URL", kind="error"
@@ -167,6 +201,18 @@ def _exchange(
     finally:
         if own:
             client.close()
+
+
+def _redirect(current: str, location: str, service: str) -> str:
+    """Where a redirect points; a Location that is no URL is the server's broken answer (exit 4)."""
+    try:
+        target = urljoin(current, location.strip())
+        checked_url(target)
+    except (ValueError, MalformedURL) as exc:
+        raise NetworkError(
+            f"{service} redirected to a URL that cannot be read ({_reason(exc)})", kind="error"
+        ) from None
+    return target
 
 
 def _read(response: Any, service: str, end: float, deadline: float, cap: int, stop: threading.Event) -> bytes:

@@ -8,15 +8,13 @@ worded by `inputfile.named_failures`, as every input file's is.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from invmap.errors import CatalogError, FileAccessError
-from invmap.inputfile import named_failures
+from invmap.inputfile import named_failures, open_regular
 from invmap.location import MAX_VAR, STDIN, max_size, read_capped
 
 BOM = "\ufeff"  # the byte-order mark some editors write at a UTF-8 file's start
@@ -64,19 +62,10 @@ def _unreadable_catalog(path: str) -> Callable[[OSError], CatalogError]:
 
 
 def _read_regular(path: str, limit: int, too_big: str) -> bytes:
-    # O_NONBLOCK: opening a FIFO never waits for a writer; what is opened is then checked, by its
-    # descriptor (no window between a check and the open), to be a regular file.
-    seen = os.stat(path).st_mode  # a socket cannot even be opened: its kind is said first
-    if not (stat.S_ISREG(seen) or stat.S_ISDIR(seen)):
-        raise FileAccessError(f"cannot read {path}: it is {_kind_of(seen)}, not a regular file")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with open(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError
-        if not stat.S_ISREG(info.st_mode):
-            raise FileAccessError(f"cannot read {path}: it is {_kind_of(info.st_mode)}, not a regular file")
-        if info.st_size > limit:
+    # `open_regular`: opening a FIFO never waits for a writer, and what is opened is checked to be a
+    # regular file by its descriptor.
+    with open_regular(path, hint=None) as (handle, size):
+        if size > limit:
             raise CatalogError(path, [too_big])
         return read_capped(handle, limit)
 
@@ -175,13 +164,6 @@ def parse_text(text: str, path: str) -> dict[str, Any]:
         raise CatalogError(path, ["invalid TOML: nested too deeply"]) from None
     except MemoryError:
         raise CatalogError(path, ["too large to parse in the memory available"]) from None
-
-
-def _kind_of(mode: int) -> str:
-    """`a FIFO`, `a character device`, ...: what a path that is not a regular file is."""
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-    kinds += ((stat.S_ISSOCK, "a socket"),)
-    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def read_table(path: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""From measurements to levels: an engine's Prometheus scrape or a benchmark's results, read against
-the rules in `rules.py` (declared in data/rules.toml), give level assessments `[{code, score, confidence, evidence}]` and notes
-(the window, what was missing, the key numbers when all is well).
+"""From measurements to levels: an engine's (or a router's) Prometheus scrape or a benchmark's results,
+read against the rules in `rules.py` (declared in data/rules.toml), give level assessments
+`[{code, score, confidence, evidence}]` and notes (assessing.py); here, a scrape fetched from a URL, the
+decode bandwidth bound a rule compares with, and the measured levels combined with the words'.
 
 Nothing here imports the CLI; the network is reached only through `invmap.net`.
 """
@@ -8,24 +9,16 @@ Nothing here imports the CLI; the network is reached only through `invmap.net`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from invmap.measure import rules as declared
+from invmap.measure.assessing import Assessment, assess_bench, assess_scrapes
 from invmap.text import plural
+
+__all__ = ["Assessment", "DecodeBound", "assess_bench", "assess_scrapes", "combine", "scrape_url"]
 
 ACCEPT = "text/plain;version=0.0.4"  # what a scrape asks for: the text format prometheus_client parses
 SCRAPE_DEADLINE = 30.0
-SCRAPE_CAP = 256 * 2**20
-STEPS = ("low", "medium", "high")
-
-
-@dataclass
-class Assessment:
-    levels: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    windowed: bool = False
+SCRAPE_CAP = 256 * 2**20  # as a file's or stdin's (scrape.CAP)
 
 
 def scrape_url(url: str) -> Any:
@@ -33,9 +26,9 @@ def scrape_url(url: str) -> Any:
     more included."""
     import io
 
+    import invmap.measure.scrape as scrape
     from invmap import net
     from invmap.errors import NetworkError
-    from invmap.measure import scrape
 
     answer = net.fetch(url, service=url, deadline=SCRAPE_DEADLINE, cap=SCRAPE_CAP, headers={"Accept": ACCEPT})
     if answer.status >= 400:
@@ -53,8 +46,11 @@ class DecodeBound:
         self.model, self.gpu, self.bandwidth, self.efficiency = model, gpu, bandwidth, efficiency
         self._seen: dict[tuple[int, int], float] = {}
 
-    def seconds(self, batch: int, context: int) -> float:
+    def seconds(self, batch: int, context: int) -> float | None:
+        """The bound in seconds, or None where the batch or context measured is past what an
+        estimate takes (the measurement's, not an option's: nothing to blame on --batch-size)."""
         from invmap import estimate
+        from invmap.errors import UsageError
 
         key = (max(1, batch), max(1, context))
         if key not in self._seen:
@@ -68,9 +64,11 @@ class DecodeBound:
                 options["bandwidth_bytes_per_second"] = self.bandwidth
             if self.efficiency is not None:
                 options["efficiency"] = self.efficiency
-            self._seen[key] = float(
-                estimate.roofline(options, self.model, self.gpu)["results"]["step_time_lower_bound_seconds"]
-            )
+            try:
+                found = estimate.roofline(options, self.model, self.gpu)["results"]["step_time_lower_bound_seconds"]
+            except UsageError:
+                return None
+            self._seen[key] = float(found)
         return self._seen[key]
 
     def rate(self) -> str:
@@ -80,182 +78,6 @@ class DecodeBound:
             of = f"{self.efficiency:g} x {rate / 1e12:.3g} TB/s" + (f", {named}" if named else "")
             return f"{rate * self.efficiency / 1e12:.3g} TB/s ({of})"
         return f"{rate / 1e12:.3g} TB/s" + (f" ({named})" if named else "")
-
-
-def _confidence(findings: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> str:
-    step = 2 if windowed else 1  # totals since start blur what is happening now
-    if all(f.momentary for _, f in findings):
-        step = min(step, 1)  # gauges say what held at the moment of the scrape
-    if len(findings) == 1 and findings[0][1].strength < 0.25:
-        step -= 1
-    if len(findings) >= 2:
-        step += 1
-    return STEPS[max(0, min(step, 2))]
-
-
-def _levels(found: list[tuple[declared.Rule, declared.Finding]], windowed: bool) -> list[dict[str, Any]]:
-    by_level: dict[str, list[tuple[declared.Rule, declared.Finding]]] = {}
-    for rule, finding in found:
-        for code in finding.levels or rule.levels:
-            by_level.setdefault(code, []).append((rule, finding))
-    out = []
-    for code, findings in by_level.items():
-        best = max(r.weight * (60 + 40 * f.strength) for r, f in findings)
-        score = round(min(100.0, best + 5 * (len(findings) - 1)), 1)
-        out.append(
-            {
-                "code": code,
-                "score": score,
-                "confidence": _confidence(findings, windowed),
-                "evidence": [{"rule": r.id, "text": f.text, "signals": f.signals} for r, f in findings],
-            }
-        )
-    out.sort(key=lambda lv: (-lv["score"], lv["code"]))
-    return out
-
-
-def assess_scrapes(
-    scrapes: Sequence[Any], seconds: float | None = None, bound: DecodeBound | None = None
-) -> Assessment:
-    """Assess one scrape (totals since the engine started) or two (the window between them); with
-    `bound`, per-token decode time is compared with the bandwidth bound of that model on that GPU."""
-    from invmap.measure import names
-    from invmap.measure.view import View, summary
-
-    after = scrapes[-1]
-    before = scrapes[0] if len(scrapes) > 1 else None
-    view = View(after, before, seconds)
-    view.bound = bound
-    result = Assessment(warnings=[w for s in scrapes for w in s.warnings], windowed=view.windowed)
-    if view.engine is None:
-        engines = ", ".join(e.title for e in names.ENGINES)
-        what = (
-            "holds no samples" if after.samples == 0 else f"holds {after.samples:,} samples but none of a known engine"
-        )
-        result.notes.append(f"not enough signal: {after.source} {what} ({engines})")
-        return result
-    if view.reset:
-        result.notes.append(
-            "a counter went down between the two scrapes (the engine restarted): the second scrape is read alone, "
-            "as totals since the restart"
-        )
-    if view.windowed:
-        result.notes.append(f"window: {view.span().removeprefix('in ')} ({view.engine_title})")
-    else:
-        more = "" if before is not None else "; give --metrics twice (or a URL with --interval) for a window"
-        result.notes.append(f"totals since the engine started ({view.engine_title}, one scrape){more}")
-    for other in view.others:
-        result.notes.append(f"also {after.engines[other]:,} samples of {names.BY_KEY[other].title}, not read")
-    found: list[tuple[declared.Rule, declared.Finding]] = []
-    missing: list[tuple[declared.Rule, str]] = []
-    checked = 0
-    for rule in declared.RULES:
-        if rule.kind != "metrics":
-            continue
-        outcome = rule.test(view, rule)
-        if isinstance(outcome, declared.Finding):
-            found.append((rule, outcome))
-        elif isinstance(outcome, declared.Missing):
-            missing.append((rule, outcome.needs))
-        else:
-            checked += 1
-    finished = view.counter("finished")
-    ttft = view.hist("ttft") or view.hist("e2e")
-    if (finished is not None and finished.value <= 0) or (ttft is not None and ttft[0].count <= 0):
-        result.notes.append(f"no request has finished {view.span()}")
-    result.levels = _levels(found, view.windowed)
-    _verdict(result, found, missing, checked, _numbers(summary(view)))
-    return result
-
-
-def assess_bench(bench: Any, bound: DecodeBound | None = None) -> Assessment:
-    """Assess each run of a benchmark result (with `bound`, against the decode bandwidth bound)."""
-    result = Assessment(windowed=True)
-    runs = bench.runs
-    for run in runs:
-        run["_bound"] = bound
-    result.notes.append(f"benchmark: {bench.tool}, {plural(len(runs), 'run')} ({bench.source})")
-    found: list[tuple[declared.Rule, declared.Finding]] = []
-    missing: dict[str, tuple[declared.Rule, str]] = {}
-    checked = 0
-    for run in runs:
-        for rule in declared.RULES:
-            if rule.kind != "bench":
-                continue
-            outcome = rule.test(run, rule)
-            if isinstance(outcome, declared.Finding):
-                if len(runs) > 1 and run.get("label"):
-                    outcome = declared.Finding(
-                        f"{run['label']}: {outcome.text}", outcome.signals, outcome.strength, outcome.momentary
-                    )
-                found.append((rule, outcome))
-            elif isinstance(outcome, declared.Missing):
-                missing.setdefault(rule.id, (rule, outcome.needs))
-            else:
-                checked += 1
-    fired = {r.id for r, _ in found}
-    result.levels = _levels(found, True)
-    numbers = {}
-    if runs:
-        last = runs[-1]
-        for key in ("completed", "failed", "ttft_median", "ttft_p99", "tpot_median", "tpot_p99", "itl_p99"):
-            if key in last:
-                numbers[key] = last[key]
-    _verdict(result, found, [m for k, m in missing.items() if k not in fired], checked, _bench_numbers(numbers))
-    return result
-
-
-def _verdict(
-    result: Assessment,
-    found: list[Any],
-    missing: list[tuple[declared.Rule, str]],
-    checked: int,
-    numbers: str,
-) -> None:
-    if found:
-        pass
-    elif checked:
-        result.notes.append(f"healthy by these signals: {numbers}" if numbers else "healthy by these signals")
-    else:
-        result.notes.append("not enough signal: " + "; ".join(sorted({needs for _, needs in missing})))
-        return
-    if missing:
-        result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in missing))
-
-
-def _numbers(summary: dict[str, Any]) -> str:
-    from invmap.measure.wording import count, quantile_text
-
-    parts = []
-    for key, label in (("running", "running"), ("waiting", "waiting")):
-        if key in summary:
-            parts.append(f"{count(summary[key])} {label}")
-    if "kv_usage" in summary:
-        parts.append(f"kv usage {summary['kv_usage']:.2f}")
-    for key, label in (("preemptions", "preemptions"), ("finished", "requests finished")):
-        if key in summary:
-            parts.append(f"{count(summary[key])} {label}")
-    for key, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
-        for q in (50, 99):
-            found = summary.get(f"{key}_p{q}")
-            if found:
-                parts.append(quantile_text(f"{label} p{q}", found))
-    return ", ".join(parts)
-
-
-def _bench_numbers(numbers: dict[str, Any]) -> str:
-    from invmap.measure.wording import count, ms
-
-    labels = {
-        "completed": ("completed", count),
-        "failed": ("failed", count),
-        "ttft_median": ("TTFT median", ms),
-        "ttft_p99": ("TTFT p99", ms),
-        "tpot_median": ("TPOT median", ms),
-        "tpot_p99": ("TPOT p99", ms),
-        "itl_p99": ("ITL p99", ms),
-    }
-    return ", ".join(f"{labels[k][0]} {labels[k][1](v)}" for k, v in numbers.items())
 
 
 def _shaped(item: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,11 @@ Formats, as their tools write them (read in the tools' own code):
 GenAI-Perf's `inter_token_latency` and GuideLLM's `inter_token_latency_ms` are per-request averages of
 the time between tokens after the first (what vLLM calls TPOT), so they are read as TPOT: neither file
 keeps the per-token gaps an ITL tail needs.
+
+Every number a run holds has a declared range (benchfields.py: `FIELDS`, `FAMILIES`): request counts
+are whole numbers from 0 (outside, the file is refused, exit 3), latencies from 0 ms, a fraction 0 to 1;
+a value outside its range is left out with a note naming the file, line, key and value. Every value is
+put through `_put`, which records where in the file it came from.
 """
 
 from __future__ import annotations
@@ -30,11 +35,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import CatalogError
-from invmap.inputfile import read_capped
+from invmap.inputfile import STREAM_HINT, read_capped
+from invmap.measure.benchfields import checked
 from invmap.reading import utf8_text
 
 MAX_BYTES = 256 * 2**20
 MARK = "Serving Benchmark Result"
+TOO_LONG = "holds an integer of more than 4,300 digits, which is no benchmark's number"
+FIRST_TOKEN = 1e-6  # seconds: a first token faster than a microsecond is no measurement (a failed request's 0)
 STATS = ("mean", "median", "p99", "min", "max")
 _LATENCY = {"TTFT": "ttft", "TPOT": "tpot", "ITL": "itl", "E2EL": "e2e", "E2E Latency": "e2e"}
 
@@ -44,6 +52,7 @@ class Bench:
         self.source = source
         self.tool = tool
         self.runs = runs
+        self.notes: list[str] = []  # numbers left out, each with where it was
 
 
 def read_path(path: str) -> Bench:
@@ -52,12 +61,17 @@ def read_path(path: str) -> Bench:
         MAX_BYTES,
         "is a folder, not a benchmark result",
         "is larger than 256 MiB; not a benchmark result invmap reads",
+        hint=STREAM_HINT,
     )
     return read(data, path)
 
 
 def read(data: bytes, source: str) -> Bench:
     text = utf8_text(data, source, "line {line} is not UTF-8 text; not a benchmark result")
+    return checked(_parsed(text, source), text)
+
+
+def _parsed(text: str, source: str) -> Bench:
     stripped = text.lstrip()
     if MARK in text:
         return _summary(text, source)
@@ -76,10 +90,17 @@ def read(data: bytes, source: str) -> Bench:
 
 
 def _number(value: Any) -> float | None:
+    """A number as a file writes it (`1,024`, `"inf"`, `NaN`, a 400-digit integer: infinite), or None
+    where it is no number at all; its range (benchcheck.py) decides whether it can be used."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, float):
+        return value
     if isinstance(value, str):
         raw = value.strip().replace(",", "")
         if raw.lower() in ("inf", "+inf", "infinity"):
@@ -91,11 +112,20 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _rate(run: dict[str, Any], value: Any) -> None:
+def _put(run: dict[str, Any], signal: str, value: float | None, origin: Any) -> None:
+    """`value` into `run` under `signal`, with where it came from: a line number, or the keys that
+    lead to it in a JSON document (benchcheck.py finds their line when a value must be named)."""
+    if value is None:
+        return
+    run[signal] = value
+    run.setdefault("_from", {})[signal] = origin
+
+
+def _rate(run: dict[str, Any], value: Any, origin: Any) -> None:
     rate = _number(value)
     if rate is not None:
-        run["request_rate"] = rate
-        run["unbounded"] = math.isinf(rate)
+        _put(run, "request_rate", rate, origin)
+        run["unbounded"] = math.isinf(rate) and rate > 0
 
 
 # --- a format's numbers, declared -------------------------------------------------------------
@@ -104,13 +134,14 @@ def _rate(run: dict[str, Any], value: Any) -> None:
 @dataclass(frozen=True)
 class Field:
     """One number of a format: the keys leading to it, the signal it fills (`x scale / per`, to
-    milliseconds or a fraction), and whether an infinite value is dropped (`finite`)."""
+    milliseconds or a fraction); `keys`, the keys as the file writes them where `path` names a
+    joined object (GuideLLM's request totals)."""
 
     path: tuple[str, ...]
     signal: str
     scale: float = 1.0
     per: float = 1.0
-    finite: bool = True
+    keys: tuple[str, ...] = ()
 
 
 def _at(obj: Any, path: tuple[str, ...]) -> Any:
@@ -126,8 +157,8 @@ def _fill(run: dict[str, Any], obj: Any, fields: tuple[Field, ...]) -> None:
     """Every declared number `obj` holds, into `run` under its signal."""
     for one in fields:
         value = _number(_at(obj, one.path))
-        if value is not None and not (one.finite and math.isinf(value)):
-            run[one.signal] = value * one.scale / one.per
+        if value is not None:
+            _put(run, one.signal, value * one.scale / one.per, ("key", one.keys or one.path))
 
 
 # --- vLLM and SGLang ---------------------------------------------------------------------------
@@ -136,11 +167,11 @@ SERVING_COUNTS = tuple(
     Field((key,), key) for key in ("completed", "failed", "max_concurrency", "concurrency", "duration")
 )
 SERVING_FIGURES = (
-    Field(("max_concurrent_requests",), "peak_concurrency", finite=False),  # vLLM: the most in flight at once
-    Field(("total_input_tokens",), "input_tokens", finite=False),
-    Field(("total_output_tokens",), "output_tokens", finite=False),
-    Field(("request_throughput",), "request_throughput", finite=False),
-    Field(("output_throughput",), "output_throughput", finite=False),
+    Field(("max_concurrent_requests",), "peak_concurrency"),  # vLLM: the most in flight at once
+    Field(("total_input_tokens",), "input_tokens"),
+    Field(("total_output_tokens",), "output_tokens"),
+    Field(("request_throughput",), "request_throughput"),
+    Field(("output_throughput",), "output_throughput"),
     *(
         Field((f"{stat}_{name}_ms",), f"{short}_{stat}")
         for short, names in (
@@ -159,11 +190,11 @@ SERVING_ACCEPTANCE = (Field(("spec_decode_acceptance_rate",), "spec_acceptance",
 def _serving_json(obj: dict[str, Any], tool: str) -> dict[str, Any]:
     run: dict[str, Any] = {}
     _fill(run, obj, SERVING_COUNTS)
-    _rate(run, obj.get("request_rate"))
+    _rate(run, obj.get("request_rate"), ("key", ("request_rate",)))
     _fill(run, obj, SERVING_FIGURES)
     fastest = _fastest_ttft(obj)
     if fastest is not None:
-        run["ttft_min"] = fastest * 1000
+        _put(run, "ttft_min", fastest * 1000, ("key", ("ttfts",)))
     _fill(run, obj, SERVING_ACCEPTANCE)
     return run
 
@@ -180,7 +211,7 @@ def _fastest_ttft(obj: dict[str, Any]) -> float | None:
         for i, t in enumerate(ttfts)
         if _number(t) and not (i < len(errors) and errors[i])  # a failed request's TTFT is 0
     ]
-    good = [t for t in good if t is not None and t > 0 and not math.isinf(t)]
+    good = [t for t in good if t is not None and FIRST_TOKEN <= t and math.isfinite(t)]
     return min(good) if good else None
 
 
@@ -207,10 +238,13 @@ def _summary(text: str, source: str) -> Bench:
     starts = [n for n, line in enumerate(lines) if MARK in line]
     runs, sglang = [], False
     for k, start in enumerate(starts):
-        run, backend = _summary_block(lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)])
+        run, backend = _summary_block(
+            lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)], start + 2
+        )
         sglang = sglang or backend
         if "request_rate" not in run:  # vLLM prints the rate above the block (or, when bounded, inside it)
-            _rate_above(run, lines[starts[k - 1] + 1 if k else 0 : start], sglang)
+            above = starts[k - 1] + 1 if k else 0
+            _rate_above(run, lines[above:start], sglang, above + 1)
         if not any(k.endswith(("_mean", "_median")) for k in run) and "completed" not in run:
             raise CatalogError(source, [f"line {start + 1} opens a '{MARK}' block that holds no result lines"])
         runs.append(run)
@@ -223,45 +257,46 @@ def _body(line: str) -> str:
     return line.strip().lstrip("#").strip()  # summaries pasted into scripts keep a leading '#'
 
 
-def _summary_block(lines: list[str]) -> tuple[dict[str, Any], bool]:
-    """One block's run, and whether it names a backend (SGLang's summary does)."""
+def _summary_block(lines: list[str], first: int) -> tuple[dict[str, Any], bool]:
+    """One block's run (its first line is line `first` of the file), and whether it names a backend
+    (SGLang's summary does)."""
     run: dict[str, Any] = {}
     backend = False
-    for line in lines:
+    for n, line in enumerate(lines, first):
         body = _body(line)
         if body.startswith("=" * 10):
             break
         label, colon, value = body.rpartition(":")
         if colon:
             backend = backend or label.strip() == "Backend"
-            _summary_line(run, label.strip(), value.strip())
+            _summary_line(run, label.strip(), value.strip(), ("line", n, label.strip()))
     return run, backend
 
 
-def _rate_above(run: dict[str, Any], lines: list[str], sglang: bool) -> None:
-    for line in lines:
+def _rate_above(run: dict[str, Any], lines: list[str], sglang: bool, first: int) -> None:
+    for n, line in enumerate(lines, first):
         body = _body(line)
         if body.startswith("Traffic request rate:"):
-            _rate(run, body.partition(":")[2])
+            _rate(run, body.partition(":")[2], ("line", n, "Traffic request rate"))
     if "request_rate" not in run and not sglang and "completed" in run and "failed" in run:
         run["request_rate"], run["unbounded"] = math.inf, True  # vLLM prints the rate only when finite
 
 
-def _summary_line(run: dict[str, Any], label: str, value: str) -> None:
+def _summary_line(run: dict[str, Any], label: str, value: str, origin: Any) -> None:
     number = _number(value)
     if label in RATE_LABELS:
-        _rate(run, value)
+        _rate(run, value, origin)
         return
-    if number is None or math.isinf(number):
+    if number is None:
         return
     if label in SUMMARY_LABELS:
-        run[SUMMARY_LABELS[label]] = number
+        _put(run, SUMMARY_LABELS[label], number, origin)
     elif label.endswith("(ms)"):
         stat, _, metric = label[: -len("(ms)")].strip().partition(" ")
         short = _LATENCY.get(metric.strip())
         stat = stat.lower()
         if short and (stat in ("mean", "median", "min", "max") or stat.startswith("p")):
-            run[f"{short}_{stat}"] = number
+            _put(run, f"{short}_{stat}", number, origin)
 
 
 def _name_runs(runs: list[dict[str, Any]]) -> None:
@@ -281,39 +316,43 @@ _GENAI = {
 }
 _UNIT = {"ms": 1.0, "s": 1000.0, "us": 0.001, "ns": 1e-6}
 GENAI_FIELDS = (
-    Field(("request_throughput", "avg"), "request_throughput", finite=False),
-    Field(("output_token_throughput", "avg"), "output_throughput", finite=False),
+    Field(("request_throughput", "avg"), "request_throughput"),
+    Field(("output_token_throughput", "avg"), "output_throughput"),
 )
 
 
-def _genai_json(obj: dict[str, Any]) -> dict[str, Any]:
+def _genai_json(obj: dict[str, Any], rows: dict[str, int] | None = None) -> dict[str, Any]:
+    """A GenAI-Perf run from its JSON export (or its CSV's rows, `rows` naming each metric's line)."""
     run: dict[str, Any] = {}
     for name, short in _GENAI.items():
         stats = obj.get(name)
         if isinstance(stats, dict):
-            _genai_stats(run, short, stats)
+            _genai_stats(run, short, stats, name, rows)
     _fill(run, obj, GENAI_FIELDS)
     config = obj.get("input_config")
     concurrency = _number(_find(config, "concurrency"))
     if concurrency is not None:
-        run["max_concurrency"] = concurrency
+        _put(run, "max_concurrency", concurrency, ("key", ("input_config", "concurrency")))
     rate = _find(config, "request_rate")
     if rate is not None:
-        _rate(run, rate)
+        _rate(run, rate, ("key", ("input_config", "request_rate")))
     return run
 
 
-def _genai_stats(run: dict[str, Any], short: str, stats: dict[str, Any]) -> None:
+def _genai_stats(
+    run: dict[str, Any], short: str, stats: dict[str, Any], name: str, rows: dict[str, int] | None
+) -> None:
     """One metric's `{unit, avg, min, max, p99, ...}`, latencies to milliseconds."""
     scale = _UNIT.get(str(stats.get("unit", "ms")).lower(), 1.0) if short in ("ttft", "tpot", "e2e") else 1.0
     for stat, value in stats.items():
         number = _number(value)
-        if number is None or math.isinf(number) or stat == "unit":
+        if number is None or stat == "unit":
             continue
+        origin = ("line", rows[name], f"{name} {stat}") if rows and name in rows else ("key", (name, stat))
         stat = {"avg": "mean", "p50": "median"}.get(stat, stat)
-        run[f"{short}_{stat}"] = number * scale
+        _put(run, f"{short}_{stat}", number * scale, origin)
         if stat == "median":
-            run[f"{short}_p50"] = number * scale
+            _put(run, f"{short}_p50", number * scale, origin)
 
 
 def _find(obj: Any, key: str, depth: int = 0) -> Any:
@@ -331,8 +370,9 @@ def _find(obj: Any, key: str, depth: int = 0) -> Any:
 
 def _genai_csv(text: str, source: str) -> Bench:
     stats: dict[str, dict[str, Any]] = {}
+    rows: dict[str, int] = {}  # metric -> the line of its row
     header: list[str] = []
-    for n, row in enumerate(csv.reader(io.StringIO(text)), 1):
+    for n, row in _csv_rows(text, source):
         if not row or not any(cell.strip() for cell in row):
             header = []
             continue
@@ -344,14 +384,29 @@ def _genai_csv(text: str, source: str) -> Bench:
         name = row[0].split("(")[0].strip().lower().replace(" ", "_")
         unit = row[0].partition("(")[2].rstrip(")").strip() if "(" in row[0] else ""
         values = dict(zip(header[1:], row[1:]))
+        rows[name] = n
         if header[1:] == ["Value"]:
             stats[name] = {"unit": unit, "avg": values.get("Value")}
         else:
             stats[name] = {"unit": unit or "ms", **values}
-    run = _genai_json(stats)
+    run = _genai_json(stats, rows)
     if not run:
         raise CatalogError(source, ["line 1 opens a CSV with none of GenAI-Perf's metrics (Time To First Token, ...)"])
     return Bench(source, "GenAI-Perf CSV export", [run])
+
+
+def _csv_rows(text: str, source: str) -> Any:
+    """(line, row) for each CSV row; a field past the csv module's limit (128 KiB) or a broken
+    quote is the file's problem, named by its line."""
+    reader = csv.reader(io.StringIO(text))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise CatalogError(source, [f"line {reader.line_num} is not a GenAI-Perf CSV row ({exc})"]) from None
+        yield reader.line_num, row
 
 
 # --- GuideLLM ----------------------------------------------------------------------------------
@@ -371,22 +426,25 @@ GUIDELLM_FIELDS = (
             *(("percentiles", stat) for stat in ("p50", "p90", "p95", "p99")),
         )
     ),
-    Field(("metrics", "request_concurrency", "successful", "mean"), "concurrency", finite=False),
-    Field(("totals", "successful"), "completed", finite=False),
-    Field(("totals", "errored"), "failed", finite=False),
+    Field(("metrics", "request_concurrency", "successful", "mean"), "concurrency"),
+    Field(("totals", "successful"), "completed", keys=("request_totals", "successful")),
+    Field(("totals", "errored"), "failed", keys=("request_totals", "errored")),
 )
 
 
-def _guidellm(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    runs = []
-    for n, bench in enumerate(obj.get("benchmarks") or [], 1):
+def _guidellm(obj: dict[str, Any], starts: list[int]) -> list[dict[str, Any]]:
+    """Each benchmark's run (`starts`: where each benchmark begins in the text, for naming lines)."""
+    benchmarks = obj.get("benchmarks")
+    runs: list[dict[str, Any]] = []
+    for n, bench in enumerate(benchmarks if isinstance(benchmarks, list) else [], 1):
         if not isinstance(bench, dict):
             continue
         metrics = bench.get("metrics") if isinstance(bench.get("metrics"), dict) else {}
         run: dict[str, Any] = {}
         totals = metrics.get("request_totals") or bench.get("request_totals") or {}
-        _fill(run, {"metrics": metrics, "totals": totals}, GUIDELLM_FIELDS)
+        _fill(run, {"metrics": metrics, "totals": totals if isinstance(totals, dict) else {}}, GUIDELLM_FIELDS)
         _strategy(run, bench, n)
+        run["_start"] = starts[n - 1] if n - 1 < len(starts) else 0
         runs.append(run)
     return runs
 
@@ -401,20 +459,22 @@ def _strategy(run: dict[str, Any], bench: dict[str, Any], n: int) -> None:
     run["unbounded"] = kind == "throughput"
     if kind == "synchronous":
         run["max_concurrency"] = 1.0
-    elif _number(strategy.get("streams")) is not None:
-        run["max_concurrency"] = _number(strategy.get("streams"))
+    else:
+        _put(run, "max_concurrency", _number(strategy.get("streams")), ("key", ("strategy", "streams")))
     rate = _number(strategy.get("rate"))
-    run["label"] = f"benchmark {n} ({kind}{f' {rate:g} req/s' if rate else ''})"
+    shown = f" {rate:g} req/s" if rate and math.isfinite(rate) and 0 < rate < 1e12 else ""
+    run["label"] = f"benchmark {n} ({str(kind)[:40]}{shown})"
 
 
 # --- JSON dispatch -----------------------------------------------------------------------------
 
 
 def _json(text: str, source: str) -> Bench:
-    objs = _json_objects(text, source)
+    objs, starts = _json_objects(text, source)
     first = objs[0]
     if "benchmarks" in first:
-        runs = _guidellm(first)
+        at = text.find('"benchmarks"')
+        runs = _guidellm(first, element_starts(text, at) if at >= 0 else [])
         if not runs:
             raise CatalogError(source, ["key 'benchmarks' holds no benchmark (a GuideLLM report lists them)"])
         return Bench(source, "GuideLLM report", runs)
@@ -424,6 +484,8 @@ def _json(text: str, source: str) -> Bench:
         sglang = any("e2e_latency_ms" in k for k in first) or "accept_length" in first
         tool = "SGLang bench_serving result" if sglang else "vllm bench serve result"
         runs = [_serving_json(o, tool) for o in objs]
+        for run, start in zip(runs, starts):
+            run["_start"] = start
         _name_runs(runs)
         return Bench(source, tool, runs)
     raise CatalogError(
@@ -435,29 +497,35 @@ def _json(text: str, source: str) -> Bench:
     )
 
 
-def _json_objects(text: str, source: str) -> list[dict[str, Any]]:
+def _json_objects(text: str, source: str) -> tuple[list[dict[str, Any]], list[int]]:
     """One JSON document's objects (a list of them, or one), or a JSON-lines file's (SGLang appends
-    one object per run)."""
+    one object per run); and where each begins in the text."""
     try:
-        objs = [json.loads(text)]
+        objs, starts = [json.loads(text)], [0]
     except json.JSONDecodeError as first:
-        objs = _json_lines(text, source, first)
+        objs, starts = _json_lines(text, source, first)
     except RecursionError:
         raise CatalogError(source, ["is nested too deeply to be a benchmark result"]) from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise CatalogError(source, [TOO_LONG]) from None
     if len(objs) == 1 and isinstance(objs[0], list):
-        objs = objs[0]
+        objs, starts = objs[0], element_starts(text, 0)
     if not objs or not all(isinstance(o, dict) for o in objs):
         raise CatalogError(source, ["holds JSON that is not an object (a benchmark result is one)"])
-    return objs
+    return objs, starts
 
 
-def _json_lines(text: str, source: str, first: json.JSONDecodeError) -> list[Any]:
+def _json_lines(text: str, source: str, first: json.JSONDecodeError) -> tuple[list[Any], list[int]]:
     objs: list[Any] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    starts: list[int] = []
+    offset = 0
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        at, offset = offset, offset + len(line)
         if not line.strip():
             continue
         try:
             objs.append(json.loads(line))
+            starts.append(at)
         except json.JSONDecodeError:
             if not objs:
                 raise CatalogError(
@@ -467,5 +535,36 @@ def _json_lines(text: str, source: str, first: json.JSONDecodeError) -> list[Any
                 source, [f"line {n} is not a JSON object (a JSON-lines result has one a line)"]
             ) from None
         except RecursionError:
-            raise
-    return objs
+            raise CatalogError(source, [f"line {n} is nested too deeply to be a benchmark result"]) from None
+        except ValueError:
+            raise CatalogError(source, [f"line {n} {TOO_LONG}"]) from None
+    return objs, starts
+
+
+def element_starts(text: str, at: int) -> list[int]:
+    """Where each element of the JSON array that opens at or after `at` begins (strings skipped)."""
+    starts: list[int] = []
+    i = text.find("[", at)
+    if i < 0:
+        return starts
+    depth, expecting, end = 0, False, len(text)
+    while i < end:
+        c = text[i]
+        if depth == 1 and expecting and not c.isspace() and c not in ",]":
+            starts.append(i)
+            expecting = False
+        if c == '"':
+            i += 1
+            while i < end and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "[{":
+            depth += 1
+            expecting = depth == 1
+        elif c in "]}":
+            depth -= 1
+            if depth == 0:
+                break
+        elif c == "," and depth == 1:
+            expecting = True
+        i += 1
+    return starts

@@ -5,7 +5,14 @@ line it rejects is named by number. The input is streamed: it is cut into runs o
 lines (a run that ends inside a family starts the next with that family's TYPE line again), so the
 parser never holds more than one run's samples, and only the samples of the metrics invmap reads
 (`names.wanted`) are parsed and kept: a sample of any other metric is counted by its name and skipped
-(its syntax is not checked). Peak memory is the run plus those series, whatever the file's size.
+(its syntax is not checked). Peak memory is the run plus those series, and the series are capped
+(`series_per_metric`, `series_in_all` in data/metrics.toml): past a cap they are counted, not kept,
+and the signals that read the metric are left out. A scrape is at most `CAP` bytes, from a file,
+stdin or a URL alike.
+
+Every kept value passes its signal's declared range (`Signal.range_of`): a value outside it leaves
+the signal out, with the file, line, series and value said (`Scrape.left_out`), or refuses the scrape
+(exit 3) where the signal's declaration says `invalid = "refuse"`.
 """
 
 from __future__ import annotations
@@ -17,17 +24,21 @@ from typing import IO, Any
 
 import invmap.measure.names as names
 from invmap.errors import CatalogError
-from invmap.inputfile import named_failures
+from invmap.inputfile import named_failures, open_regular
+from invmap.measure.bounds import labelled
 from invmap.text import plural
 
 CHUNK = 20_000  # lines handed to the parser at once
 MAX_LINE = 1 << 20  # a longer line is not a scrape's (and would be held whole)
+CAP = 256 * 2**20  # bytes: the most of one scrape, from a file, stdin or a URL
+TOO_LARGE = "is larger than 256 MiB, the most invmap reads of one scrape"
 Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass
 class Scrape:
-    """The series invmap reads, by canonical sample name, then by their sorted labels."""
+    """The series invmap reads, by canonical sample name, then by their sorted labels; the signals
+    left out (signal key -> why: a value outside its range, a metric past the series cap)."""
 
     source: str
     series: dict[str, dict[Labels, float]] = field(default_factory=dict)
@@ -36,16 +47,37 @@ class Scrape:
     warnings: list[str] = field(default_factory=list)
     non_finite: int = 0
     lines: int = 0
+    left_out: dict[str, str] = field(default_factory=dict)
     _repeats: int = 0
+    _kept: int = 0
+    _outside: dict[str, int] = field(default_factory=dict)  # signal -> values outside its range
+    _dropped: dict[str, int] = field(default_factory=dict)  # sample name -> series not kept (past a cap)
+    full: set[str] = field(default_factory=set)  # scraped names past a cap: their lines are counted, not parsed
+    per_metric: int = field(default_factory=lambda: names.DECLARED.series_per_metric)
+    in_all: int = field(default_factory=lambda: names.DECLARED.series_in_all)
 
-    def add(self, name: str, labels: Labels, value: float) -> None:
+    def add(self, name: str, labels: Labels, value: float, raw: str = "") -> None:
         held = self.series.setdefault(name, {})
         if labels in held:
             self._repeats += 1
             if self._repeats <= 3:  # a scrape that repeats every series would flood stderr
                 shown = "{" + ",".join(f'{k}="{v}"' for k, v in labels) + "}" if labels else ""
                 self.warnings.append(f"{self.source}: {name}{shown} appears more than once: the last value is used")
+        elif len(held) >= self.per_metric or self._kept >= self.in_all:
+            self.drop(name)
+            self.full.add(raw or name)
+            return
+        else:
+            self._kept += 1
         held[labels] = value
+
+    def drop(self, name: str, count: int = 1) -> None:
+        self._dropped[name] = self._dropped.get(name, 0) + count
+
+    def outside(self, signal: names.Signal, where: str) -> None:
+        """A value of `signal` outside its range, at `where` (`FILE:LINE: series is ...`)."""
+        self.left_out.setdefault(signal.key, where)
+        self._outside[signal.key] = self._outside.get(signal.key, 0) + 1
 
     def finish(self) -> None:
         if self._repeats > 3:
@@ -54,6 +86,23 @@ class Scrape:
             )
         if self.non_finite:
             self.warnings.append(f"{self.source}: {plural(self.non_finite, 'NaN or infinite value')} ignored")
+        for key, count in self._outside.items():
+            if count > 1:
+                more = count - 1
+                self.left_out[key] += f" (and {more:,} more value{'s' if more != 1 else ''} outside the range)"
+        cap = names.DECLARED.series_per_metric
+        for name, count in sorted(self._dropped.items()):
+            kept = len(self.series.get(name, ()))
+            why = (
+                "the most of one metric"
+                if kept >= cap
+                else f"the most of all metrics, {names.DECLARED.series_in_all:,}"
+            )
+            reason = (f"{self.source}: {name} has {count:,} more series past the first {kept:,} ({why} invmap "
+                      "keeps): counted, not read")  # fmt: skip
+            self.warnings.append(reason)
+            for reading in names.readings(name):
+                self.left_out.setdefault(reading.signal.key, reason)
 
 
 class _Lines:
@@ -63,10 +112,16 @@ class _Lines:
         self.stream = stream
         self.source = source
         self.number = 0
+        self.size = 0
 
     def __iter__(self) -> Iterator[str]:
         while raw := self.stream.readline(MAX_LINE + 1):
             self.number += 1
+            self.size += len(raw)
+            if self.size > CAP:
+                raise CatalogError(self.source, [TOO_LARGE])
+            if self.number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark some editors write
             if len(raw) > MAX_LINE:
                 raise CatalogError(self.source, [f"line {self.number} is longer than 1 MiB; not a Prometheus scrape"])
             try:
@@ -101,7 +156,7 @@ def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
     known = _Known()
     for line in lines:
         stripped = line.lstrip()
-        if stripped and stripped[0] != "#" and _skipped(scrape, known.of(stripped)):
+        if stripped and stripped[0] != "#" and _skipped(scrape, *known.of(stripped)):
             continue
         cut = batch.comment(stripped, line) if stripped.startswith("#") else batch.other()
         if cut is not None:
@@ -118,7 +173,7 @@ class _Known:
     def __init__(self) -> None:
         self.names: dict[str, tuple[str | None, bool] | None] = {}
 
-    def of(self, stripped: str) -> tuple[str | None, bool] | None:
+    def of(self, stripped: str) -> tuple[str, tuple[str | None, bool] | None]:
         brace = stripped.find("{")
         head = stripped[:brace] if brace >= 0 else stripped
         name = head.split(None, 1)[0] if head[-1:].isspace() or " " in head or "\t" in head else head
@@ -127,16 +182,20 @@ class _Known:
                 self.names.clear()
             valid = names.sample_name(name) == name
             self.names[name] = (names.engine_of(names.canonical(name, False)), names.needed(name)) if valid else None
-        return self.names[name]
+        return name, self.names[name]
 
 
-def _skipped(scrape: Scrape, info: tuple[str | None, bool] | None) -> bool:
-    """Count a sample (and its engine's samples); whether it is left unparsed."""
+def _skipped(scrape: Scrape, name: str, info: tuple[str | None, bool] | None) -> bool:
+    """Count a sample (and its engine's samples); whether it is left unparsed (a metric no rule
+    reads, or one already past its series cap)."""
     if info is None:
         return False
     scrape.samples += 1
     if info[0]:
         scrape.engines[info[0]] = scrape.engines.get(info[0], 0) + 1
+    if name in scrape.full:
+        scrape.drop(names.canonical(name, False))
+        return True
     return not info[1]
 
 
@@ -207,7 +266,7 @@ def read(stream: IO[bytes], source: str) -> Scrape:
     for run in _runs(lines, scrape):
         try:
             for family in text_fd_to_metric_families(run):  # type: ignore[arg-type]
-                _keep(scrape, family.samples)
+                _keep(scrape, family.samples, run)
         except CatalogError:
             raise
         except Exception as exc:  # the parser raises bare ValueErrors (and worse) on bad text
@@ -223,22 +282,112 @@ def read(stream: IO[bytes], source: str) -> Scrape:
     return scrape
 
 
-def _keep(scrape: Scrape, samples: Iterable[object]) -> None:
+def _keep(scrape: Scrape, samples: Iterable[object], run: _Run) -> None:
     for sample in samples:
-        name, labels, value = sample[0], sample[1], sample[2]  # type: ignore[index]
-        plain = names.canonical(name, False)
-        name = names.canonical(name, "engine_type" in labels)
+        raw, labels, value = sample[0], sample[1], sample[2]  # type: ignore[index]
+        plain = names.canonical(raw, False)
+        name = names.canonical(raw, "engine_type" in labels)
         if name != plain and names.engine_of(name) == "trtllm":  # counted by prefix before: none
             scrape.engines["trtllm"] = scrape.engines.get("trtllm", 0) + 1
-        if not names.wanted(name):
+        readings = names.readings(name)
+        if not readings:
             continue
         if not math.isfinite(value):
             scrape.non_finite += 1
             continue
-        scrape.add(name, tuple(sorted(labels.items())), float(value))
+        held = tuple(sorted(labels.items()))
+        scrape.add(name, held, _checked(scrape, run, raw, readings, held, float(value)), raw)
+
+
+def _checked(scrape: Scrape, run: _Run, raw: str, readings: list[names.Reading], labels: Labels, value: float) -> float:
+    """The value as read (a value within a range's tolerance, as its bound), each signal it carries
+    checked against its range: outside it, the signal is left out (or the scrape refused)."""
+    kept = value
+    for reading in readings:
+        if reading.wanted and not _matches(labels, reading.wanted):
+            continue
+        limits = reading.limits
+        if limits.low <= value <= limits.high and (not limits.integer or value.is_integer()):
+            if reading.part != "bucket":
+                continue  # the usual case, decided without a call
+            problem = _bound_problem(reading.signal, dict(labels).get("le"))
+            if problem is None:
+                continue
+            read = value
+        else:
+            read, problem = limits.read(value)
+        if problem is None:
+            kept = read
+            continue
+        if reading.signal.key in scrape.left_out and limits.invalid == "omit":
+            scrape.outside(reading.signal, "")  # counted; the first one is said
+            continue
+        line = _line_of(run, raw, labels)
+        where = f"{scrape.source}:{line}" if line else scrape.source
+        said = f"{labelled(raw, labels)} {problem}"
+        if limits.invalid == "refuse":
+            raise CatalogError(where, [f"{said} ({reading.signal.key}: {reading.signal.meaning})"])
+        scrape.outside(reading.signal, f"{where}: {said}")
+    return kept
+
+
+def _matches(labels: Labels, wanted: Labels) -> bool:
+    if not wanted:
+        return True
+    held = dict(labels)
+    return all(held.get(k) == v for k, v in wanted)
+
+
+_BOUNDS: dict[tuple[str, float, float, str | None], str | None] = {}  # (signal, le) -> its problem: bounds repeat
+
+
+def _bound_problem(signal: names.Signal, le: str | None) -> str | None:
+    """What is wrong with a bucket's upper bound `le` (None: nothing), remembered by bound."""
+    at = (signal.key, signal.range.low, signal.range.high, le)
+    held = _BOUNDS.get(at, "")
+    if held != "":
+        return held
+    if len(_BOUNDS) > 10_000:  # a scrape of endless distinct bounds must not grow this
+        _BOUNDS.clear()
+    _BOUNDS[at] = found = _bound_of(signal, le)
+    return found
+
+
+def _bound_of(signal: names.Signal, le: str | None) -> str | None:
+    try:
+        bound = float(le) if le is not None else math.nan
+    except ValueError:
+        return f"has a bucket bound le={le!r} that is not a number"
+    if math.isnan(bound):
+        return "has a bucket bound that is not a number (le is NaN or missing)"
+    if math.isinf(bound):
+        return None if bound > 0 else "has a bucket bound of -Inf"
+    _, problem = signal.range.read(bound)
+    return None if problem is None else f"has a bucket bound le={le}: the bound {problem}"
+
+
+def _line_of(run: _Run, raw: str, labels: Labels) -> int | None:
+    """The line of the run that holds this sample (found again: a value outside its range is rare)."""
+    parse = _parser()
+    stem = names.key(raw)
+    for i, line in enumerate(run.lines):
+        stripped = line.lstrip()
+        if not stripped.startswith(stem) or run.numbers[i] == 0:
+            continue
+        try:
+            for family in parse(iter([stripped])):
+                for sample in family.samples:
+                    if names.key(sample[0]) == stem and tuple(sorted(sample[1].items())) == labels:
+                        return run.numbers[i]
+        except Exception:  # noqa: BLE001 - a line the parser took in its run parses alone too
+            continue
+    return None
 
 
 def read_path(path: str) -> Scrape:
-    """A scrape from a file; a missing or unreadable file is exit 3, as an unreadable catalog is."""
-    with named_failures(path, "is a folder, not a scrape"), open(path, "rb") as stream:
+    """A scrape from a regular file (a FIFO or device is refused: stdin, '-', is the way to stream);
+    a missing or unreadable file is exit 3, as an unreadable catalog is, and so is one over `CAP`."""
+    with named_failures(path, "is a folder, not a scrape"), open_regular(path) as (stream, size):
+        if size > CAP:
+            raise CatalogError(path, [TOO_LARGE])
         return read(stream, path)

@@ -64,12 +64,16 @@ class Reading:
 
 
 class View:
-    """What the rules read: one engine's signals over the window (or since it started)."""
+    """What the rules read: one engine's (or router's) signals over the window (or since it started).
+    `engine` names the process read (by default the one with the most samples); a signal a scrape
+    left out (a value outside its range, a metric past the series cap) reads as absent."""
 
-    def __init__(self, after: Scrape, before: Scrape | None = None, seconds: float | None = None) -> None:
+    def __init__(
+        self, after: Scrape, before: Scrape | None = None, seconds: float | None = None, engine: str | None = None
+    ) -> None:
         self.after = after
-        self.engine = _engine(after)
-        if before is not None and self.engine and before.engines and _engine(before) != self.engine:
+        self.engine = engine or _engine(after)
+        if engine is None and before is not None and self.engine and before.engines and _engine(before) != self.engine:
             raise UsageError(
                 f"the two scrapes come from different engines ({_title(_engine(before))} in {before.source}, "
                 f"{_title(self.engine)} in {after.source})"
@@ -78,6 +82,8 @@ class View:
         self.before = None if self.reset else before
         self.seconds = seconds if self.before is not None else None
         self.others = sorted(e for e in after.engines if e != self.engine)
+        self.bound: Any = None
+        self.derived: dict[str, str] = {}  # signal -> why a share computed from it cannot be read
 
     @property
     def windowed(self) -> bool:
@@ -87,24 +93,47 @@ class View:
     def engine_title(self) -> str:
         return _title(self.engine)
 
+    @property
+    def kind(self) -> str:
+        return names.BY_KEY[self.engine].kind if self.engine else "engine"
+
     def span(self) -> str:
         if not self.windowed:
-            return "since the engine started"
+            return f"since the {self.kind} started"
         if self.seconds:
             return f"in {_seconds_text(self.seconds)}"
         return "between the two scrapes"
 
     # --- reading signals
 
+    def left_out(self) -> dict[str, str]:
+        """Signals the scrapes left out, and why (the first scrape's reason first)."""
+        out = dict(self.after.left_out)
+        if self.before is not None:
+            out = {**self.before.left_out, **out}
+        return {**out, **self.derived}
+
+    def _usable(self, key: str) -> bool:
+        return key not in self.after.left_out and (self.before is None or key not in self.before.left_out)
+
     def _names(self, key: str) -> list[names.Name]:
+        if not self._usable(key):
+            return []
         return [n for n in names.BY_SIGNAL[key].names if n.engine == self.engine]
 
-    def _found(self, scrape: Scrape, name: names.Name, suffix: str = "") -> dict[Labels, float] | None:
-        metric = name.metric
+    def _found(
+        self, scrape: Scrape, name: names.Name, suffix: str = "", part: str = "value"
+    ) -> dict[Labels, float] | None:
+        """The series of `name` in `scrape` that carry its labels (`part`: its value, or what an
+        `over` share divides by), or None when the scrape has none of the metric."""
+        if part == "over" and name.over is not None:
+            metric, wanted = name.over.metric or name.metric, name.over.labels
+        else:
+            metric, wanted = (name.metric if suffix else name.base), name.labels
         for candidate in (metric + suffix, names.key(metric) + suffix, names.key(metric) + "_total" + suffix):
             held = scrape.series.get(candidate)
             if held is not None:
-                return {labels: v for labels, v in held.items() if _has(labels, name.labels)}
+                return {labels: v for labels, v in held.items() if _has(labels, wanted)}
         return None
 
     def present(self, key: str) -> bool:
@@ -113,31 +142,44 @@ class View:
         return any(self._found(self.after, n, suffix) for n in self._names(key))
 
     def gauge(self, key: str, both: bool = False, least: bool = False) -> Reading | None:
-        """The gauge's value (series summed, or the largest for a `max` signal); with two scrapes,
-        `both` takes the higher of their values, `least` the lower."""
+        """The gauge's value (series summed, or the largest for a `max` signal; over every name the
+        engine gives a `sum_names` signal); with two scrapes, `both` takes the higher of their values,
+        `least` the lower."""
         signal = names.BY_SIGNAL[key]
+        found: list[tuple[float, str]] = []
         for name in self._names(key):
             series = self._found(self.after, name)
             if not series:
                 continue
-            value = self._share(self.after, name, series, signal.combine)
+            value = self._share(self.after, name, series, signal)
             if value is None:
                 continue
             if (both or least) and self.before is not None:
                 earlier = self._found(self.before, name)
-                then = self._share(self.before, name, earlier, signal.combine) if earlier else None
+                then = self._share(self.before, name, earlier, signal) if earlier else None
                 if then is not None:
                     value = max(value, then) if both else min(value, then)
-            return Reading(value, name.metric)
-        return None
+            found.append((value, name.metric))
+            if not signal.sum_names:
+                break  # an old and a new name of one gauge: the first found is the one
+        if not found:
+            return None
+        return Reading(_combine((v for v, _ in found), signal.combine), found[0][1])
 
-    def _share(self, scrape: Scrape, name: names.Name, series: dict[Labels, float], how: str) -> float | None:
-        value = _combine(series.values(), how) * name.scale
-        if not name.over:
+    def _share(self, scrape: Scrape, name: names.Name, series: dict[Labels, float], signal: Any) -> float | None:
+        value = _combine(series.values(), signal.combine) * name.scale
+        if name.over is None:
             return value
-        whole = self._found(scrape, name._replace(labels=name.over)) or {}
-        total = _combine(whole.values(), how) if whole else 0.0
-        return value / total if total > 0 else None  # no pool size: no share
+        whole = self._found(scrape, name, part="over") or {}
+        total = _combine(whole.values(), signal.combine) if whole else 0.0
+        if total <= 0:
+            return None  # no pool size: no share
+        share, problem = signal.range.read(value / total)
+        if problem:
+            over = name.over.metric or name.metric
+            self.derived[signal.key] = f"{scrape.source}: {name.metric} / {over} {problem}"
+            return None
+        return share
 
     def gauge_by(self, key: str, label: str) -> dict[str, float]:
         for name in self._names(key):
@@ -161,7 +203,7 @@ class View:
                 continue
             total += sum(self._deltas(name, series).values()) * name.scale
             used.append(name.metric)
-            if names.BY_SIGNAL[key].key not in _SUMMED_NAMES:
+            if not names.BY_SIGNAL[key].sum_names:
                 break  # an old and a new name of one counter: the first found is the one
         return Reading(total, used[0]) if used else None
 
@@ -208,9 +250,6 @@ class View:
         return None
 
 
-_SUMMED_NAMES = frozenset(("kv_transfer_failures",))  # signals whose several names are different counters
-
-
 def _title(engine: str | None) -> str:
     return names.BY_KEY[engine].title if engine else "no known engine"
 
@@ -220,6 +259,15 @@ def _engine(scrape: Scrape) -> str | None:
         return None
     order = [e.key for e in names.ENGINES]
     return max(scrape.engines, key=lambda e: (scrape.engines[e], -order.index(e)))
+
+
+def dominant(scrape: Scrape | None, kind: str) -> str | None:
+    """The engine (or router: `kind`) with the most samples in `scrape`, the first declared on a tie."""
+    if scrape is None:
+        return None
+    order = [e.key for e in names.ENGINES]
+    held = [e for e in scrape.engines if names.BY_KEY[e].kind == kind]
+    return max(held, key=lambda e: (scrape.engines[e], -order.index(e))) if held else None
 
 
 def _has(labels: Labels, wanted: tuple[tuple[str, str], ...]) -> bool:
@@ -257,13 +305,8 @@ def _merge(buckets: dict[Labels, float], total: float, count: float, scale: floa
 
 def _went_down(before: Scrape, after: Scrape) -> bool:
     """Whether a counter (or a histogram's count) is lower in the second scrape: the engine restarted."""
-    watched = [
-        n.metric + suffix
-        for s in names.SIGNALS
-        if s.kind in ("counter", "histogram")
-        for n in s.names
-        for suffix in (("_count",) if s.kind == "histogram" else ("",))
-    ]
+    watched = [n.metric + "_count" if s.kind == "histogram" else n.base
+               for s in names.SIGNALS if s.kind in ("counter", "histogram") for n in s.names]  # fmt: skip
     for metric in watched:
         for candidate in (metric, names.key(metric)):
             now, then = after.series.get(candidate), before.series.get(candidate)

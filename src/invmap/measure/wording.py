@@ -3,6 +3,7 @@ bucket bounds (and as JSON in a finding's signals)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,14 @@ def ms(value: float) -> str:
 
 
 def count(value: float) -> str:
-    return f"{round(value):,}"
+    return f"{round(value):,}" if math.isfinite(value) else f"{value}"
+
+
+def times(ratio: float) -> str:
+    """How many times: `35x`, `4.5e+07x` (never a 300-digit number), `many times` past any number."""
+    if not math.isfinite(ratio):
+        return "many times"
+    return f"{ratio:.0f}x" if ratio < 1e6 else f"{ratio:.2g}x"
 
 
 def quantile_text(label: str, quantile: Any, unit: Callable[[float], str] = secs) -> str:

@@ -14,18 +14,32 @@ from invmap.render import Context, Result, batches
 from invmap.render.cells import excel_safe, header, human_cell, machine_cell, one_line
 from invmap.safe import json_safe
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # NaN and Infinity are not JSON
+
+
+def _finite(encode: Any, data: Any) -> str:
+    """`encode(data)`; a NaN or infinity in `data` (which strict JSON readers reject) is refused, never
+    written: every number a command prints is checked where it is read, so this is the last guard."""
+    try:
+        return encode(data)
+    except ValueError as exc:
+        if "out of range float" not in str(exc).lower():
+            raise
+        from invmap.errors import CatalogError
+
+        raise CatalogError("the JSON answer", ["would hold a number that is not finite (NaN or infinity)"]) from None
 
 
 def to_json(data: Any, indent: int | None = 2) -> str:
     """The one JSON encoder: UTF-8 text kept as is, but every C0, C1 and bidi control written as a
-    `\\u` escape (the same string to a JSON reader, nothing raw for a terminal)."""
-    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent)) + "\n"
+    `\\u` escape (the same string to a JSON reader, nothing raw for a terminal); never NaN or Infinity."""
+    text = _finite(lambda d: json.dumps(d, ensure_ascii=False, indent=indent, allow_nan=False), data)
+    return json_safe(text) + "\n"
 
 
 def json_line(value: Any) -> str:
     """Compact one-line JSON for one record, as `json.dumps(..., ensure_ascii=False)` writes it."""
-    return json_safe(_ENCODE(value))
+    return json_safe(_finite(_ENCODE, value))
 
 
 def machine_batches(result: Result) -> Iterator[list[dict[str, Any]]]:

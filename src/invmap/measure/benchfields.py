@@ -1,0 +1,89 @@
+"""The numbers a benchmark's run holds, declared once with their ranges (`FIELDS`, and `FAMILIES` for a
+latency's or length's statistics: `ttft_p99`), and each run checked against them (`checked`): a
+value outside its range is left out with a note naming the file, line, key and value, or, for a field
+declared `refuse` (the request counts), refuses the file (exit 3). bench.py fills the runs; the rules'
+benchmark halves read these fields by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from invmap.errors import CatalogError
+from invmap.measure.bounds import MOST, Range
+
+# --- the range of every number a run holds ---------------------------------------------------
+
+COUNT = Range(0, 1e12, "requests", integer=True, invalid="refuse")  # what the run is: never guessed at
+LATENCY = Range(0, 1e9, "ms")  # 1e9 ms: eleven days
+LENGTH = Range(0, 1e9, "tokens")  # a statistic of requests' lengths (a mean is no whole number)
+FIELDS: dict[str, Range] = {
+    "completed": COUNT,
+    "failed": COUNT,
+    "max_concurrency": Range(0, 1e9, "requests"),
+    "peak_concurrency": Range(0, 1e9, "requests"),
+    "concurrency": Range(0, 1e9, "requests"),
+    "duration": Range(0, 1e9, "s"),
+    "request_rate": Range(0, 1e12, "requests/s", infinite=True),  # "inf": as fast as possible
+    "input_tokens": Range(0, MOST, "tokens", integer=True),
+    "output_tokens": Range(0, MOST, "tokens", integer=True),
+    "request_throughput": Range(0, 1e12, "requests/s"),
+    "output_throughput": Range(0, MOST, "tokens/s"),
+    "spec_acceptance": Range(0, 1, "fraction", tolerance=0.001),
+}
+FAMILIES: dict[str, Range] = {"ttft": LATENCY, "tpot": LATENCY, "itl": LATENCY, "e2e": LATENCY,
+                              "input_len": LENGTH, "output_len": LENGTH}  # fmt: skip
+
+
+def field_range(name: str) -> Range | None:
+    """The range of a run's number `name` (`completed`, `ttft_p99`, ...); None: no such field."""
+    if name in FIELDS:
+        return FIELDS[name]
+    family, _, stat = name.rpartition("_")
+    return FAMILIES.get(family) if stat else None
+
+
+FLAGS = ("label", "unbounded")  # a run's entries that are not numbers read from the file
+
+
+def checked(bench: Any, text: str) -> Any:
+    """`bench` with each run's numbers within their ranges (the rest left out, each with a note)."""
+    for n, run in enumerate(bench.runs, 1):
+        origins = run.pop("_from", {})
+        start = run.pop("_start", 0)
+        for key in [k for k in run if k not in FLAGS]:
+            limits = field_range(key)
+            value = run[key]
+            if limits is None or not isinstance(value, float):
+                continue
+            used, problem = limits.read(value)
+            if problem is None:
+                run[key] = used
+                continue
+            where, label = _where(bench.source, text, start, origins.get(key))
+            said = f"{label} {problem}"
+            if limits.invalid == "refuse":
+                raise CatalogError(where, [said])
+            del run[key]
+            if key == "request_rate":
+                run.pop("unbounded", None)
+            of = f"{run['label']}: " if len(bench.runs) > 1 and run.get("label") else ""
+            bench.notes.append(f"left out: {of}{key}: {where}: {said}")
+    return bench
+
+
+def _where(source: str, text: str, start: int, origin: Any) -> tuple[str, str]:
+    """`FILE:LINE` and the key as the file writes it, from where a value came (`bench._put`)."""
+    if origin and origin[0] == "line":
+        return f"{source}:{origin[1]}", origin[2]
+    if origin and origin[0] == "key":
+        keys = origin[1]
+        at = start
+        for key in keys:
+            found = text.find(f'"{key}"', at)
+            if found < 0:
+                break
+            at = found
+        else:
+            return f"{source}:{text.count(chr(10), 0, at) + 1}", ".".join(keys)
+        return source, ".".join(keys)
+    return source, "a value"
