@@ -22,9 +22,9 @@ ENGINES = ("vllm", "sglang")
 
 # The least number of logs issue 42 asks for is 30; this is the number collected so far. Raise it,
 # never lower it, as logs are added.
-MIN_LOGS = 36
+MIN_LOGS = 49
 # Each engine's share of them (at least), so that neither engine's logs can quietly go missing.
-MIN_PER_ENGINE = {"vllm": 27, "sglang": 9}
+MIN_PER_ENGINE = {"vllm": 40, "sglang": 9}
 
 # Every key of a [[log]] table with its type; `v1` only for vLLM.
 FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -69,6 +69,8 @@ FLAGS: dict[str, type | tuple[type, ...]] = {
     "quantization": str,
     "enable_chunked_prefill": bool,
     "enable_prefix_caching": bool,
+    "pipeline_parallel_size": int,
+    "kv_cache_dtype": str,
 }
 
 # The quantities a log may print, with their types. Sizes are in the engine's own unit: vLLM's GiB
@@ -100,6 +102,9 @@ LOGGED: dict[str, type | tuple[type, ...]] = {
     "kv_size_gb": float,
     "needed_kv_gib": float,
     "estimated_max_model_len": int,
+    "initial_free_gib": float,
+    "non_kv_gib": float,
+    "cudagraph_estimate_gib": float,
 }
 
 FILE_NAME = re.compile(r"(vllm|sglang)-[a-z0-9.]+(-[a-z0-9.]+)*-\d+\.log")
