@@ -18,8 +18,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
+
+import tomli
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "fixtures" / "measurements"
@@ -86,7 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures and misses as JSON")
     args = parser.parse_args()
-    entries = tomllib.loads((FIXTURES / "index.toml").read_text(encoding="utf-8"))["measurement"]
+    entries = tomli.loads((FIXTURES / "index.toml").read_text(encoding="utf-8"))["measurement"]
     work = Path(tempfile.mkdtemp(prefix="invmap-measurements-"))
     env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
     env.pop("INVMAP_CATALOG", None)
@@ -101,8 +102,15 @@ def main() -> None:
             pairs.setdefault(e["pair"], {})[e["side"]] = e
     compared = {
         name: triage(
-            [invmap, "triage", "--bench", str(FIXTURES / sides["before"]["file"]), "--bench",
-             str(FIXTURES / sides["after"]["file"]), "--json"],
+            [
+                invmap,
+                "triage",
+                "--bench",
+                str(FIXTURES / sides["before"]["file"]),
+                "--bench",
+                str(FIXTURES / sides["after"]["file"]),
+                "--json",
+            ],
             env,
         )  # fmt: skip
         for name, sides in pairs.items()

@@ -6,18 +6,18 @@ the labels were set from the threads before invmap read any of these files."""
 from __future__ import annotations
 
 import re
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import tomli
 
 from invmap.vocabulary import TRIAGE_CODES
 
 HERE = Path(__file__).parent / "fixtures" / "measurements"
 INDEX = HERE / "index.toml"
 INVENTORY = HERE / "names-inventory.toml"
-MEASUREMENTS: list[dict] = tomllib.loads(INDEX.read_text(encoding="utf-8"))["measurement"]
+MEASUREMENTS: list[dict] = tomli.loads(INDEX.read_text(encoding="utf-8"))["measurement"]
 
 # The one declaration of an index entry: key -> (type, required).
 KEYS: dict[str, tuple[type, bool]] = {
