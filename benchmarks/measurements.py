@@ -28,6 +28,7 @@ QUIET = ("healthy", "not-enough-signal")
 OPTION = {"scrape": "--metrics", "bench": "--bench"}
 TARGETS = {"levels": 0.80, "quiet": 0.85}
 TIMEOUT_S = 60
+VERDICTS = ("healthy by these signals", "not enough signal", "Error")
 
 
 def program() -> str:
@@ -44,7 +45,9 @@ def triage(argv: list[str], env: dict[str, str]) -> dict:
     levels = []
     if done.returncode == 0:
         levels = [{"code": lv["code"], "confidence": lv["confidence"]} for lv in json.loads(done.stdout)]
-    note = next((line.strip() for line in done.stderr.splitlines() if line.strip()), "")
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    verdicts = [line for line in lines if line.startswith(VERDICTS)]  # the outcome line, else the first
+    note = (verdicts or lines or [""])[0]
     return {"code": done.returncode, "levels": levels, "note": note}
 
 
