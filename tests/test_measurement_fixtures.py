@@ -18,6 +18,7 @@ HERE = Path(__file__).parent / "fixtures" / "measurements"
 INDEX = HERE / "index.toml"
 INVENTORY = HERE / "names-inventory.toml"
 MEASUREMENTS: list[dict] = tomli.loads(INDEX.read_text(encoding="utf-8"))["measurement"]
+NAMES: list[dict] = tomli.loads(INVENTORY.read_text(encoding="utf-8"))["name"]
 
 # The one declaration of an index entry: key -> (type, required).
 KEYS: dict[str, tuple[type, bool]] = {
@@ -44,6 +45,49 @@ NAMED_FILE = r"(?P<engine>[a-z0-9]+(?:-[a-z0-9]+)*)-(?P<short>[a-z0-9]+(?:-[a-z0
 THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+(?:#[\w-]+)?")
 AT_COMMIT = re.compile(r"[\w.-]+/[\w.-]+@(?:[0-9a-f]{40}|v[\w.+-]+):\S+")
 WHY_CHARS = 420  # one or two sentences
+
+# The one declaration of an inventory entry: key -> (type, required).
+NAME_KEYS: dict[str, tuple[type, bool]] = {
+    "engine": (str, True),
+    "metric": (str, True),
+    "type": (str, True),
+    "labels": (list, True),
+    "unit": (str, True),
+    "meaning": (str, True),
+    "defined_at": (str, True),  # "" when no defining file was found; then seen_at says where it was seen
+    "seen_at": (str, False),
+    "renamed_from": (str, False),
+    "renamed_in": (str, False),
+    "note": (str, False),
+}
+# The engines of issue measure §1, as the inventory names them.
+INVENTORY_ENGINES = ("vllm", "sglang", "tgi", "llama.cpp", "triton", "trtllm", "dynamo", "llm-d", "lmcache")
+METRIC_TYPES = ("counter", "gauge", "histogram", "summary")
+METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+SEEN_AT = re.compile(r"https://\S+|" + AT_COMMIT.pattern)
+MEANING_CHARS = 120  # a few words
+# Names issue measure §1 asks for by name; each must be in the inventory.
+ASKED_FOR = (
+    "vllm:lora_requests_info",
+    "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+    "vllm:nixl_xfer_time_seconds",
+    "vllm:kv_cache_usage_perc",
+    "vllm:gpu_cache_usage_perc",
+    "sglang:gen_throughput",
+    "sglang:cache_hit_rate",
+    "sglang:spec_accept_length",
+    "sglang:num_retracted_reqs",
+    "sglang:num_aborted_requests_total",
+    "sglang:num_prefill_bootstrap_queue_reqs",
+    "sglang:kvcache_transfer_latency",
+    "nv_trt_llm_request_metrics",
+    "nv_inference_queue_duration_us",
+    "dynamo_frontend_queued_requests",
+    "inference_pool_average_queue_size",
+)
+# Metric-name prefixes of the engines; a scrape fixture's sample with one of these must be inventoried.
+ENGINE_PREFIXES = ("vllm:", "sglang:", "lmcache:", "llamacpp:", "tgi_", "nv_", "trtllm_", "dynamo_", "inference_")
 
 
 def ids(entries: list[dict]) -> list[str]:
@@ -140,3 +184,84 @@ def test_each_pair_is_two_benchmark_runs_of_one_engine_before_and_after():
         assert sorted(e["side"] for e in members) == sorted(SIDES)
         assert {e["kind"] for e in members} == {"bench"}
         assert len({e["engine"] for e in members}) == len({e["held_out"] for e in members}) == 1
+
+
+def key_faults(entry: dict) -> list[str]:
+    faults = [f"undeclared {k}" for k in set(entry) - set(NAME_KEYS)]
+    for key, (kind, required) in NAME_KEYS.items():
+        if key not in entry:
+            faults += [f"no {key}"] if required else []
+        elif type(entry[key]) is not kind:
+            faults.append(f"{key} is not {kind.__name__}")
+        elif kind is str and key != "defined_at" and not entry[key].strip() == entry[key] != "":
+            faults.append(f"{key} blank or padded")
+    return faults
+
+
+def content_faults(entry: dict) -> list[str]:
+    labels = entry["labels"]
+    checks = {
+        "engine": entry["engine"] in INVENTORY_ENGINES,
+        "type": entry["type"] in METRIC_TYPES,
+        "metric": bool(METRIC_NAME.fullmatch(entry["metric"])),
+        "labels": all(type(x) is str and LABEL_NAME.fullmatch(x) for x in labels)
+        and len(set(labels)) == len(labels)
+        and not {"le", "quantile"} & set(labels),
+        "meaning": len(entry["meaning"]) <= MEANING_CHARS,
+        # a defining file at a tag or commit, or else where it was seen and why no file was found
+        "defined_at": bool(AT_COMMIT.fullmatch(entry["defined_at"]))
+        if entry["defined_at"]
+        else "seen_at" in entry and "note" in entry,
+        "seen_at": "seen_at" not in entry or bool(SEEN_AT.fullmatch(entry["seen_at"])),
+        "renamed": ("renamed_from" in entry) == ("renamed_in" in entry)
+        and ("renamed_from" not in entry or entry["renamed_from"] != entry["metric"]),
+    }
+    return [key for key, ok in checks.items() if not ok]
+
+
+def test_every_inventory_entry_has_its_keys_of_their_types():
+    faults = {f"{e.get('engine')}/{e.get('metric')}": key_faults(e) for e in NAMES}
+    assert {k: v for k, v in faults.items() if v} == {}
+
+
+def test_every_inventory_entry_says_what_it_is_and_where_it_was_read():
+    faults = {f"{e['engine']}/{e['metric']}": content_faults(e) for e in NAMES}
+    assert {k: v for k, v in faults.items() if v} == {}
+
+
+def test_the_inventory_lists_each_name_once_per_place_and_covers_every_engine():
+    places = [(e["engine"], e["metric"], e["defined_at"]) for e in NAMES]
+    assert [p for p, n in Counter(places).items() if n > 1] == []
+    assert {e["engine"] for e in NAMES} == set(INVENTORY_ENGINES)
+    assert [m for m in ASKED_FOR if m not in {e["metric"] for e in NAMES}] == []
+
+
+def family(sample: str, known: set[str]) -> str:
+    """The metric family a sample name belongs to, as the inventory spells families."""
+    if sample in known:
+        return sample
+    for suffix, replacement in (
+        ("_bucket", ""),
+        ("_sum", ""),
+        ("_count", ""),
+        ("_created", ""),
+        ("_created", "_total"),
+    ):
+        if sample.endswith(suffix) and sample[: -len(suffix)] + replacement in known:
+            return sample[: -len(suffix)] + replacement
+    return sample + "_total" if sample + "_total" in known else sample
+
+
+def test_every_engine_metric_in_the_scrape_fixtures_is_inventoried():
+    known = {e["metric"] for e in NAMES}
+    missing = set()
+    for entry in MEASUREMENTS:
+        if entry["kind"] != "scrape":
+            continue
+        for line in (HERE / entry["file"]).read_text(encoding="utf-8").splitlines():
+            match = METRIC_NAME.match(line)
+            if line.startswith("#") or not match or not match.group(0).startswith(ENGINE_PREFIXES):
+                continue
+            if family(match.group(0), known) not in known:
+                missing.add((entry["file"], match.group(0)))
+    assert sorted(missing) == []
