@@ -134,7 +134,11 @@ class _Loop:
         self.run, self.literal = run, literal
         c = run.config
         self.cap, self.bonus, self.most = c["capacity_units_per_tick"], c["batch_bonus_units"], c["max_active_requests"]
-        self.wait, self.chunk, self.reserve = c["static_max_wait_ticks"], c["prefill_chunk_tokens"], c["decode_reserve_units"]
+        self.wait, self.chunk, self.reserve = (
+            c["static_max_wait_ticks"],
+            c["prefill_chunk_tokens"],
+            c["decode_reserve_units"],
+        )
         reqs = run.requests
         self.left = [[r.input_tokens for r in reqs], [r.output_tokens for r in reqs]]  # by phase
         self.phase = [PREFILL] * len(reqs)

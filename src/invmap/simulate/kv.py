@@ -307,7 +307,13 @@ def simulate(config: dict[str, Any], events: Sequence[KVEvent], *, check: bool =
     for event in events:
         status, detail = pool.apply(event)
         log.append(
-            {"action": event.action, "detail": detail, "request_id": event.request_id, "status": status, "tick": event.tick}
+            {
+                "action": event.action,
+                "detail": detail,
+                "request_id": event.request_id,
+                "status": status,
+                "tick": event.tick,
+            }
         )
         if check:
             invariants(pool)
