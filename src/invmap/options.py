@@ -1335,7 +1335,7 @@ COMMANDS: tuple[Command, ...] = (
 EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
     "search": ("score", "matched", "corrected", "why"),
     "related": ("score",),
-    "questions": ("records", "invalid_records", "estimated_records"),
+    "questions": ("records", "invalid_records", "estimated_records", "simulated_records"),
     "show": ("reports",),
 }
 

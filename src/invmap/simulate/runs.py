@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import invmap.simulate.batching as batching
+import invmap.simulate.kv as kv
+import invmap.simulate.traces as traces
 from invmap.errors import UsageError
-from invmap.simulate import batching, kv, traces
 from invmap.simulate.knobs import ALLOCATIONS, STRATEGIES, TICK_MS
 from invmap.simulate.workload import BUILT_IN_EVENTS, BUILT_IN_REQUESTS
 

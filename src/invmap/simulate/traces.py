@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+import invmap.simulate.workload as w
 from invmap.errors import CatalogError, FileAccessError, InvmapError
-from invmap.simulate import workload as w
 from invmap.simulate.spans import Spans, field_column
 
 MAX_LINE = 64 * 1024**2  # bytes in one line of a line-based trace
@@ -218,7 +218,19 @@ def _field_guide(path: str, text: str, first_line: int, kind: str) -> tuple[str,
         )
     if len(items) > w.MAX_REQUESTS:
         raise _too_many(path, kind)
-    check, make = (w.request_problems, w.request_of) if kind == "requests" else (w.event_problems, w.event_of)
+    problems = _problems(items, label, kind)
+    if problems:
+        spans = Spans(text)
+        _, _, located_items = _items(spans.value)
+        _refuse(path, spans, [(located_items[n], field, message) for n, field, message in problems])
+    make = w.request_of if kind == "requests" else w.event_of
+    return form, [make(item) for item in items]
+
+
+def _problems(items: list[Any], label: str, kind: str) -> list[tuple[int, str | None, str]]:
+    """Every problem of a field-guide trace's items: (item, field, message); duplicate request ids,
+    and KV events out of tick order, included."""
+    check = w.request_problems if kind == "requests" else w.event_problems
     problems: list[tuple[int, str | None, str]] = []
     seen: dict[str, int] = {}
     previous_tick = -1
@@ -226,14 +238,12 @@ def _field_guide(path: str, text: str, first_line: int, kind: str) -> tuple[str,
         if not isinstance(item, dict):
             problems.append((n, None, f"{label}[{n}] must be a JSON object"))
             continue
-        for field, message in check(item):
-            problems.append((n, field, f"{label}[{n}].{field} {message}"))
-        rid = item.get("request_id")
+        problems += [(n, field, f"{label}[{n}].{field} {message}") for field, message in check(item)]
+        rid, tick = item.get("request_id"), item.get("tick")
         if kind == "requests" and isinstance(rid, str):
             if rid in seen:
                 problems.append((n, "request_id", f"{label}[{n}].request_id duplicates {label}[{seen[rid]}]'s {rid!r}"))
             seen.setdefault(rid, n)
-        tick = item.get("tick")
         if kind == "events" and isinstance(tick, int) and not isinstance(tick, bool):
             if tick < previous_tick:
                 problems.append(
@@ -244,11 +254,7 @@ def _field_guide(path: str, text: str, first_line: int, kind: str) -> tuple[str,
                     )
                 )
             previous_tick = max(previous_tick, tick)
-    if problems:
-        spans = Spans(text)
-        _, _, located_items = _items(spans.value)
-        _refuse(path, spans, [(located_items[n], field, message) for n, field, message in problems])
-    return form, [make(item) for item in items]
+    return problems
 
 
 def _items(value: Any) -> tuple[str | None, str, Any]:

@@ -83,18 +83,24 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def request_problems(item: dict[str, Any]) -> list[tuple[str, str]]:
-    """The problems of one request object of the field guide's form, as (field, message)."""
-    out: list[tuple[str, str]] = []
-    for key in item:
-        if key not in REQUEST_KEYS and key not in REQUEST_OPTIONAL:
-            out.append((key, f"is not a request field (a request has {', '.join(REQUEST_KEYS)})"))
-    for key in REQUEST_KEYS:
-        if key not in item and key not in REQUEST_OPTIONAL:
-            out.append((key, "is missing"))
+def _fields(item: dict[str, Any], keys: tuple[str, ...], optional: dict[str, Any], what: str) -> list[tuple[str, str]]:
+    """Keys that are not fields of the record, the required ones missing, and a request_id that is not
+    a non-empty string."""
+    out = [
+        (key, f"is not {what} field ({what} has {', '.join(keys)})")
+        for key in item
+        if key not in keys and key not in optional
+    ]
+    out += [(key, "is missing") for key in keys if key not in item and key not in optional]
     rid = item.get("request_id")
     if "request_id" in item and (not isinstance(rid, str) or not rid):
         out.append(("request_id", f"must be a non-empty string, not {_shown(rid)}"))
+    return out
+
+
+def request_problems(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """The problems of one request object of the field guide's form, as (field, message)."""
+    out = _fields(item, REQUEST_KEYS, REQUEST_OPTIONAL, "a request")
     checks = (
         ("arrival_tick", 0, MAX_TICK, "a tick"),
         ("input_tokens", 1, MAX_TOKENS, "prompt tokens"),
@@ -127,21 +133,12 @@ def request_of(item: dict[str, Any]) -> Request:
 def event_problems(item: dict[str, Any]) -> list[tuple[str, str]]:
     """The problems of one KV event object of the field guide's form, as (field, message): the rules
     of its `KVEvent.validate`, with invmap's bounds."""
-    out: list[tuple[str, str]] = []
-    for key in item:
-        if key not in EVENT_KEYS:
-            out.append((key, f"is not an event field (an event has {', '.join(EVENT_KEYS)})"))
-    for key in EVENT_KEYS:
-        if key not in item and key not in EVENT_OPTIONAL:
-            out.append((key, "is missing"))
+    out = _fields(item, EVENT_KEYS, EVENT_OPTIONAL, "an event")
     if "tick" in item and (problem := _bounded(item["tick"], 0, MAX_TICK, "a tick")):
         out.append(("tick", problem))
     action = item.get("action")
     if "action" in item and action not in ACTIONS:
         out.append(("action", f"must be {', '.join(ACTIONS[:-1])} or {ACTIONS[-1]}, not {_shown(action)}"))
-    rid = item.get("request_id")
-    if "request_id" in item and (not isinstance(rid, str) or not rid):
-        out.append(("request_id", f"must be a non-empty string, not {_shown(rid)}"))
     tokens, reserve = item.get("tokens", 0), item.get("reserve_tokens")
     low = 1 if action == "admit" else 0
     if problem := _bounded(tokens, low, MAX_KV_TOKENS, "tokens used"):
