@@ -373,7 +373,9 @@ def scan(idx: Index, folder: Path) -> tuple[list[dict[str, Any]], list[tuple[Pat
 OPEN_TYPES: dict[str, str] = {"estimated": "estimate", "simulated": "simulated"}
 
 
-def addressing(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+def addressing(
+    idx: Index, folder: Path
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
     """(source id -> the record_ids of the valid records that cite it, source id -> the invalid ones,
     result type -> source id -> the valid records among them of that type, for each of `OPEN_TYPES`).
     Only a valid record addresses a question; an estimate or a simulation addresses it but is not a
@@ -398,7 +400,9 @@ def with_records(
     (no folder: none). `open_only` keeps the rows no measurement addresses (an estimate or a
     simulation is not one: the question stays open); `marked` writes `records` for a person:
     estimates, simulations and invalid records said after the id."""
-    valid, invalid, leaving_open = addressing(idx, folder) if folder is not None else ({}, {}, {k: {} for k in OPEN_TYPES})
+    valid, invalid, leaving_open = (
+        addressing(idx, folder) if folder is not None else ({}, {}, {k: {} for k in OPEN_TYPES})
+    )
     for r in rows:
         r["records"] = valid.get(r["id"], [])
         r["invalid_records"] = invalid.get(r["id"], [])
@@ -409,7 +413,9 @@ def with_records(
     if marked:
         for r in rows:
             mark = {rid: f"{rid} ({word})" for kind, word in OPEN_TYPES.items() for rid in r[f"{kind}_records"]}
-            r["records"] = [mark.get(rid, rid) for rid in r["records"]] + [f"{rid} (invalid)" for rid in r["invalid_records"]]
+            r["records"] = [mark.get(rid, rid) for rid in r["records"]] + [
+                f"{rid} (invalid)" for rid in r["invalid_records"]
+            ]
     return rows
 
 
