@@ -269,12 +269,8 @@ def _items(value: Any) -> tuple[str | None, str, Any]:
                 return kind, kind, value[kind]
         return None, "", None
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        for kind, key in KEYS.items():
-            if key in value[0]:
-                return kind, "", value
-        if "tick" in value[0]:
-            return "events", "", value
-        return "requests", "", value
+        events = "action" in value[0] or ("tick" in value[0] and "arrival_tick" not in value[0])
+        return ("events" if events else "requests"), "", value
     return None, "", None
 
 
@@ -350,7 +346,7 @@ def _vidur_row(
         if name == "arrived_at":
             value, problem = _seconds(cell)
         else:
-            value, problem = _token_count(cell)
+            value, problem = _token_count(cell, text=True)
         if problem:
             problems.append((number, col(k), f"{name} {problem}"))
             return None
@@ -383,16 +379,19 @@ def _seconds(cell: str) -> tuple[float, str | None]:
     return value, None
 
 
-def _token_count(cell: Any) -> tuple[int, str | None]:
-    """A whole number of tokens 1..MAX_TOKENS (text or a JSON number; 12.0 is 12), or the problem."""
+def _token_count(cell: Any, text: bool = False) -> tuple[int, str | None]:
+    """A whole number of tokens 1..MAX_TOKENS (a CSV cell's text when `text`, else a JSON number;
+    12.0 is 12), or the problem."""
     value: Any = cell
-    if isinstance(cell, str):
+    if isinstance(cell, str) and text:
         try:
             value = float(cell) if any(c in cell for c in ".eE") else int(cell)
         except ValueError:
             return 0, f"must be a whole number of tokens, not {cell[:40]!r}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0, f"must be a whole number of tokens, not {json.dumps(value)[:40]}"
+        return 0, f"must be a whole number of tokens, not {value!r:.40}" if isinstance(value, str) else (
+            f"must be a whole number of tokens, not {json.dumps(value)[:40]}"
+        )
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         return 0, f"must be a whole number of tokens, not {value}"
     if not 1 <= value <= w.MAX_TOKENS:
@@ -432,7 +431,7 @@ def _llmservingsim_row(
     number: int, text: str, tick_ns: int, problems: list[tuple[int, int | None, str]]
 ) -> tuple[int, int, int] | None:
     try:
-        obj = json.loads(text)
+        obj = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         problems.append((number, exc.colno, f"is not JSON ({exc.msg}); LLMServingSim's trace is one object a line"))
         return None
