@@ -485,3 +485,55 @@ def test_sources_name_the_simulations_that_recreate_them_and_each_runs(cli):
 def test_recreate_is_invmaps_words_and_not_searched(cli):
     hits = json.loads(cli("search", "simulate", "--json").out)
     assert all("recreate" not in h["matched"] for h in hits)
+
+
+# --- README --------------------------------------------------------------------------------------
+
+
+def _readme_section() -> str:
+    import re
+
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.search(r"## Recreate: simulations\n(.*?)\n## Shell completion\n", readme, re.S).group(1)
+
+
+def test_readme_recreate_simulations_runs_as_written(tmp_path):
+    """Each `sh` block of "Recreate: simulations", line by line as a user types it in an empty folder;
+    every line of the `text` block after it is a line of what those commands printed (in a pipe)."""
+    import os
+    import re
+    import subprocess
+
+    from conftest import installed_invmap
+
+    blocks = re.findall(r"```(sh|text)\n(.*?)```", _readme_section(), re.S)
+    env = {**os.environ, "PATH": f"{Path(installed_invmap()).parent}:{os.environ['PATH']}", "COLUMNS": "80"}
+    checked = 0
+    for n, (lang, body) in enumerate(blocks):
+        if lang != "sh":
+            continue
+        printed: list[str] = []
+        for line in (line for line in body.splitlines() if line.strip()):
+            done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, env=env)
+            assert done.returncode == 0, (line, done.stderr)
+            printed += done.stdout.splitlines()
+        assert blocks[n + 1][0] == "text", body
+        for wanted in blocks[n + 1][1].splitlines():
+            assert wanted in printed, (body, wanted)
+            checked += 1
+    assert checked >= 15
+
+
+def test_readme_lists_every_trace_form_and_every_option():
+    from invmap.simulate.traces import FORMS
+
+    section = _readme_section()
+    rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| `")]
+    assert rows == [f"`{f.name}`" for f in FORMS]
+    prose = " ".join(section.split())
+    for knob in (*BATCHING, *KV):
+        assert f"`{knob.flag}` ({knob.default:,})" in prose, knob.flag
+    for o in ("--strategy", "--allocation", "--events", "--trace", "--tick-ms", "--no-auto-evict", "--record"):
+        assert f"`{o}" in prose, o

@@ -65,9 +65,13 @@ def shares(caps: Sequence[int], budget: int) -> list[int]:
     """Units each candidate gets when `budget` units are handed out one at a time, round-robin in
     order, a candidate taking at most its cap: full rounds up to the highest level the budget
     covers, then one more each, in order, for the candidates above it until the budget is spent."""
+    count = len(caps)
+    level, extra = divmod(budget, count)
+    if min(caps) > level:  # no cap binds (the common case): `level` full rounds, then `extra` more
+        return [level + 1] * extra + [level] * (count - extra)
     if sum(caps) <= budget:
         return list(caps)
-    remaining, level, count = budget, 0, len(caps)
+    remaining, level = budget, 0
     for done, cap in enumerate(sorted(caps)):
         above = count - done
         if (cap - level) * above > remaining:
@@ -78,9 +82,9 @@ def shares(caps: Sequence[int], budget: int) -> list[int]:
         level = cap
     out = []
     for cap in caps:
-        extra = 1 if cap > level and remaining > 0 else 0
-        remaining -= extra
-        out.append(min(cap, level) + extra)
+        more = 1 if cap > level and remaining > 0 else 0
+        remaining -= more
+        out.append(min(cap, level) + more)
     return out
 
 
@@ -147,7 +151,9 @@ class _Loop:
         self.ready: list[tuple[int, int, str, int]] = []
         self.oldest: list[tuple[int, int]] = []  # static: ready requests by arrival (admitted ones skipped)
         self.active: list[int] = []
-        self.finished = 0
+        self.completed = 0
+        self.changed = False  # a request changed phase in the tick being worked
+        self.max_ticks = c["max_ticks"]
 
     # --- admission ---------------------------------------------------------------------------
 
@@ -208,25 +214,28 @@ class _Loop:
         where = [p for p, i in enumerate(active) if phases[i] == phase]
         if not where:
             return 0
+        caps = [left[active[p]] for p in where]
         if self.literal:
-            grants = _one_at_a_time([left[active[p]] for p in where], budget, limit)
+            grants = _one_at_a_time(caps, budget, limit)
         else:
-            caps = [left[active[p]] for p in where]
-            grants = shares(caps if limit is None else [min(c, limit) for c in caps], budget)
-        run = self.run
+            grants = shares(caps if limit is None else [c if c < limit else limit for c in caps], budget)
+        run, spent = self.run, 0
         for p, units in zip(where, grants):
             if not units:
                 continue
             i = active[p]
+            spent += units
             given[p] += units
             left[i] -= units
             if phase == DECODE and run.first[i] < 0:
                 run.first[i] = tick + 1
             if left[i] == 0:
+                self.changed = True
                 phases[i] = DECODE if phase == PREFILL else DONE
                 if phase == DECODE:
                     run.done[i] = tick + 1
-        return sum(grants)
+                    self.completed += 1
+        return spent
 
     def _tick(self, tick: int, budget: int) -> list[int]:
         """One tick of the strategy's phases; the units each active request got."""
@@ -244,52 +253,52 @@ class _Loop:
             self._serve(tick, DECODE, budget - spent, given)
         return given
 
-    def _repeats(self, tick: int, budget: int, given: list[int], phases_before: list[int]) -> int:
+    def _repeats(self, tick: int, budget: int, given: list[int]) -> int:
         """How many ticks after `tick` would hand out exactly `given` again: none if a request changed
         phase; else while every request served keeps at least twice the budget left (so no cap binds
         and nothing finishes) and no admission can happen (continuous with a free place: before the
         next arrival), and before --max-ticks."""
         active, phases = self.active, self.phase
-        if any(phases[i] != before for i, before in zip(active, phases_before)):
-            return 0
-        most = self.run.config["max_ticks"] - 1 - tick
+        most = self.max_ticks - 1 - tick
         if self.run.strategy != "static" and len(active) < self.most and self.next_arrival < len(self.arrivals):
             most = min(most, self.run.requests[self.arrivals[self.next_arrival]].arrival_tick - tick - 1)
         floor = 2 * budget
+        left = self.left
         for i, units in zip(active, given):
             if units:
-                left = self.left[phases[i]][i]
-                if left < floor:
+                rest = left[phases[i]][i]
+                if rest < floor:
                     return 0
-                most = min(most, (left - floor) // units + 1)
+                most = min(most, (rest - floor) // units + 1)
         return max(most, 0)
 
     def run_all(self) -> None:
         run, total = self.run, len(self.run.requests)
-        max_ticks = run.config["max_ticks"]
+        max_ticks = self.max_ticks
         tick = 0
-        while self.finished < total:
+        while self.completed < total:
             if tick >= max_ticks:
                 raise UsageError(
                     f"the simulation did not finish within --max-ticks {max_ticks:,} "
-                    f"({total - self.finished:,} of {total:,} requests unfinished under {run.strategy}); raise it "
+                    f"({total - self.completed:,} of {total:,} requests unfinished under {run.strategy}); raise it "
                     f"(at most {BATCHING[-1].high:,})"
                 )
             self._admit(tick)
-            if not self.active:
+            active = self.active
+            if not active:
                 tick = tick + 1 if self.literal else self._idle_until(tick)
                 continue
-            budget = self.cap + max(0, len(self.active) - 1) * self.bonus
-            before = [self.phase[i] for i in self.active]
+            budget = self.cap + (len(active) - 1) * self.bonus
+            self.changed = False
             given = self._tick(tick, budget)
             run.steps += 1
-            if not self.literal and (times := self._repeats(tick, budget, given, before)):
-                for i, units in zip(self.active, given):
-                    self.left[self.phase[i]][i] -= units * times
+            if self.changed:
+                self.active = [i for i in active if self.phase[i] != DONE]
+            elif not self.literal and (times := self._repeats(tick, budget, given)):
+                for i, units in zip(active, given):
+                    if units:
+                        self.left[self.phase[i]][i] -= units * times
                 tick += times
-            if any(self.phase[i] == DONE for i in self.active):
-                self.finished += sum(1 for i in self.active if self.phase[i] == DONE)
-                self.active = [i for i in self.active if self.phase[i] != DONE]
             tick += 1
         run.ticks = tick
 

@@ -44,6 +44,7 @@ KV_RULES = (
 LIMITATIONS = (
     "Ticks and units are the field guide's abstract scheduler model, not time or a GPU: compare rules on one "
     "trace, do not read them as latencies.",
+    "A unit is a token, not a step: one request may decode several tokens in one tick, as no engine does.",
 )
 
 

@@ -311,8 +311,11 @@ def _vidur(path: str, first: tuple[int, str], lines: Iterator[tuple[int, str]], 
             continue
         if len(found) >= w.MAX_REQUESTS:
             raise _too_many(path, "requests")
-        cells = _csv_cells(path, number, text)
-        if len(cells) != len(header):
+        cells = text.rstrip("\r\n").split(",") if '"' not in text else _csv_cells(path, number, text)
+        fast = _plain_row(cells, at, tick_ns) if len(cells) == len(header) else None
+        if fast is not None:
+            found.append(fast)
+        elif len(cells) != len(header):
             problems.append((number, None, f"has {len(cells)} fields; the header has {len(header)}"))
         else:
             row = _vidur_row(cells, at, tick_ns, number, text, problems)
@@ -330,6 +333,19 @@ def _csv_cells(path: str, number: int, text: str) -> list[str]:
         return next(csv.reader([text.rstrip("\r\n")], strict=True), [])
     except csv.Error as exc:
         raise TraceError(path, [(number, None, f"is not CSV ({exc})")]) from None
+
+
+def _plain_row(cells: list[str], at: list[int], tick_ns: int) -> tuple[int, int, int] | None:
+    """A row of plain numbers within bounds, read at once; None sends it to `_vidur_row`, which says
+    what is wrong with it."""
+    try:
+        seconds, prefill, decode = float(cells[at[0]]), int(cells[at[1]]), int(cells[at[2]])
+    except ValueError:
+        return None
+    if not (0 <= seconds <= MAX_SECONDS and 1 <= prefill <= w.MAX_TOKENS and 1 <= decode <= w.MAX_TOKENS):
+        return None
+    tick = round(seconds * 1e9) // tick_ns
+    return (tick, prefill, decode) if tick <= w.MAX_TICK else None
 
 
 def _vidur_row(
