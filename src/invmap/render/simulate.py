@@ -203,7 +203,8 @@ def _event_rows(log: Sequence[dict[str, Any]], width: int) -> list[str]:
     out = []
     for e in log:
         lead = f"  {e['tick']:>{tick_width},}  {e['action']:<7}  {escape(e['request_id']):<{rid_width}}  "
-        body = wrapped(f"{e['status']}: {e['detail']}", max(width - len(lead), 20))
+        said = e["detail"] if e["detail"].startswith(e["status"]) else f"{e['status']}: {e['detail']}"
+        body = wrapped(escape(said), max(width - len(lead), 20))
         out.append(lead + body[0])
         out += [" " * len(lead) + line for line in body[1:]]
     return out

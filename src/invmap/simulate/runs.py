@@ -41,11 +41,21 @@ KV_RULES = (
     "a touch of an evicted request allocates it again and counts its blocks as recomputed",
     "fragmentation = free blocks - the largest free run; free + reserved = total after every event",
 )
-LIMITATIONS = (
+ABSTRACT = (
     "Ticks and units are the field guide's abstract scheduler model, not time or a GPU: compare rules on one "
-    "trace, do not read them as latencies.",
-    "A unit is a token, not a step: one request may decode several tokens in one tick, as no engine does.",
+    "trace, do not read them as latencies."
 )
+LIMITATIONS = {
+    "batching": (
+        ABSTRACT,
+        "A unit is a token, not a step: one request may decode several tokens in one tick, as no engine does.",
+    ),
+    "kv": (
+        ABSTRACT,
+        "Eviction is least recently touched first, one rule among many, not a recommendation.",
+        "Every block holds the same number of tokens; no prefix is shared between requests.",
+    ),
+}
 
 
 class Simulation:
@@ -56,7 +66,7 @@ class Simulation:
         self.kind, self.runs, self.trace, self.tick_ms = kind, runs, trace, tick_ms
         self.evidence = LABEL
         self.rules = BATCHING_RULES if kind == "batching" else KV_RULES
-        self.limitations = LIMITATIONS
+        self.limitations = LIMITATIONS[kind]
 
     @property
     def items(self) -> tuple[Any, ...]:
