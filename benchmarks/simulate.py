@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -53,6 +54,15 @@ def run_once(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def cpu_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one whole process: on a shared machine the CPU
+    time is what the process itself cost."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = run_once(argv, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def default_traces(program: str, env: dict[str, str], runs: int) -> None:
     commands = {
         "list --json": [program, "list", "--json"],
@@ -77,15 +87,17 @@ def default_traces(program: str, env: dict[str, str], runs: int) -> None:
 
 def growth(program: str, env: dict[str, str], sizes: list[int], work: Path) -> None:
     config = batching.check_config({"max_ticks": 10**9})
-    print("growth: the core per strategy (s), the whole command on a CSV trace, all three strategies, --json (s)")
-    print(f"  {'requests':>9}  {'static':>8}  {'continuous':>10}  {'chunked':>8}  {'steps/ticks':>11}  {'command':>8}")
+    print("growth: the core per strategy (CPU s), the whole command on a CSV trace, all three strategies, --json")
+    print(
+        f"  {'requests':>9}  {'static':>8}  {'continuous':>10}  {'chunked':>8}  {'steps/ticks':>11}  {'wall s':>8}  {'CPU s':>7}"
+    )
     for count in sizes:
         trace = requests(count)
         seconds, steps, ticks = [], 0, 0
         for strategy in batching.STRATEGIES:
-            start = time.perf_counter()
+            start = time.process_time()
             run = batching.simulate(config, trace, strategy)
-            seconds.append(time.perf_counter() - start)
+            seconds.append(time.process_time() - start)
             steps, ticks = steps + run.steps, ticks + run.ticks
         path = work / f"trace-{count}.csv"
         write_csv(path, trace)

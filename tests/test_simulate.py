@@ -537,3 +537,12 @@ def test_readme_lists_every_trace_form_and_every_option():
         assert f"`{knob.flag}` ({knob.default:,})" in prose, knob.flag
     for o in ("--strategy", "--allocation", "--events", "--trace", "--tick-ms", "--no-auto-evict", "--record"):
         assert f"`{o}" in prose, o
+
+
+def test_record_refuses_an_existing_file_unless_forced_and_leaves_it_as_it_was(cli, tmp_path):
+    target = tmp_path / "kept.json"
+    target.write_text("mine\n")
+    result = cli("simulate", "kv", "--record", "pagedattention", "-o", str(target))
+    assert result.code == 2 and target.read_text() == "mine\n" and result.out == ""
+    assert cli("simulate", "kv", "--record", "pagedattention", "-o", str(target), "--force").code == 0
+    assert json.loads(target.read_text())["result_type"] == "simulated"

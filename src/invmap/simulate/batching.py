@@ -147,7 +147,9 @@ class _Loop:
         self.left = [[r.input_tokens for r in reqs], [r.output_tokens for r in reqs]]  # by phase
         self.phase = [PREFILL] * len(reqs)
         self.arrivals = sorted(range(len(reqs)), key=lambda i: (reqs[i].arrival_tick, reqs[i].request_id))
+        self.due = [reqs[i].arrival_tick for i in self.arrivals] + [2**62]  # the next arrival's tick, then never
         self.next_arrival = 0
+        self.static = run.strategy == "static"
         self.ready: list[tuple[int, int, str, int]] = []
         self.oldest: list[tuple[int, int]] = []  # static: ready requests by arrival (admitted ones skipped)
         self.active: list[int] = []
@@ -215,10 +217,16 @@ class _Loop:
         if not where:
             return 0
         caps = [left[active[p]] for p in where]
+        if limit is not None:
+            caps = [c if c < limit else limit for c in caps]
         if self.literal:
             grants = _one_at_a_time(caps, budget, limit)
         else:
-            grants = shares(caps if limit is None else [c if c < limit else limit for c in caps], budget)
+            level, extra = divmod(budget, len(caps))
+            if min(caps) > level:  # no cap binds: `level` full rounds, then one more for the first `extra`
+                grants = [level + 1] * extra + [level] * (len(caps) - extra) if extra else [level] * len(caps)
+            else:
+                grants = shares(caps, budget)
         run, spent = self.run, 0
         for p, units in zip(where, grants):
             if not units:
@@ -226,10 +234,11 @@ class _Loop:
             i = active[p]
             spent += units
             given[p] += units
-            left[i] -= units
+            rest = left[i] - units
+            left[i] = rest
             if phase == DECODE and run.first[i] < 0:
                 run.first[i] = tick + 1
-            if left[i] == 0:
+            if rest == 0:
                 self.changed = True
                 phases[i] = DECODE if phase == PREFILL else DONE
                 if phase == DECODE:
@@ -283,7 +292,14 @@ class _Loop:
                     f"({total - self.completed:,} of {total:,} requests unfinished under {run.strategy}); raise it "
                     f"(at most {BATCHING[-1].high:,})"
                 )
-            self._admit(tick)
+            if (
+                (not self.active)
+                if self.static
+                else len(self.active) < self.most and (self.ready or self.due[self.next_arrival] <= tick)
+            ):
+                self._admit(
+                    tick
+                )  # (else nothing could be admitted: a batch runs, every place is taken, or none is ready)
             active = self.active
             if not active:
                 tick = tick + 1 if self.literal else self._idle_until(tick)
