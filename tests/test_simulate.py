@@ -546,3 +546,31 @@ def test_record_refuses_an_existing_file_unless_forced_and_leaves_it_as_it_was(c
     assert result.code == 2 and target.read_text() == "mine\n" and result.out == ""
     assert cli("simulate", "kv", "--record", "pagedattention", "-o", str(target), "--force").code == 0
     assert json.loads(target.read_text())["result_type"] == "simulated"
+
+
+def test_a_record_of_a_large_trace_names_the_trace_instead_of_holding_it(cli, tmp_path):
+    from invmap.simulate.experiment import MAX_INLINE
+
+    trace = tmp_path / "big.csv"
+    rows = "".join(f"{n * 0.05:.2f},{1 + n % 9},{1 + n % 4}\n" for n in range(MAX_INLINE + 1))
+    trace.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n" + rows)
+    target = tmp_path / "big-record.json"
+    result = cli("simulate", "batching", "--trace", str(trace), "--record", "sarathi-serve", "-o", str(target))
+    assert result.code == 0, result.err
+    record = json.loads(target.read_text())
+    assert "requests" not in record["workload"] and record["workload"]["trace"]["count"] == MAX_INLINE + 1
+    assert record["workload"]["trace"]["form"] == "vidur" and len(record["workload"]["trace"]["sha256"]) == 64
+    assert all("per_request" not in r for r in record["artifacts"]["simulation"]["results"].values())
+    assert record["configuration"]["tick_ms"] == 10 and cli("record", "check", str(target)).code == 0
+
+
+def test_the_command_answers_through_the_fast_json(cli, monkeypatch):
+    import invmap.render.machine as machine
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the indenting encoder was used")
+
+    monkeypatch.setattr(machine, "to_json", refused)
+    monkeypatch.setattr(machine, "json_text", refused)
+    result = cli("simulate", "batching", "--json")
+    assert result.code == 0 and result.out == (TRACES / "ie-simulate-batching.json").read_text(encoding="utf-8")
