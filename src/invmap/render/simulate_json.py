@@ -24,8 +24,10 @@ BATCH = 2_000  # rows written at a time
 
 
 def _dumps(value: Any, indent: int) -> str:
-    """`value` as `json.dumps(indent=2)` writes it nested `indent` spaces deep."""
-    return json_safe(json.dumps(value, ensure_ascii=False, indent=2)).replace("\n", "\n" + " " * indent)
+    """`value` as `json.dumps(indent=2)` writes it nested `indent` spaces deep (never NaN or Infinity)."""
+    return json_safe(json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)).replace(
+        "\n", "\n" + " " * indent
+    )
 
 
 def _string(text: str) -> str:
