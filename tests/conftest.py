@@ -167,6 +167,7 @@ JSON_KEYS = [
     "settings",
     "seam",
     "places",
+    "recreate",
     "type",
     "year",
     "venue",

@@ -171,6 +171,7 @@ def test_list_json_contract(cli):
                 "url": "https://github.com/vllm-project/vllm/blob/ced6857afa0ea7b2e3f0846a62e1394e90f15607/vllm/v1/core/sched/scheduler.py",
             },
         ],
+        "recreate": ["invmap simulate kv --allocation paged"],
         "type": "Current",
         "year": 2023,
         "venue": "SOSP 2023",

@@ -213,6 +213,7 @@ FLOORS = (
         "invmap.overview",
         "invmap.measure",
         "invmap.estimate",
+        "invmap.simulate",
         "invmap.links",
         "invmap.metadata",
         "invmap.diffing",

@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 
 from invmap.fields import FIELD_HELP, FIELDS
+from invmap.simulate.knobs import ALLOCATIONS, STRATEGIES
 from invmap.vocabulary import LAYER_CODES, TRIAGE_CODES
 
 TYPE_CHECKING = False  # `typing` costs a TAB press ~2 ms to import
@@ -41,6 +42,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "optional_field": tuple(f.name for f in FIELDS if f.stored and not f.required and f.name != "id"),
     "shell": ("bash", "zsh", "fish"),
     "catalog_file": ("shipped",),  # beside the files the shell offers when nothing else matches
+    "strategy": STRATEGIES,
+    "allocation": ALLOCATIONS,
 }
 
 

@@ -481,6 +481,15 @@ FIELDS: tuple[Field, ...] = (
         option="place",
     ),
     Field(
+        "recreate",
+        "Recreate",
+        "the invmap commands that recreate the source's mechanism under the field guide's rules (simulate, estimate)",
+        kind=LIST,
+        wrap=True,
+        example="invmap simulate batching --strategy continuous",
+        option="recreate",
+    ),
+    Field(
         "type",
         "Type",
         "direction/type (Current, Foundational, Official project, ...)",
@@ -556,11 +565,17 @@ SOURCE_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS)
 STORED_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.stored)
 # Identifiers: found by `show`, never searched for words.
 IDENTIFIERS: tuple[str, ...] = ("arxiv", "doi", "url", "code")
-# Fields of words (searchable with --in): every stored field of text, a label or a list, but the identifiers.
+# invmap's own commands (`recreate`): not the source's words, so never searched nor weighed by `related`.
+COMMAND_FIELDS: tuple[str, ...] = ("recreate",)
+# Fields of words (searchable with --in): every stored field of text, a label or a list, but the
+# identifiers and invmap's commands.
 TEXT_FIELDS: tuple[str, ...] = tuple(
     f.name
     for f in FIELDS
-    if f.stored and f.kind.name in ("text", "label", "list", "tables") and f.name not in IDENTIFIERS
+    if f.stored
+    and f.kind.name in ("text", "label", "list", "tables")
+    and f.name not in IDENTIFIERS
+    and f.name not in COMMAND_FIELDS
 )
 # What `search` looks at unless told otherwise (the words of each source's levels too: `index.py`).
 DEFAULT_SEARCH: tuple[str, ...] = tuple(f.name for f in FIELDS if f.weight > 0)
@@ -589,6 +604,12 @@ EXTRA: tuple[Field, ...] = (
         "estimated_records",
         "Estimated records",
         "the valid records among them that are estimates, which leave a question open (questions with records)",
+        kind=LIST,
+    ),
+    Field(
+        "simulated_records",
+        "Simulated records",
+        "the valid records among them that are simulations, which leave a question open too (questions with records)",
         kind=LIST,
     ),
 )

@@ -41,7 +41,9 @@ WHERE, CHECK, LINK_CHECK, WRITTEN, RECORD_CHECK, FIELD_LIST = DRAWN_VIEWS = (
     "record check",
     "fields",  # `invmap fields`: the names --fields takes, with their meanings
 )
-VIEWS = (*QUERY_VIEWS, *DRAWN_VIEWS)
+# `simulate batching|kv`: the runs side by side (table and plain), `ie`'s JSON (written a piece at a time).
+SIMULATION = "simulation"
+VIEWS = (*QUERY_VIEWS, *DRAWN_VIEWS, SIMULATION)
 _LISTS = (RECORDS, SOURCE, LEVELS, TERMS, TRIAGE, LINKS)  # results that are a list of flat records
 
 
@@ -63,7 +65,9 @@ FORMATS: tuple[Format, ...] = (
         "table",
         False,
         "a table drawn to the terminal's width (the default on a terminal)",
-        _each((*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE, *DRAWN_VIEWS), "invmap.render.tables:table"),
+        _each(
+            (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE, *DRAWN_VIEWS, SIMULATION), "invmap.render.tables:table"
+        ),
         True,
     ),
     Format(
@@ -76,6 +80,7 @@ FORMATS: tuple[Format, ...] = (
                 "invmap.render.machine:json_text",
             ),
             WHERE: "invmap.render.machine:jsonl_text",  # `where --json` is one line
+            SIMULATION: "invmap.render.simulate_json:json_text",
         },
         True,
         (".json",),
@@ -117,6 +122,7 @@ FORMATS: tuple[Format, ...] = (
             **_each((*_LISTS, COUNTS, GRID, DIFF), "invmap.render.machine:plain_text"),
             DOCUMENT: "invmap.render.documents:document_plain",
             ESTIMATE: "invmap.render.estimate:plain_text",
+            SIMULATION: "invmap.render.simulate:plain_text",
             **_each(DRAWN_VIEWS, "invmap.render.tables:table"),
         },
     ),

@@ -14,6 +14,9 @@ from collections import namedtuple
 
 from invmap.fields import FIELDS, LIST_SEPARATOR, SORT_KEYS
 from invmap.filters import FILTERS, Opt
+from invmap.simulate.knobs import ALLOCATIONS, STRATEGIES, TICK_MS, Knob
+from invmap.simulate.knobs import BATCHING as BATCHING_KNOBS
+from invmap.simulate.knobs import KV as KV_KNOBS
 
 
 class Arg(
@@ -296,6 +299,133 @@ def _estimate(name: str, summary: str, options: tuple[Opt, ...], examples: tuple
         examples=examples,
         parent="estimate",
     )
+
+
+# --- simulations: the field guide's `ie simulate batching` and `ie simulate kv`, on its traces or the user's ---
+
+SIMULATION_VIEW = "simulation"
+
+
+def _knob(k: Knob) -> Opt:
+    """A number of a simulation, named after the field guide's config field, with its default and bounds."""
+    return Opt(k.name, (k.flag,), f"{k.help}. Default: {k.default:,}; {k.low:,} to {k.high:,}.", "N", kind="int")
+
+
+def _trace(forms: str) -> Opt:
+    return Opt(
+        "trace",
+        ("--trace",),
+        f"The workload instead of the field guide's built-in trace: {forms} ('-' reads stdin; told apart by content).",
+        "FILE",
+    )
+
+
+SIM_EVENTS = Opt(
+    "events",
+    ("--events",),
+    "Also print each request's ticks (batching) or each allocator event (kv).",
+    kind="flag",
+    default=False,
+)
+SIM_RECORD: tuple[Opt, ...] = (
+    Opt(
+        "record",
+        ("--record",),
+        "Also write an experiment record (simulated) addressing this source's question; needs -o.",
+        "SOURCE",
+        complete="source",
+    ),
+    Opt("output_path", ("--output", "-o"), "With --record: the record's file.", "FILE"),
+    Opt("force", ("--force",), "With --record: overwrite FILE if it exists.", kind="flag", default=False),
+)
+
+
+def _simulation(name: str, summary: str, options: tuple[Opt, ...], forms: str, examples: tuple[str, ...]) -> Command:
+    """A subcommand of `simulate`: its options, printed as the simulation view."""
+    return Command(
+        name=name,
+        group="Recreate",
+        module="simulate",
+        summary=summary,
+        view=SIMULATION_VIEW,
+        bundles=("output_no_fields",),
+        options=(*options, _trace(forms), SIM_EVENTS, *SIM_RECORD),
+        examples=examples,
+        parent="simulate",
+    )
+
+
+SIMULATIONS: tuple[Command, ...] = (
+    Command(
+        name="simulate",
+        group="Recreate",
+        module="simulate",
+        summary="Recreate: batching strategies and KV allocation, as the field guide's simulators (simulated).",
+        examples=(
+            "invmap simulate batching",
+            "invmap simulate kv --allocation paged",
+            "invmap simulate batching --trace splitwise_conv.csv --capacity-units-per-tick 512",
+        ),
+    ),
+    _simulation(
+        "batching",
+        "Static, continuous and chunked batching side by side, in ticks.",
+        (
+            Opt(
+                "strategy",
+                ("--strategy",),
+                f"{', '.join(STRATEGIES[:-1])} or {STRATEGIES[-1]}; repeat or use commas for several. Default: all three.",
+                "STRATEGY",
+                complete="strategy",
+                multiple=True,
+            ),
+            *(_knob(k) for k in BATCHING_KNOBS),
+            Opt(
+                "tick_ms",
+                ("--tick-ms",),
+                f"{TICK_MS.help}. Default: {TICK_MS.default:g} (invmap's assumption); {TICK_MS.low:g} to {TICK_MS.high:,}.",
+                "MS",
+                kind="float",
+            ),
+        ),
+        "the field guide's requests JSON, Vidur's CSV trace or LLMServingSim's JSON lines",
+        (
+            "invmap simulate batching",
+            "invmap simulate batching --strategy chunked --events",
+            "invmap simulate batching --trace requests.jsonl --max-ticks 1000000 --json | jq '.results[].aggregate'",
+            "invmap simulate batching --strategy continuous --record orca -o experiments/orca-ticks.json",
+        ),
+    ),
+    _simulation(
+        "kv",
+        "Paged and contiguous KV block allocation side by side.",
+        (
+            Opt(
+                "allocation",
+                ("--allocation",),
+                f"{' or '.join(ALLOCATIONS)}; repeat or use commas for both. Default: both.",
+                "MODE",
+                complete="allocation",
+                multiple=True,
+            ),
+            *(_knob(k) for k in KV_KNOBS),
+            Opt(
+                "no_auto_evict",
+                ("--no-auto-evict",),
+                "Refuse an allocation that does not fit instead of evicting the least recently touched.",
+                kind="flag",
+                default=False,
+            ),
+        ),
+        "the field guide's KV events JSON",
+        (
+            "invmap simulate kv",
+            "invmap simulate kv --allocation contiguous --events",
+            "invmap simulate kv --trace kv-paged.json --total-blocks 16 --json | jq .results.paged.final_state",
+            "invmap simulate kv --allocation paged --record pagedattention -o experiments/paged-blocks.json",
+        ),
+    ),
+)
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -1137,6 +1267,8 @@ COMMANDS: tuple[Command, ...] = (
             "invmap gpus --json | jq -r '.[] | select(.bandwidth.value != null) | .name'",
         ),
     ),
+    # --- simulations
+    *SIMULATIONS,
     # --- records
     Command(
         name="record",
@@ -1203,7 +1335,7 @@ COMMANDS: tuple[Command, ...] = (
 EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
     "search": ("score", "matched", "corrected", "why"),
     "related": ("score",),
-    "questions": ("records", "invalid_records", "estimated_records"),
+    "questions": ("records", "invalid_records", "estimated_records", "simulated_records"),
     "show": ("reports",),
 }
 
@@ -1220,7 +1352,7 @@ SUB: dict[str, dict[str, Command]] = {}
 for _c in COMMANDS:
     if _c.parent is not None:
         SUB.setdefault(_c.parent, {})[_c.name] = _c
-GROUPS: tuple[str, ...] = ("Query", "Overview", "Authoring", "Estimates", "Records")
+GROUPS: tuple[str, ...] = ("Query", "Overview", "Authoring", "Estimates", "Recreate", "Records")
 
 
 def options_of(command: Command) -> tuple[Opt, ...]:

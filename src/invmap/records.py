@@ -368,40 +368,52 @@ def scan(idx: Index, folder: Path) -> tuple[list[dict[str, Any]], list[tuple[Pat
     return found, skipped
 
 
-def addressing(idx: Index, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+# Result types that address a question without closing it: an estimate or a simulation recreates the
+# mechanism under declared assumptions, and is not a measurement of it (each marked so in a table).
+OPEN_TYPES: dict[str, str] = {"estimated": "estimate", "simulated": "simulated"}
+
+
+def addressing(
+    idx: Index, folder: Path
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
     """(source id -> the record_ids of the valid records that cite it, source id -> the invalid ones,
-    source id -> the valid records among them that are estimates (result type `estimated`)). Only a
-    valid record addresses a question; an estimate addresses it but is not a measurement, so it
-    leaves it open."""
+    result type -> source id -> the valid records among them of that type, for each of `OPEN_TYPES`).
+    Only a valid record addresses a question; an estimate or a simulation addresses it but is not a
+    measurement, so it leaves it open."""
     valid: dict[str, list[str]] = {}
     invalid: dict[str, list[str]] = {}
-    estimated: dict[str, list[str]] = {}
+    leaving_open: dict[str, dict[str, list[str]]] = {kind: {} for kind in OPEN_TYPES}
     for r in scan(idx, folder)[0]:
         rid = r["record_id"] or Path(r["path"]).stem
         for source_id in r["addresses"]:
             (valid if r["valid"] else invalid).setdefault(source_id, []).append(rid)
-            if r["valid"] and r["result_type"] == "estimated":
-                estimated.setdefault(source_id, []).append(rid)
-    return valid, invalid, estimated
+            if r["valid"] and r["result_type"] in OPEN_TYPES:
+                leaving_open[r["result_type"]].setdefault(source_id, []).append(rid)
+    return valid, invalid, leaving_open
 
 
 def with_records(
     rows: list[dict[str, Any]], idx: Index, folder: Path | None, *, open_only: bool = False, marked: bool = False
 ) -> list[dict[str, Any]]:
     """Source rows (`questions`) joined to the records of `folder` that address them: each row gains
-    `records` (the valid ones' ids), `invalid_records` and `estimated_records` (no folder: none).
-    `open_only` keeps the rows no measurement addresses (an estimate is not one: the question stays
-    open); `marked` writes `records` for a person: estimates and invalid records said after the id."""
-    valid, invalid, estimated = addressing(idx, folder) if folder is not None else ({}, {}, {})
+    `records` (the valid ones' ids), `invalid_records`, `estimated_records` and `simulated_records`
+    (no folder: none). `open_only` keeps the rows no measurement addresses (an estimate or a
+    simulation is not one: the question stays open); `marked` writes `records` for a person:
+    estimates, simulations and invalid records said after the id."""
+    valid, invalid, leaving_open = (
+        addressing(idx, folder) if folder is not None else ({}, {}, {k: {} for k in OPEN_TYPES})
+    )
     for r in rows:
         r["records"] = valid.get(r["id"], [])
         r["invalid_records"] = invalid.get(r["id"], [])
-        r["estimated_records"] = estimated.get(r["id"], [])
+        for kind in OPEN_TYPES:
+            r[f"{kind}_records"] = leaving_open[kind].get(r["id"], [])
     if open_only:
-        rows = [r for r in rows if not set(r["records"]) - set(r["estimated_records"])]
+        rows = [r for r in rows if not set(r["records"]).difference(*(r[f"{k}_records"] for k in OPEN_TYPES))]
     if marked:
         for r in rows:
-            r["records"] = [f"{rid} (estimate)" if rid in r["estimated_records"] else rid for rid in r["records"]] + [
+            mark = {rid: f"{rid} ({word})" for kind, word in OPEN_TYPES.items() for rid in r[f"{kind}_records"]}
+            r["records"] = [mark.get(rid, rid) for rid in r["records"]] + [
                 f"{rid} (invalid)" for rid in r["invalid_records"]
             ]
     return rows

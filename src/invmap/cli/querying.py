@@ -75,11 +75,11 @@ def questions(ctx: typer.Context, args: Args) -> None:
         folder = None
     if folder is not None or args.open_only:
         rows = list(query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse))
-        marked = folder is not None and not out.machine  # the table and plain lines mark estimates, invalid ones
+        marked = folder is not None and not out.machine  # the table and plain lines mark them, and invalid ones
         records: Any = experiment.with_records(rows, idx, folder, open_only=args.open_only, marked=marked)[: args.limit]
         if folder is not None:
             human.append("records")
-            machine += ["records", "invalid_records", "estimated_records"]
+            machine += ["records", "invalid_records", "estimated_records", "simulated_records"]
     else:
         records = query.lazy_selection(idx, chosen, SOURCE_FIELDS, args.sort, args.reverse, args.limit)
     if not records:
