@@ -2,7 +2,7 @@
 
 The reference answers are `ie`'s own: its printout on the built-in traces (tests/fixtures/traces/
 ie-simulate-*.json), its experiment records (field-guide-*.json), and its answers on random traces
-and configurations written by scripts/ie_reference.py (ie-random-*.json). The event loop's fast path
+and configurations written by running ie itself once, outside this repository (ie-random-*.json; tests/fixtures/traces/README.md). The event loop's fast path
 (idle jumps, repeated ticks, water-level rounds) and the literal one (a tick and a unit at a time)
 are both held to them, and the fast one is checked to have jumped.
 """
