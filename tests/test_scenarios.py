@@ -75,7 +75,7 @@ def test_the_result_is_typed_with_each_inputs_provenance():
     assert origins["gpu_memory_utilization"] == "invmap" and origins["batch_size"] == "default"
     assert e.from_default == ("batch_size", "sequence_length", "activation_bytes", "activation_tensors")
     assert e.defaults_used and e.notes[0].startswith("Some inputs are the field guide's defaults")
-    assert e.input("memory").source.text == "gpu (80 GB, x 10^9)" and e.input("nothing") is None
+    assert e.input("memory").source.text == "gpu (79.22 GiB as the device reports it)" and e.input("nothing") is None
     assert set(origins.values()) <= set(ORIGINS)
     roof = core.run(SCENARIOS[7]).estimate
     assert roof.limiting_resource == "memory_bandwidth" and roof.input("scenario").origin == "option"
@@ -118,7 +118,7 @@ def refused_scenarios(tmp_path) -> dict[str, core.Scenario]:
         "kv_heads": core.Scenario("kv", flags={"kv_heads": 5}),
         "kv_heads_split": core.Scenario("kv", model="llama-3.1-8b", flags={"tensor_parallel": 3}),
         "latent": core.Scenario("kv", model="deepseek-v3", flags={"kv_heads": 8}),
-        "gpu_figure": core.Scenario("memory", gpu="l40s"),
+        "gpu_figure": core.Scenario("memory", gpu="a10g"),
         "parameters": core.Scenario("memory", model="deepseek-v3", flags={"memory": "141GB"}),
         "scenario": core.Scenario("roofline", flags={"scenario": "train"}),
         "phase": core.Scenario("roofline", model="llama-3.1-8b", flags={"batch_size": 8}),
