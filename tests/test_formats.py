@@ -87,10 +87,17 @@ WRITING["edit"] = ["--keyword", "another"]
 
 
 def argv_of(command: decl.Command) -> list[str]:
+    """The command with what it needs: each required argument's sample, and for each need it always has
+    (`Command.requires`: "needs --gpu or --memory") the first of its options with the option's example."""
     words = command.path.split()
     for a in command.arguments:
         if a.required:
             words.append(SAMPLES.get(a.complete, "kv"))
+    options = {o.dest: o for o in decl.options_of(command)}
+    for need in command.requires:
+        if not need.given and not any(o.flags[0] in words for n in need.one_of if (o := options.get(n))):
+            chosen = options[need.one_of[0]]
+            words += [chosen.flags[0], chosen.example]
     return words
 
 

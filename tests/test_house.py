@@ -176,6 +176,7 @@ FLOORS = (
         "invmap.vocabulary",
         "invmap.fields",
         "invmap.filters",
+        "invmap.quantities",
         "invmap.formats",
         "invmap.cache",
         "invmap.location",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CATALOG, ESTIMATE = QUERY_VIEWS = (
+RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CATALOG, ESTIMATE, SWEEP = QUERY_VIEWS = (
     "records",
     "source",
     "levels",
@@ -28,6 +28,7 @@ RECORDS, SOURCE, LEVELS, COUNTS, GRID, DOCUMENT, TERMS, TRIAGE, LINKS, DIFF, CAT
     "diff",
     "catalog",
     "estimate",
+    "sweep",  # a list of estimates, one a scenario (`render/sweep.py`)
 )
 # Views a person reads as the result's own drawing (`table` and `plain` alike: the table renderer
 # draws `Result.draw`): the authoring commands (`where`, `check`, `check --links`, `add`/`edit`,
@@ -66,7 +67,8 @@ FORMATS: tuple[Format, ...] = (
         False,
         "a table drawn to the terminal's width (the default on a terminal)",
         _each(
-            (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE, *DRAWN_VIEWS, SIMULATION), "invmap.render.tables:table"
+            (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, ESTIMATE, SWEEP, *DRAWN_VIEWS, SIMULATION),
+            "invmap.render.tables:table",
         ),
         True,
     ),
@@ -76,7 +78,7 @@ FORMATS: tuple[Format, ...] = (
         "JSON: an array of objects (one object for `show` and the overviews)",
         {
             **_each(
-                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, *DRAWN_VIEWS),
+                (*_LISTS, COUNTS, GRID, DOCUMENT, DIFF, CATALOG, ESTIMATE, SWEEP, *DRAWN_VIEWS),
                 "invmap.render.machine:json_text",
             ),
             WHERE: "invmap.render.machine:jsonl_text",  # `where --json` is one line
@@ -89,7 +91,7 @@ FORMATS: tuple[Format, ...] = (
         "jsonl",
         True,
         "one JSON object per line",
-        _each((*_LISTS, CATALOG, *DRAWN_VIEWS), "invmap.render.machine:jsonl_text"),
+        _each((*_LISTS, CATALOG, SWEEP, *DRAWN_VIEWS), "invmap.render.machine:jsonl_text"),
         True,
         (".jsonl",),
     ),
@@ -98,7 +100,7 @@ FORMATS: tuple[Format, ...] = (
             name,
             True,
             f"{separated}-separated values with a header row",
-            _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG), f"invmap.render.machine:{name}_text"),
+            _each((*_LISTS, COUNTS, GRID, DIFF, CATALOG, SWEEP), f"invmap.render.machine:{name}_text"),
             extensions=(f".{name}",),
         )
         for name, separated in (("csv", "comma"), ("tsv", "tab"))
@@ -123,6 +125,7 @@ FORMATS: tuple[Format, ...] = (
             DOCUMENT: "invmap.render.documents:document_plain",
             ESTIMATE: "invmap.render.estimate:plain_text",
             SIMULATION: "invmap.render.simulate:plain_text",
+            SWEEP: "invmap.render.sweep:plain_text",
             **_each(DRAWN_VIEWS, "invmap.render.tables:table"),
         },
     ),

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from invmap import quantities
 from invmap.fields import FIELDS, LIST_SEPARATOR, SORT_KEYS
 from invmap.filters import FILTERS, Opt
+from invmap.quantities import Quantity
 from invmap.simulate.knobs import ALLOCATIONS, STRATEGIES, TICK_MS, Knob
 from invmap.simulate.knobs import BATCHING as BATCHING_KNOBS
 from invmap.simulate.knobs import KV as KV_KNOBS
@@ -52,18 +54,21 @@ class Command(
             "examples",
             "parent",
             "network",
+            "requires",
         ),
-        defaults=("", (), (), (), (), None, False),
+        defaults=("", (), (), (), (), None, False, ()),
     )
 ):
     """A command: its `name`, help `group` and `summary`, the CLI `module` that implements it, the
     `view` it prints (`formats.py`; "" for none), the option `bundles` it takes, its own `options` and
-    `arguments`, help `examples`, the `parent` group of a subcommand (`record new`), and whether it
-    asks a network service (`network`: tests give it a local stand-in)."""
+    `arguments`, help `examples`, the `parent` group of a subcommand (`record new`), whether it
+    asks a network service (`network`: tests give it a local stand-in), and what it `requires`
+    (`quantities.Needs`: one of some options when another is given, or always; the command refuses
+    the rest with its message, and tests give each command what it always needs)."""
 
     __slots__ = ()
 
-    def __new__(cls, **fields: object) -> Command:  # by keyword only: eleven fields are too many to place
+    def __new__(cls, **fields: object) -> Command:  # by keyword only: twelve fields are too many to place
         return super().__new__(cls, **fields)
 
     @property
@@ -214,62 +219,21 @@ REMOVE_PREFIX, SET_PREFIX = "remove_", "set_"
 NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not use yet.", kind="flag", default=False)
 
 # --- estimates: the field guide's `ie memory kv|model` and `ie roofline`, from a model and a GPU ----
-
-_IE = "Default: {} (the field guide's made-up model)."
-
-
-def _guide_int(dest: str, what: str, default: int) -> Opt:
-    """A whole-number input of an estimate whose default is the field guide's made-up model's."""
-    return _int_opt(dest, f"{what}. " + _IE.format(default))
+# Every input of an estimate is declared once, in the core's ground floor (`quantities.py`): its
+# options, help, kind and default; the options here are made from those declarations.
 
 
-def _int_opt(dest: str, text: str) -> Opt:
-    """A whole-number option named after its dest (`kv_heads` -> `--kv-heads N`)."""
-    return Opt(dest, ("--" + dest.replace("_", "-"),), text, "N", kind="int")
+def input_option(q: Quantity) -> Opt:
+    """The option giving an estimate's input: its flags, help (with its default), metavar; numbers
+    are read as numbers, sizes and names as text; a choice or a name completes from the core's tables."""
+    kind = {"int": "int", "float": "float"}.get(q.kind, "text")
+    complete = q.name if q.kind in ("choice", "name") else None
+    return Opt(q.name, q.flags, q.help_text, q.metavar, kind=kind, complete=complete, example=q.example)
 
 
-MODEL_OPT = Opt(
-    "model",
-    ("--model", "-m"),
-    "A model: a config.json, the folder holding it, or a shipped name (invmap models).",
-    "NAME|PATH",
-    complete="model",
-)
-GPU_OPT = Opt(
-    "gpu",
-    ("--gpu",),
-    "A GPU from invmap's table (invmap gpus; a name, or the name the device reports): its memory, bandwidth "
-    "and peaks, each with its source.",
-    "NAME",
-    complete="gpu",
-)
-EFFICIENCY_OPT = Opt(
-    "efficiency",
-    ("--efficiency",),
-    "Derate the peak and the bandwidth: the fraction of them a step reaches, in (0, 1]. Default: 1.",
-    "F",
-    kind="float",
-)
-KV_SHAPE: tuple[Opt, ...] = (
-    _guide_int("layers", "Transformer layers (L)", 24),
-    _guide_int("attention_heads", "Query heads", 32),
-    _guide_int("kv_heads", "Key-value heads (H_kv; fewer than query heads: GQA)", 8),
-    _guide_int("head_dim", "Head dimension (d_h)", 128),
-    _int_opt(
-        "element_bytes", "Bytes per KV element (b_e). Default: from --kv-cache-dtype, else the model's dtype, else 2."
-    ),
-    Opt(
-        "kv_cache_dtype",
-        ("--kv-cache-dtype",),
-        "vLLM's KV dtype: auto (the config's torch_dtype), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, bf16, fp16.",
-        "DTYPE",
-        complete="kv_cache_dtype",
-    ),
-    _int_opt(
-        "tensor_parallel",
-        "GPUs the model is split across: per-GPU figures (max(1, H_kv / N) KV heads each). Default: 1.",
-    ),
-)
+MODEL_OPT = input_option(quantities.MODEL)
+GPU_OPT = input_option(quantities.GPU)
+EFFICIENCY_OPT = input_option(quantities.INPUTS["efficiency"])
 RECORD_OPTS: tuple[Opt, ...] = (
     Opt(
         "record",
@@ -281,12 +245,12 @@ RECORD_OPTS: tuple[Opt, ...] = (
     Opt("output_path", ("--output", "-o"), "With --record: the record's file.", "FILE"),
     Opt("force", ("--force",), "With --record: overwrite FILE if it exists.", kind="flag", default=False),
 )
-KV_AND_RECORD = (*KV_SHAPE, *RECORD_OPTS)  # what the estimates that read a KV shape take last
 ESTIMATE_VIEW = "estimate"
 
 
-def _estimate(name: str, summary: str, options: tuple[Opt, ...], examples: tuple[str, ...]) -> Command:
-    """A subcommand of `estimate`: its options, printed as the estimate view."""
+def _estimate(name: str, summary: str, examples: tuple[str, ...]) -> Command:
+    """A subcommand of `estimate`: its declared inputs as options (then --record), printed as the
+    estimate view; what it always needs (`requires`) is its declared needs that no option sets off."""
     return Command(
         name=name,
         group="Estimates",
@@ -294,10 +258,11 @@ def _estimate(name: str, summary: str, options: tuple[Opt, ...], examples: tuple
         summary=summary,
         view=ESTIMATE_VIEW,
         bundles=("output_no_fields",),
-        options=options,
+        options=(*(input_option(q) for q in quantities.inputs_of(name)), *RECORD_OPTS),
         arguments=(),
         examples=examples,
         parent="estimate",
+        requires=quantities.NEEDS[name],
     )
 
 
@@ -1130,12 +1095,6 @@ COMMANDS: tuple[Command, ...] = (
         "kv",
         "KV bytes per token, per sequence and in total.",
         (
-            MODEL_OPT,
-            _guide_int("tokens", "Tokens per sequence (S)", 2048),
-            _guide_int("concurrency", "Concurrent sequences (B)", 8),
-            *KV_AND_RECORD,
-        ),
-        (
             "invmap estimate kv",
             "invmap estimate kv --model opt-13b --tokens 2048 --concurrency 1",
             "invmap estimate kv --model ./Llama-3.1-8B/config.json --kv-cache-dtype fp8 --tensor-parallel 2",
@@ -1146,37 +1105,6 @@ COMMANDS: tuple[Command, ...] = (
         "memory",
         "Weights, activations and the KV pool left on a GPU.",
         (
-            MODEL_OPT,
-            GPU_OPT,
-            Opt(
-                "memory",
-                ("--memory",),
-                "Device memory instead of --gpu's: 80GB (x 10^9), 80GiB (x 2^30) or bytes.",
-                "SIZE",
-            ),
-            Opt(
-                "gpu_memory_utilization",
-                ("--gpu-memory-utilization",),
-                "Fraction of device memory the engine may use, as vLLM's option means it. Default: 0.9.",
-                "FRACTION",
-                kind="float",
-            ),
-            _int_opt(
-                "tokens_per_request",
-                "Tokens per request for the maximum concurrency. Default: the model's max_position_embeddings, "
-                "else --sequence-length.",
-            ),
-            _int_opt("block_size", "Round the KV pool down to blocks of N tokens."),
-            _int_opt("parameters", "Parameters (P). Default: counted from the model, else 10^9."),
-            _int_opt("weight_bytes", "Bytes per weight (b_w). Default: the model's dtype, else 2."),
-            _guide_int("hidden_size", "Hidden size (H)", 4096),
-            _guide_int("batch_size", "Sequences in the activation working set (B)", 4),
-            _guide_int("sequence_length", "Tokens per sequence (S)", 512),
-            _guide_int("activation_bytes", "Bytes per activation element (b_a)", 2),
-            _guide_int("activation_tensors", "Activation tensors modelled (a)", 2),
-            *KV_AND_RECORD,
-        ),
-        (
             "invmap estimate memory",
             "invmap estimate memory --model llama-3.1-8b --gpu h100-sxm --tokens-per-request 8192",
             "invmap estimate memory --model llama-3-70b-instruct --gpu h100-sxm --json | jq .verdict",
@@ -1185,54 +1113,6 @@ COMMANDS: tuple[Command, ...] = (
     _estimate(
         "roofline",
         "Intensity, ridge point and the lower roof of a phase.",
-        (
-            MODEL_OPT,
-            GPU_OPT,
-            Opt("scenario", ("--scenario",), "prefill or decode. Default: prefill.", "PHASE", complete="scenario"),
-            Opt(
-                "operations",
-                ("--operations",),
-                "Operations in the modelled step (O). Default: the scenario's.",
-                "O",
-                kind="float",
-            ),
-            Opt(
-                "bytes_moved",
-                ("--bytes-moved",),
-                "Bytes moved in the step (D). Default: the scenario's.",
-                "D",
-                kind="float",
-            ),
-            Opt(
-                "peak_operations_per_second",
-                ("--peak-operations-per-second", "--peak"),
-                "Compute ceiling (P_peak). Default: --gpu's dense BF16 peak, else 2e12.",
-                "FLOP/S",
-                kind="float",
-            ),
-            Opt(
-                "bandwidth_bytes_per_second",
-                ("--bandwidth-bytes-per-second", "--bandwidth"),
-                "Memory-bandwidth ceiling (BW). Default: --gpu's, else 1e12.",
-                "B/S",
-                kind="float",
-            ),
-            EFFICIENCY_OPT,
-            _int_opt("parameters", "Active parameters per token. Default: counted from the model."),
-            _int_opt("weight_bytes", "Bytes per weight. Default: the model's dtype, else 2."),
-            _int_opt("prompt_tokens", "With --model, prefill: prompt tokens (P). Default: 2048."),
-            _int_opt("batch_size", "With --model, decode: sequences in the batch (B). Default: 8."),
-            _int_opt("context_tokens", "With --model, decode: context per sequence (C). Default: 2048."),
-            _int_opt("element_bytes", "Bytes per KV element. Default: the model's dtype."),
-            Opt(
-                "kv_cache_dtype",
-                ("--kv-cache-dtype",),
-                "vLLM's KV dtype (auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, bf16, fp16).",
-                "DTYPE",
-                complete="kv_cache_dtype",
-            ),
-            *RECORD_OPTS,
-        ),
         (
             "invmap estimate roofline",
             "invmap estimate roofline --scenario decode",

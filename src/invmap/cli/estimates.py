@@ -18,42 +18,19 @@ from invmap.cli.shared import emit, index, output, say
 from invmap.errors import UsageError
 from invmap.render import Result
 
-# Every option an estimate may take, by dest (those a command does not declare are None).
-ESTIMATE_OPTIONS = (
-    "parameters",
-    "weight_bytes",
-    "layers",
-    "hidden_size",
-    "batch_size",
-    "sequence_length",
-    "activation_bytes",
-    "activation_tensors",
-    "attention_heads",
-    "kv_heads",
-    "head_dim",
-    "tokens",
-    "concurrency",
-    "element_bytes",
-    "kv_cache_dtype",
-    "tensor_parallel",
-    "gpu_memory_utilization",
-    "memory",
-    "tokens_per_request",
-    "block_size",
-    "operations",
-    "bytes_moved",
-    "peak_operations_per_second",
-    "bandwidth_bytes_per_second",
-    "prompt_tokens",
-    "context_tokens",
-    "scenario",
-    "efficiency",
-)
-
 
 @implements("estimate")
 def estimate_group(ctx: typer.Context, args: Args) -> None:  # pragma: no cover - a group: its subcommands run
     pass
+
+
+def scenario_of(args: Args, kind: str) -> Any:
+    """The estimate's scenario from the command's values: every declared input given (plain data)."""
+    from invmap import estimate as core
+    from invmap.quantities import flags_of
+
+    flags = {name: getattr(args, name) for name in flags_of(kind) if getattr(args, name, None) is not None}
+    return core.Scenario(kind, model=args.model, gpu=getattr(args, "gpu", None), flags=flags)
 
 
 def _run(ctx: typer.Context, args: Args, kind: str) -> None:
@@ -65,15 +42,10 @@ def _run(ctx: typer.Context, args: Args, kind: str) -> None:
         raise UsageError("-o/--output and --force go with --record SOURCE (the record's file)")
     if args.record is not None and args.output_path is None:
         raise UsageError("--record SOURCE needs -o FILE: where to write the record")
-    options = {name: getattr(args, name, None) for name in ESTIMATE_OPTIONS}
-    model = core.load_model(args.model) if args.model is not None else None
-    gpu = core.find_gpu(args.gpu) if getattr(args, "gpu", None) is not None else None
-    if kind == "kv":
-        result = core.kv(options, model)
-    elif kind == "memory":
-        result = core.memory(options, model, gpu)
-    else:
-        result = core.roofline(options, model, gpu)
+    outcome = core.run(scenario_of(args, kind))
+    if outcome.refusal is not None:
+        raise outcome.refusal.raised()
+    result = outcome.estimate.as_json()
     if args.record is not None:
         _write_record(ctx, args, result)
     from invmap.render.estimate import text as estimate_text

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from invmap.errors import CatalogError, FileAccessError
+from invmap.estimate.checks import check_key
+from invmap.estimate.refusals import RefusedFile
 from invmap.estimate.tables import entry_named, model_names, model_table, unknown
 from invmap.inputfile import read_capped
 
@@ -102,26 +104,58 @@ def load_model(ref: str) -> Model:
         if "model_type" not in config:
             raise CatalogError(str(config_path), ["has no 'model_type' (needed to read its attention layout)"])
         name = config_path.parent.name or str(config_path)
-        return Model(name, name, config, str(config_path), [], "", config_path.parent)
+        return consistent(Model(name, name, config, str(config_path), [], "", config_path.parent))
     entry = entry_named(model_table(), ref)
     if entry is not None:
-        return shipped(entry)
+        return consistent(shipped(entry))
     raise unknown("model", ref, model_names(), "shipped models (invmap models); or give a path to a config.json")
 
 
-def need(config: dict[str, Any], key: str, where: str, kind: type = int) -> Any:
+def consistent(model: Model) -> Model:
+    """A config whose numbers contradict each other is refused whatever is estimated from it (exit 3):
+    a mixture routing each token to more experts than it has."""
+    c, where = model.config, model.where
+    used, experts = optional_int(c, "num_experts_per_tok", where), optional_int(c, "num_local_experts", where)
+    if used is not None and experts is not None and used > experts:
+        raise RefusedFile(
+            "config",
+            where,
+            f"'num_experts_per_tok' ({used:,}) cannot exceed 'num_local_experts' ({experts:,})",
+            "num_experts_per_tok",
+            "num_local_experts",
+        )
+    return model
+
+
+def need(config: dict[str, Any], key: str, where: str) -> int:
+    """A number the estimate needs from the config: a positive integer within the bounds declared for
+    `key` (`num_hidden_layers` as --layers); else exit 3 naming the file and the key."""
     value = config.get(key)
     if value is None:
-        raise CatalogError(where, [f"has no '{key}', which the estimate needs"])
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-        raise CatalogError(where, [f"'{key}' must be a positive integer, not {json.dumps(value)}"])
-    return value
+        raise RefusedFile("config", where, f"has no '{key}', which the estimate needs", key)
+    return check_key(key, value, where)
 
 
 def optional_int(config: dict[str, Any], key: str, where: str) -> int | None:
+    """As `need`, for a key the config may leave out (None)."""
     value = config.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise CatalogError(where, [f"'{key}' must be a positive integer, not {json.dumps(value)}"])
-    return value
+    return None if value is None else check_key(key, value, where)
+
+
+def head_dim_of(config: dict[str, Any], heads: int, where: str, named: bool = True) -> int:
+    """The head dimension: `head_dim` (for a family whose configs may name it), else hidden_size //
+    num_attention_heads (as transformers reads it), which must leave at least one element a head."""
+    given = optional_int(config, "head_dim", where) if named else None
+    if given is not None:
+        return given
+    hidden = need(config, "hidden_size", where)
+    if hidden < heads:
+        raise RefusedFile(
+            "config",
+            where,
+            f"a head dimension of 0 ('hidden_size' {hidden:,} // 'num_attention_heads' {heads:,}): a config "
+            "with fewer hidden elements than heads must name its 'head_dim'",
+            "hidden_size",
+            "num_attention_heads",
+        )
+    return hidden // heads

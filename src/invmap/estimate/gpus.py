@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from invmap.errors import CatalogError, NotFoundError, UsageError
+from invmap.errors import CatalogError, NotFoundError
+from invmap.estimate.refusals import Refused
 from invmap.estimate.tables import DATA, gpu_table
 
 
@@ -282,8 +283,8 @@ def find_gpu(name: str, positional: bool = False) -> Gpu:
     if len(starts) > 1:
         listed = [f"{g.name} ({g.display})" for g in starts]
         choices = ", ".join(listed[:-1]) + f" or {listed[-1]}"
-        refused = NotFoundError if positional else UsageError
-        raise refused(f"GPU '{name}' is ambiguous: it could be {choices}; give one of those names")
+        message = f"GPU '{name}' is ambiguous: it could be {choices}; give one of those names"
+        raise NotFoundError(message) if positional else Refused("ambiguous_gpu", message, "gpu")
     names = tuple(g.name for g in table)
     if len(starts) == 1:
         suggestion = f"; did you mean '{starts[0].name}'?"
@@ -294,9 +295,11 @@ def find_gpu(name: str, positional: bool = False) -> Gpu:
         suggestion = f"; did you mean '{close[0]}'?" if close else ""
     if positional:  # `invmap gpus NAME`: a name not found, as `show` answers one
         raise NotFoundError(f"unknown GPU '{name}'{suggestion} (shipped GPUs: {', '.join(names)})")
-    raise UsageError(
+    raise Refused(
+        "unknown_gpu",
         f"unknown GPU '{name}'{suggestion} (shipped GPUs, invmap gpus: {', '.join(names)}; or give --memory, "
-        "--bandwidth, --peak)"
+        "--bandwidth, --peak)",
+        "gpu",
     )
 
 

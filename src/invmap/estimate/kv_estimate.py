@@ -6,11 +6,10 @@ from typing import Any
 
 from invmap.estimate.checks import check_all
 from invmap.estimate.config import Model
-from invmap.estimate.defaults import IE_KV
 from invmap.estimate.inputs import Inputs
 from invmap.estimate.kvshape import kv_shape, sequence_formula, token_formula
 from invmap.estimate.layout import layout_of
-from invmap.estimate.result import Said, estimate_result
+from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes
 
 KV_LIMITATIONS = [
@@ -20,14 +19,14 @@ KV_LIMITATIONS = [
 ]
 
 
-def kv(options: dict[str, Any], model: Model | None) -> dict[str, Any]:
+def kv_estimate(options: dict[str, Any], model: Model | None) -> Estimate:
     """`ie memory kv` from a model's config: bytes per token, per sequence and in total."""
     check_all(options)
-    inputs = Inputs(options)
+    inputs = Inputs(options, "kv")
     layout = layout_of(model) if model is not None else None
     shape, tp_lines, notes = kv_shape(inputs, model, layout)
-    tokens = inputs.pick("tokens", "tokens", (IE_KV["tokens"], "default"))
-    concurrency = inputs.pick("concurrency", "sequences", (IE_KV["concurrency"], "default"))
+    tokens = inputs.pick("tokens")
+    concurrency = inputs.pick("concurrency")
     per_gpu = shape.tensor_parallel > 1
     per_token = shape.per_token(per_gpu=False)
     per_sequence = shape.per_sequence(tokens, per_gpu=False)

@@ -5,28 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from invmap.errors import UsageError
 from invmap.estimate.checks import FLAGS
 from invmap.estimate.config import Model
-from invmap.estimate.defaults import IE_KV
-from invmap.estimate.inputs import Inputs
+from invmap.estimate.inputs import MODEL, OPTION, From, Inputs
 from invmap.estimate.layout import Layout
+from invmap.estimate.refusals import Refused
 from invmap.estimate.units import human_bytes
+from invmap.quantities import KV_DTYPES
 
-# vLLM's --kv-cache-dtype values and aliases -> bytes per element ("auto": the config's dtype).
-KV_DTYPES: dict[str, int | None] = {
-    "auto": None,
-    "bfloat16": 2,
-    "float16": 2,
-    "fp8": 1,
-    "fp8_e4m3": 1,
-    "fp8_e5m2": 1,
-    "bf16": 2,
-    "fp16": 2,
-}
-
-
-KV_SHAPE_OPTIONS = ("attention_heads", "kv_heads", "head_dim", "element_bytes", "kv_cache_dtype", "tensor_parallel")
+__all__ = ["KV_DTYPES", "KvShape", "kv_element", "kv_shape", "sequence_formula", "token_formula"]
 
 
 def kv_element(inputs: Inputs, layout: Layout | None) -> int:
@@ -34,25 +21,26 @@ def kv_element(inputs: Inputs, layout: Layout | None) -> int:
     config's torch_dtype or dtype), else the config's dtype, else the field guide's 2."""
     dtype = inputs.options.get("kv_cache_dtype")
     if dtype is not None and dtype not in KV_DTYPES:
-        raise UsageError(f"unknown --kv-cache-dtype '{dtype}' (valid: {', '.join(KV_DTYPES)})")
+        raise Refused(
+            "kv_cache_dtype", f"unknown --kv-cache-dtype '{dtype}' (valid: {', '.join(KV_DTYPES)})", "kv_cache_dtype"
+        )
     model_bytes = layout.dtype_bytes if layout is not None else None
-    model_source = f"model ({layout.dtype_name})" if layout is not None and layout.dtype_name else "model"
-    by_dtype, dtype_source = None, ""
+    model_source = From("model", f"model ({layout.dtype_name})") if layout is not None and layout.dtype_name else MODEL
+    by_dtype, dtype_source = None, OPTION
     if dtype == "auto":
         if model_bytes is None:
-            raise UsageError("--kv-cache-dtype auto needs a --model whose config names its torch_dtype (or dtype)")
-        by_dtype, dtype_source = model_bytes, f"--kv-cache-dtype auto: {model_source}"
+            raise Refused(
+                "kv_cache_dtype",
+                "--kv-cache-dtype auto needs a --model whose config names its torch_dtype (or dtype)",
+                "kv_cache_dtype",
+                "model",
+            )
+        by_dtype, dtype_source = model_bytes, From("model", f"--kv-cache-dtype auto: {model_source.text}")
     elif dtype is not None:
-        by_dtype, dtype_source = KV_DTYPES[dtype], f"--kv-cache-dtype {dtype}"
+        by_dtype, dtype_source = KV_DTYPES[dtype], From("option", f"--kv-cache-dtype {dtype}")
     if dtype is not None:
-        inputs.add("kv_cache_dtype", dtype, "", "option")
-    return inputs.pick(
-        "element_bytes",
-        "bytes",
-        (by_dtype, dtype_source),
-        (model_bytes, model_source),
-        (IE_KV["element_bytes"], "default"),
-    )
+        inputs.add("kv_cache_dtype", dtype, "", OPTION)
+    return inputs.pick("element_bytes", (by_dtype, dtype_source), (model_bytes, model_source))
 
 
 @dataclass
@@ -94,23 +82,25 @@ def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tupl
     if latent:
         for name in ("kv_heads", "head_dim"):
             if inputs.options.get(name) is not None:
-                raise UsageError(
+                raise Refused(
+                    "latent",
                     f"{FLAGS[name]} does not apply to {model.display}: its latent attention caches "  # type: ignore[union-attr]
-                    "kv_lora_rank + qk_rope_head_dim per layer, not heads x head_dim"
+                    "kv_lora_rank + qk_rope_head_dim per layer, not heads x head_dim",
+                    name,
                 )
-    layers = _dimension(inputs, layout, "layers", "layers")
-    attention_heads = _dimension(inputs, layout, "attention_heads", "heads")
+    layers = _dimension(inputs, layout, "layers")
+    attention_heads = _dimension(inputs, layout, "attention_heads")
     windows, notes = _layer_windows(layout, layers)
-    tp = inputs.pick("tensor_parallel", "GPUs", (1, "invmap default"))
+    tp = inputs.pick("tensor_parallel")
     if latent:
         return _latent_shape(inputs, layout, windows, tp, attention_heads), [], notes  # type: ignore[arg-type]
     shape, lines = _standard_shape(inputs, layout, windows, tp, attention_heads)
     return shape, lines, notes
 
 
-def _dimension(inputs: Inputs, layout: Layout | None, name: str, unit: str) -> int:
+def _dimension(inputs: Inputs, layout: Layout | None, name: str) -> int:
     """One dimension: the option, else the model's layout, else the field guide's default."""
-    return inputs.pick(name, unit, (getattr(layout, name) if layout else None, "model"), (IE_KV[name], "default"))
+    return inputs.pick(name, (getattr(layout, name) if layout else None, MODEL))  # type: ignore[no-any-return]
 
 
 def _layer_windows(layout: Layout | None, layers: int) -> tuple[list[int | None], list[str]]:
@@ -126,8 +116,8 @@ def _layer_windows(layout: Layout | None, layers: int) -> tuple[list[int | None]
 
 def _latent_shape(inputs: Inputs, layout: Layout, windows: list[int | None], tp: int, attention_heads: int) -> KvShape:
     rank, rope = layout.latent  # type: ignore[misc]
-    inputs.add("kv_lora_rank", rank, "elements", "model")
-    inputs.add("qk_rope_head_dim", rope, "elements", "model")
+    inputs.add("kv_lora_rank", rank, "elements", MODEL)
+    inputs.add("qk_rope_head_dim", rope, "elements", MODEL)
     element = kv_element(inputs, layout)
     return KvShape("latent", windows, None, None, (rank, rope), element, None, tp, attention_heads)
 
@@ -136,9 +126,11 @@ def _standard_shape(
     inputs: Inputs, layout: Layout | None, windows: list[int | None], tp: int, attention_heads: int
 ) -> tuple[KvShape, list[str]]:
     """Keys and values per KV head, the heads split across the tensor-parallel GPUs."""
-    kv_heads = _dimension(inputs, layout, "kv_heads", "heads")
-    head_dim = _dimension(inputs, layout, "head_dim", "elements")
+    kv_heads = _dimension(inputs, layout, "kv_heads")
+    head_dim = _dimension(inputs, layout, "head_dim")
     _refuse(
+        "kv_heads",
+        ("kv_heads", "attention_heads"),
         (kv_heads > attention_heads, f"--kv-heads ({kv_heads}) cannot exceed --attention-heads ({attention_heads})"),
         (
             attention_heads % kv_heads != 0,
@@ -147,6 +139,8 @@ def _standard_shape(
     )
     element = kv_element(inputs, layout)
     _refuse(
+        "kv_heads_split",
+        ("tensor_parallel", "kv_heads"),
         (kv_heads >= tp and kv_heads % tp != 0, f"{kv_heads} KV heads do not divide among --tensor-parallel {tp} GPUs"),
         (kv_heads < tp and tp % kv_heads != 0, f"--tensor-parallel {tp} is not a multiple of the {kv_heads} KV heads"),
     )
@@ -160,11 +154,11 @@ def _standard_shape(
     return KvShape("standard", windows, kv_heads, head_dim, None, element, per_gpu, tp, attention_heads), lines
 
 
-def _refuse(*rules: tuple[bool, str]) -> None:
-    """Exit 2 with the message of the first rule that is broken."""
+def _refuse(reason: str, concerned: tuple[str, ...], *rules: tuple[bool, str]) -> None:
+    """Refuse (exit 2, `reason`, the inputs `concerned`) with the message of the first rule that is broken."""
     for broken, message in rules:
         if broken:
-            raise UsageError(message)
+            raise Refused(reason, message, *concerned)
 
 
 def token_formula(shape: KvShape, per_gpu: bool) -> str:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import CatalogError
-from invmap.estimate.config import Model, need, optional_int
+from invmap.estimate.config import Model, head_dim_of, need, optional_int
+from invmap.estimate.refusals import RefusedFile
 
 TORCH_DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2, "float": 4, "half": 2}
 
@@ -109,15 +110,18 @@ def layout_of(model: Model) -> Layout:
     if kind == "opt":
         kv_heads = heads
         hidden = need(c, "hidden_size", where)
-        head_dim = hidden // heads
+        head_dim = head_dim_of(c, heads, where, named=False)
     else:
         kv_heads = optional_int(c, "num_key_value_heads", where) or heads
-        head_dim = optional_int(c, "head_dim", where)
-        if head_dim is None:
-            hidden = need(c, "hidden_size", where)
-            head_dim = hidden // heads
+        head_dim = head_dim_of(c, heads, where)
     if kv_heads > heads or heads % kv_heads:
-        raise CatalogError(where, [f"num_key_value_heads ({kv_heads}) must divide num_attention_heads ({heads})"])
+        raise RefusedFile(
+            "config",
+            where,
+            f"num_key_value_heads ({kv_heads}) must divide num_attention_heads ({heads})",
+            "num_key_value_heads",
+            "num_attention_heads",
+        )
     windows = _windows(c, kind, layers, where)
     return Layout(
         "standard",
@@ -147,9 +151,14 @@ def _windows(c: dict[str, Any], kind: str, layers: int, where: str) -> list[int 
 
 def _listed_windows(c: dict[str, Any], layers: int, where: str) -> list[int | None]:
     types = c["layer_types"]
-    if not isinstance(types, list) or len(types) != layers:
-        raise CatalogError(where, [f"'layer_types' must list one type for each of the {layers} layers"])
-    unknown = sorted({t for t in types if t not in ("full_attention", "sliding_attention")}, key=str)
+    if not isinstance(types, list) or len(types) != layers or not all(isinstance(t, str) for t in types):
+        raise RefusedFile(
+            "config",
+            where,
+            f"'layer_types' must list one type (a name) for each of the {layers:,} layers",
+            "layer_types",
+        )
+    unknown = sorted({t for t in types if t not in ("full_attention", "sliding_attention")})
     if unknown:
         raise CatalogError(
             where,

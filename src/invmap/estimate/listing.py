@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from invmap.estimate.config import models
-from invmap.estimate.defaults import IE_KV
 from invmap.estimate.layout import layout_of
 from invmap.estimate.parameters import parameters_of
+from invmap.quantities import INPUTS
 
 
 def model_rows() -> list[dict[str, Any]]:
@@ -18,7 +18,7 @@ def model_rows() -> list[dict[str, Any]]:
         layout = layout_of(m)
         counted = parameters_of(m)
         shape_heads = layout.kv_heads
-        element = layout.dtype_bytes or IE_KV["element_bytes"]
+        element = layout.dtype_bytes or INPUTS["element_bytes"].default.value
         if layout.kind == "latent":
             rank, rope = layout.latent  # type: ignore[misc]
             per_token = layout.layers * (rank + rope) * element

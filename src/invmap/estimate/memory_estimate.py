@@ -6,16 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from invmap.errors import UsageError
-from invmap.estimate.checks import FLAGS, check, check_all
+from invmap.estimate.checks import check, check_all, check_needs
 from invmap.estimate.config import Model
-from invmap.estimate.defaults import DEFAULT_UTILIZATION, IE_MODEL
 from invmap.estimate.gpus import Gpu
-from invmap.estimate.inputs import Inputs
-from invmap.estimate.kvshape import KV_SHAPE_OPTIONS, KvShape, kv_shape, token_formula
+from invmap.estimate.inputs import MODEL, OPTION, From, Inputs, gpu_part, model_part
+from invmap.estimate.kvshape import KvShape, kv_shape, token_formula
 from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.parameters import PARAMETER_FAMILIES, parameters_of, safetensors_total
-from invmap.estimate.result import Said, estimate_result
+from invmap.estimate.refusals import Refused
+from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
 
 MEMORY_LIMITATIONS = [
@@ -26,10 +25,10 @@ MEMORY_LIMITATIONS = [
 ]
 
 
-def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dict[str, Any]:
+def memory_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> Estimate:
     """`ie memory model`, and with a device's memory what is left for KV at a utilization fraction."""
     check_all(options)
-    inputs = Inputs(options)
+    inputs = Inputs(options, "memory")
     layout = layout_of(model) if model is not None else None
     counted = parameters_of(model) if model is not None else None
     stored = safetensors_total(model) if model is not None and options.get("parameters") is None else None
@@ -55,9 +54,7 @@ def memory(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dic
         notes += _pool_notes(pool)
         assumptions += [*_pool_assumptions(pool), *memory_said]
     else:
-        for name in ("gpu_memory_utilization", "tokens_per_request", "block_size", *KV_SHAPE_OPTIONS):
-            if options.get(name) is not None:
-                raise UsageError(f"{FLAGS[name]} needs a device: give --gpu or --memory (the KV pool is sized on it)")
+        check_needs("memory", {name for name, value in options.items() if value is not None})
     if counted is not None and stored is None and options.get("parameters") is None:
         assumptions.append(
             f"Parameters counted from the config ({model.model_type}): embeddings, attention, MLP"  # type: ignore[union-attr]
@@ -81,28 +78,20 @@ def _weights(
 ) -> tuple[int, list[str]]:
     """The weights' bytes: the safetensors index's total, else parameters x bytes per weight."""
     if stored is not None:
-        inputs.add("weights_bytes", stored, "bytes", "model.safetensors.index.json")
+        inputs.add("weights_bytes", stored, "bytes", From("model", "model.safetensors.index.json"))
         return stored, [
             f"weights_bytes = metadata.total_size of model.safetensors.index.json = {stored:,} B ({human_bytes(stored)})"
         ]
     if model is not None and inputs.options.get("parameters") is None and counted is None:
-        raise UsageError(
+        raise Refused(
+            "parameters",
             f"invmap does not count the parameters of model_type '{model.model_type}' (it counts "
             f"{', '.join(PARAMETER_FAMILIES)}): give --parameters, or put model.safetensors.index.json "
-            "beside config.json"
+            "beside config.json",
+            "parameters",
         )
-    parameters = inputs.pick(
-        "parameters",
-        "parameters",
-        (counted[0] if counted else None, "model (counted from its config)"),
-        (IE_MODEL["parameters"], "default"),
-    )
-    weight_bytes = inputs.pick(
-        "weight_bytes",
-        "bytes",
-        (layout.dtype_bytes if layout else None, "model"),
-        (IE_MODEL["weight_bytes"], "default"),
-    )
+    parameters = inputs.pick("parameters", (counted[0] if counted else None, model_part("counted from its config")))
+    weight_bytes = inputs.pick("weight_bytes", (layout.dtype_bytes if layout else None, MODEL))
     weights = parameters * weight_bytes
     return weights, [
         f"weights_bytes = P x b_w = {parameters:,} x {weight_bytes} = {weights:,} B ({human_bytes(weights)})"
@@ -111,17 +100,12 @@ def _weights(
 
 def _activations(inputs: Inputs, layout: Layout | None) -> tuple[int, int, int, list[str]]:
     """The activation working set, B x S x H x b_a x a: (batch, sequence length, bytes, formula)."""
-    inputs.pick("layers", "layers", (layout.layers if layout else None, "model"), (IE_MODEL["layers"], "default"))
-    hidden = inputs.pick(
-        "hidden_size",
-        "elements",
-        (layout.hidden_size if layout else None, "model"),
-        (IE_MODEL["hidden_size"], "default"),
-    )
-    batch = inputs.pick("batch_size", "sequences", (IE_MODEL["batch_size"], "default"))
-    length = inputs.pick("sequence_length", "tokens", (IE_MODEL["sequence_length"], "default"))
-    act_bytes = inputs.pick("activation_bytes", "bytes", (IE_MODEL["activation_bytes"], "default"))
-    tensors = inputs.pick("activation_tensors", "tensors", (IE_MODEL["activation_tensors"], "default"))
+    inputs.pick("layers", (layout.layers if layout else None, MODEL))
+    hidden = inputs.pick("hidden_size", (layout.hidden_size if layout else None, MODEL))
+    batch = inputs.pick("batch_size")
+    length = inputs.pick("sequence_length")
+    act_bytes = inputs.pick("activation_bytes")
+    tensors = inputs.pick("activation_tensors")
     activations = batch * length * hidden * act_bytes * tensors
     return (
         batch,
@@ -186,17 +170,17 @@ class Pool:
 
 def _pool(inputs: Inputs, model: Model | None, layout: Layout | None, start: Footprint) -> Pool:
     shape, tp_lines, notes = kv_shape(inputs, model, layout)
-    util = inputs.pick("gpu_memory_utilization", "fraction", (DEFAULT_UTILIZATION, "invmap default"))
+    util = inputs.pick("gpu_memory_utilization")
+    length_origin = inputs.origin("sequence_length") or "option"
     request = inputs.pick(
         "tokens_per_request",
-        "tokens",
-        (layout.max_positions if layout else None, "model (max_position_embeddings)"),
-        (start.sequence_length, "--sequence-length"),
+        (layout.max_positions if layout else None, model_part("max_position_embeddings")),
+        (start.sequence_length, From(length_origin, "--sequence-length")),
     )
     block = inputs.options.get("block_size")
     if block is not None:
         check("block_size", block)
-        inputs.add("block_size", block, "tokens", "option")
+        inputs.add("block_size", block, "tokens", OPTION)
     return Pool(start, shape, tp_lines, list(notes), util, request, block)
 
 
@@ -302,24 +286,29 @@ def _device_memory(inputs: Inputs, gpu: Gpu | None) -> tuple[int | None, list[st
     given = inputs.options.get("memory")
     if given is not None:
         value = parse_size(str(given))
-        inputs.add("memory", value, "bytes", "option")
+        inputs.add("memory", value, "bytes", OPTION)
         return value, []
     if gpu is None:
         return None, []
     reported = gpu.reading("memory_reported")
     if gpu.memory_reported_bytes is not None:  # what the engine's utilization fraction multiplies
-        inputs.add("memory", gpu.memory_reported_bytes, "bytes", f"gpu ({reported.shown()} as the device reports it)")
+        inputs.add(
+            "memory", gpu.memory_reported_bytes, "bytes", gpu_part(f"{reported.shown()} as the device reports it")
+        )
         return gpu.memory_reported_bytes, [
             f"memory is the total {gpu.display} reports to CUDA ({reported.shown()}, as vLLM logs total_gpu_memory), "
             "which vLLM multiplies by --gpu-memory-utilization; it varies a little with the driver."
         ]
     if gpu.memory_bytes is None:
-        raise UsageError(
+        raise Refused(
+            "gpu_figure",
             f"invmap's table has no memory figure for {gpu.display} (no source it accepts gives one): give --memory "
-            "(for example 24GB, or the total nvidia-smi shows, 24564MiB)"
+            "(for example 24GB, or the total nvidia-smi shows, 24564MiB)",
+            "memory",
+            "gpu",
         )
     stated = gpu.reading("memory")
-    inputs.add("memory", gpu.memory_bytes, "bytes", f"gpu ({stated.shown()} as the datasheet states it)")
+    inputs.add("memory", gpu.memory_bytes, "bytes", gpu_part(f"{stated.shown()} as the datasheet states it"))
     return gpu.memory_bytes, [
         f"memory is the datasheet's {stated.shown()} ({gpu.memory_bytes:,} bytes): invmap's table has no total "
         f"{gpu.display} reports to CUDA, which is what vLLM multiplies (an H100 SXM's 80 GB reports 79.22 GiB); "

@@ -4,7 +4,10 @@ from the safetensors index beside config.json."""
 from __future__ import annotations
 
 from invmap.errors import CatalogError
-from invmap.estimate.config import Model, need, optional_int, read_json
+from invmap.estimate.checks import check_key
+from invmap.estimate.config import Model, head_dim_of, need, optional_int, read_json
+from invmap.estimate.refusals import RefusedFile
+from invmap.quantities import INPUTS, MAX_PARAMETERS, shown_number
 
 # Families whose parameter count invmap computes from the config (others: --parameters, or the
 # model.safetensors.index.json beside config.json).
@@ -12,10 +15,26 @@ PARAMETER_FAMILIES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "opt")
 
 
 def parameters_of(model: Model) -> tuple[int, int] | None:
-    """(total, active per token) parameters for the families invmap counts; None for the others."""
-    c, where, kind = model.config, model.where, model.model_type
-    if kind not in PARAMETER_FAMILIES:
+    """(total, active per token) parameters for the families invmap counts; None for the others. A
+    count past --parameters' bound is the config's mistake (exit 3), not a model."""
+    if model.model_type not in PARAMETER_FAMILIES:
         return None
+    total, active = _counted(model)
+    if total > MAX_PARAMETERS:
+        raise RefusedFile(
+            "config",
+            model.where,
+            f"its dimensions count {shown_number(total)} parameters, more than {INPUTS['parameters'].flag} may be "
+            f"({MAX_PARAMETERS:,})",
+            "num_hidden_layers",
+            "hidden_size",
+            "vocab_size",
+        )
+    return total, active
+
+
+def _counted(model: Model) -> tuple[int, int]:
+    c, where, kind = model.config, model.where, model.model_type
     hidden = need(c, "hidden_size", where)
     vocab = need(c, "vocab_size", where)
     layers = need(c, "num_hidden_layers", where)
@@ -30,7 +49,7 @@ def parameters_of(model: Model) -> tuple[int, int] | None:
         total = vocab * hidden + (positions + 2) * hidden + layers * per_layer + 2 * hidden  # lm_head tied
         return total, total
     kv_heads = optional_int(c, "num_key_value_heads", where) or heads
-    head_dim = optional_int(c, "head_dim", where) or hidden // heads
+    head_dim = head_dim_of(c, heads, where)
     inter = need(c, "intermediate_size", where)
     q, kv = heads * head_dim, kv_heads * head_dim
     attention = hidden * q + 2 * hidden * kv + q * hidden
@@ -42,7 +61,7 @@ def parameters_of(model: Model) -> tuple[int, int] | None:
     norms = 2 * hidden
     if kind == "mixtral":
         experts = need(c, "num_local_experts", where)
-        used = need(c, "num_experts_per_tok", where)
+        used = need(c, "num_experts_per_tok", where)  # at most `experts`: config.consistent
         router = hidden * experts
         per_layer, active_layer = (
             attention + experts * expert + router + norms,
@@ -67,4 +86,4 @@ def safetensors_total(model: Model) -> int | None:
     total = data.get("metadata", {}).get("total_size") if isinstance(data.get("metadata"), dict) else None
     if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
         raise CatalogError(str(index), ["has no positive metadata.total_size"])
-    return total
+    return check_key("metadata.total_size", total, str(index))

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from invmap.errors import UsageError
 from invmap.estimate.config import Model
-from invmap.estimate.defaults import IE_MODEL, PHASE_DEFAULTS
-from invmap.estimate.inputs import Inputs
+from invmap.estimate.inputs import MODEL, Inputs, model_part
 from invmap.estimate.kvshape import KvShape, kv_shape
 from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.parameters import PARAMETER_FAMILIES, parameters_of
+from invmap.estimate.refusals import Refused
 from invmap.estimate.units import grouped
 
 
@@ -26,12 +25,12 @@ def model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, flo
     """Operations and bytes of one prefill of P tokens, or one decode step at batch B with context C."""
     layout = layout_of(model)
     active, weights, said = _weights_read(inputs, model, layout)
-    shape, _, _ = kv_shape(
-        Inputs({k: inputs.options.get(k) for k in ("kv_cache_dtype", "element_bytes")}), model, layout
-    )
-    inputs.add(
-        "element_bytes", shape.element, "bytes", "model" if inputs.options.get("element_bytes") is None else "option"
-    )
+    kv_inputs = Inputs({k: inputs.options.get(k) for k in ("kv_cache_dtype", "element_bytes")}, "kv")
+    shape, _, _ = kv_shape(kv_inputs, model, layout)
+    given = any(kv_inputs.options.values())
+    for read in kv_inputs.items:  # the KV dtype and element bytes: an option's as it says, else the model's
+        if read.name in ("kv_cache_dtype", "element_bytes"):
+            inputs.add(read.name, read.value, read.unit, read.source if given else MODEL)
     read = Read(active, weights, layout.attention_heads, layout.query_dim, layout.value_dim)
     step = _prefill(inputs, layout, shape, read) if scenario == "prefill" else _decode(inputs, layout, shape, read)
     return float(step.ops), float(step.moved), step.tokens, step.formulas, [*said, step.said]
@@ -43,19 +42,15 @@ def _weights_read(inputs: Inputs, model: Model, layout: Layout) -> tuple[int, in
     counted = parameters_of(model)
     given = inputs.options.get("parameters")
     if given is None and counted is None:
-        raise UsageError(
+        raise Refused(
+            "parameters",
             f"invmap does not count the parameters of model_type '{model.model_type}' (it counts "
-            f"{', '.join(PARAMETER_FAMILIES)}): give --parameters (active per token), or --operations and --bytes-moved"
+            f"{', '.join(PARAMETER_FAMILIES)}): give --parameters (active per token), or --operations and --bytes-moved",
+            "parameters",
         )
-    active = inputs.pick(
-        "parameters",
-        "parameters (active per token)",
-        (counted[1] if counted else None, "model (counted from its config)"),
-    )
+    active = inputs.pick("parameters", (counted[1] if counted else None, model_part("counted from its config")))
     total_params = counted[0] if counted and given is None else active
-    weight_bytes = inputs.pick(
-        "weight_bytes", "bytes", (layout.dtype_bytes, "model"), (IE_MODEL["weight_bytes"], "default")
-    )
+    weight_bytes = inputs.pick("weight_bytes", (layout.dtype_bytes, MODEL))
     said = [
         "Dense matrix products: 2 operations per parameter per token (a multiply and an add).",
         "Every weight is read from memory once per step (for a mixture of experts, all experts: which ones a batch "
@@ -96,7 +91,7 @@ class Step:
 
 
 def _prefill(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
-    prompt = inputs.pick("prompt_tokens", "tokens", (PHASE_DEFAULTS["prompt_tokens"], "invmap default"))
+    prompt = inputs.pick("prompt_tokens")
     pairs = sum(attended(prompt, w) for w in layout.windows)
     ops = 2 * r.active * prompt + r.per_pair * pairs
     written = shape.per_sequence(prompt)
@@ -112,8 +107,8 @@ def _prefill(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
 
 def _decode(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
     """B sequences each add a token, reading the KV of their C tokens of context."""
-    batch = inputs.pick("batch_size", "sequences", (PHASE_DEFAULTS["batch_size"], "invmap default"))
-    context = inputs.pick("context_tokens", "tokens", (PHASE_DEFAULTS["context_tokens"], "invmap default"))
+    batch = inputs.pick("batch_size")
+    context = inputs.pick("context_tokens")
     pairs = sum(context if w is None else min(context, w) for w in layout.windows)
     ops = 2 * r.active * batch + r.per_pair * pairs * batch
     per_sequence = shape.per_sequence(context)

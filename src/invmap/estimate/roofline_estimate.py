@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from invmap.errors import UsageError
-from invmap.estimate.checks import FLAGS, check_all
+from invmap.estimate.checks import check_all, check_clashes, check_needs, check_phase
 from invmap.estimate.config import Model
-from invmap.estimate.defaults import IE_ROOFLINE
 from invmap.estimate.gpus import Gpu
-from invmap.estimate.inputs import Inputs
+from invmap.estimate.inputs import GPU, MODEL, Inputs, gpu_part
 from invmap.estimate.phase import model_phase
-from invmap.estimate.result import Said, estimate_result
+from invmap.estimate.refusals import Refused
+from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import grouped, human_rate
+from invmap.quantities import SCENARIOS
 
 ROOFLINE_LIMITATIONS = [
     "The bound omits launch overhead, synchronization, contention, cache effects and transfer behaviour (the field "
@@ -22,39 +22,30 @@ ROOFLINE_LIMITATIONS = [
 ]
 
 
-def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> dict[str, Any]:
+def roofline_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> Estimate:
     """`ie roofline`: explicit operations and bytes, or a model's prefill or decode step on a GPU."""
     check_all(options)
-    inputs = Inputs(options)
-    scenario = options.get("scenario") or "prefill"
-    if scenario not in IE_ROOFLINE:
-        raise UsageError(f"--scenario must be prefill or decode, not '{scenario}'")
-    inputs.add("scenario", scenario, "", "option" if options.get("scenario") else "default scenario")
-    defaults = IE_ROOFLINE[scenario]
+    inputs = Inputs(options, "roofline")
+    if options.get("scenario") is not None and options["scenario"] not in SCENARIOS:
+        raise Refused("scenario", f"--scenario must be prefill or decode, not '{options['scenario']}'", "scenario")
+    scenario = inputs.pick("scenario")
     formulas: list[str] = []
     assumptions: list[str] = []
     notes: list[str] = []
     tokens_per_step = None
     derived_ops = derived_bytes = None
     if model is not None and (options.get("operations") is None or options.get("bytes_moved") is None):
+        check_phase("roofline", {name for name, value in options.items() if value is not None}, scenario)
         derived_ops, derived_bytes, tokens_per_step, lines, said = model_phase(inputs, model, scenario)
         formulas += lines
         assumptions += said
-    elif model is None:
-        for name in (
-            "prompt_tokens",
-            "context_tokens",
-            "batch_size",
-            "parameters",
-            "weight_bytes",
-            "element_bytes",
-            "kv_cache_dtype",
-        ):
-            if options.get(name) is not None:
-                raise UsageError(f"{FLAGS[name]} needs a --model (or give --operations and --bytes-moved)")
-    ops = inputs.pick("operations", "operations", (derived_ops, "model"), (defaults["operations"], "default"))
-    moved = inputs.pick("bytes_moved", "bytes", (derived_bytes, "model"), (defaults["bytes_moved"], "default"))
-    peak, bandwidth = _roofs(inputs, gpu, defaults, formulas, assumptions)
+    else:
+        present = {name for name, value in options.items() if value is not None}
+        check_clashes("roofline", present)
+        check_needs("roofline", present | ({"model"} if model is not None else set()))
+    ops = inputs.pick("operations", (derived_ops, MODEL))
+    moved = inputs.pick("bytes_moved", (derived_bytes, MODEL))
+    peak, bandwidth = _roofs(inputs, gpu, formulas, assumptions)
     intensity = ops / moved
     bandwidth_ceiling = intensity * bandwidth
     upper = min(peak, bandwidth_ceiling)
@@ -101,9 +92,7 @@ def roofline(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> d
     return estimate_result("roofline", inputs, model, gpu, results, units, said, workload, extra)
 
 
-def _roofs(
-    inputs: Inputs, gpu: Gpu | None, defaults: dict[str, float], formulas: list[str], assumptions: list[str]
-) -> tuple[float, float]:
+def _roofs(inputs: Inputs, gpu: Gpu | None, formulas: list[str], assumptions: list[str]) -> tuple[float, float]:
     """P_peak and BW: an option, else the GPU's dense BF16 peak and memory bandwidth, else the field
     guide's defaults; then both multiplied by --efficiency (1 when not given)."""
     options = inputs.options
@@ -114,22 +103,17 @@ def _roofs(
         bandwidth_gpu = _gpu_figure(gpu, "bandwidth", "memory bandwidth", "--bandwidth-bytes-per-second")
     peak = inputs.pick(
         "peak_operations_per_second",
-        "operations per second",
-        (peak_gpu, f"gpu (dense BF16, {gpu.reading('bf16_dense').shown()})" if gpu else "gpu"),
-        (defaults["peak_operations_per_second"], "default"),
+        (peak_gpu, gpu_part(f"dense BF16, {gpu.reading('bf16_dense').shown()}") if gpu else GPU),
     )
     bandwidth = inputs.pick(
-        "bandwidth_bytes_per_second",
-        "bytes per second",
-        (bandwidth_gpu, f"gpu ({gpu.reading('bandwidth').shown()})" if gpu else "gpu"),
-        (defaults["bandwidth_bytes_per_second"], "default"),
+        "bandwidth_bytes_per_second", (bandwidth_gpu, gpu_part(gpu.reading("bandwidth").shown()) if gpu else GPU)
     )
     if peak_gpu is not None or bandwidth_gpu is not None:
         assumptions.append(
             f"The roofs are {gpu.display}'s datasheet figures (dense BF16 peak, memory bandwidth; "  # type: ignore[union-attr]
             "invmap gpus shows where each was read): a step rarely reaches them."
         )
-    efficiency = inputs.pick("efficiency", "fraction", (1.0, "invmap default (no derating)"))
+    efficiency = inputs.pick("efficiency")
     if efficiency != 1:
         formulas.append(
             f"P_peak = {grouped(peak)} x {efficiency:g} = {grouped(peak * efficiency)} operations per second; "
@@ -147,7 +131,10 @@ def _gpu_figure(gpu: Gpu | None, key: str, what: str, flag: str) -> float | None
         return None
     value = gpu.base(key)
     if value is None:
-        raise UsageError(
-            f"invmap's table has no {what} for {gpu.display} (no source it accepts gives one): give {flag}"
+        raise Refused(
+            "gpu_figure",
+            f"invmap's table has no {what} for {gpu.display} (no source it accepts gives one): give {flag}",
+            flag.removeprefix("--").replace("-", "_"),
+            "gpu",
         )
-    return value
+    return value  # type: ignore[no-any-return]

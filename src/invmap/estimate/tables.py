@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from invmap.errors import UsageError
+from invmap.estimate.refusals import Refused
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -50,9 +50,11 @@ def entry_named(entries: list[dict[str, Any]], name: str) -> dict[str, Any] | No
     return next((e for e in entries if wanted in (folded(e["name"]), folded(e["display"]))), None)
 
 
-def unknown(kind: str, name: str, names: tuple[str, ...], hint: str) -> UsageError:
+def unknown(kind: str, name: str, names: tuple[str, ...], hint: str) -> Refused:
+    """The refusal of a name no shipped entry has (exit 2): the closest name, and every one."""
     import difflib
 
     close = difflib.get_close_matches(folded(name), names, n=1, cutoff=0.6)
     suggestion = f"; did you mean '{close[0]}'?" if close else ""
-    return UsageError(f"unknown {kind} '{name}'{suggestion} ({hint}: {', '.join(names)})")
+    which = "model" if kind == "model" else "gpu"
+    return Refused(f"unknown_{which}", f"unknown {kind} '{name}'{suggestion} ({hint}: {', '.join(names)})", which)

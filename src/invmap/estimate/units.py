@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 import re
 
-from invmap.errors import UsageError
 from invmap.estimate.checks import FLAGS, MAX_MEMORY
+from invmap.estimate.refusals import Refused
 
 
 def human_bytes(value: float) -> str:
@@ -60,14 +60,17 @@ SIZE_SCALE.update({"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB"
 
 
 def parse_size(text: str, name: str = "memory") -> int:
-    """`80GB` (x 10^9), `80GiB` (x 2^30), `85899345920` or `8.5e10` -> bytes; exit 2 naming the option."""
+    """`80GB` (x 10^9), `80GiB` (x 2^30), `85899345920` or `8.5e10` -> bytes; exit 2 naming the option.
+    An exponent too large for a float (`1e400`) is past the bound, never an overflow."""
     found = SIZE.match(text)
     if not found:
-        raise UsageError(f"{FLAGS[name]} takes a size such as 80GB, 80GiB or 85899345920 (bytes), not {text!r}")
+        raise Refused(
+            "bound", f"{FLAGS[name]} takes a size such as 80GB, 80GiB or 85899345920 (bytes), not {text!r}", name
+        )
     number, exponent, unit = found.groups()
-    value = float(number) * 10 ** int(exponent or 0) * SIZE_SCALE[(unit or "").upper()]
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"{FLAGS[name]} must be a positive size, not {text!r}")
-    if value > MAX_MEMORY:
-        raise UsageError(f"{FLAGS[name]} must be at most {MAX_MEMORY:,} bytes (a petabyte), not {text!r}")
+    value = float(f"{number}e{exponent or 0}") * SIZE_SCALE[(unit or "").upper()]  # inf past a float's range
+    if math.isfinite(value) and value < 1:
+        raise Refused("bound", f"{FLAGS[name]} must be a positive size, not {text!r}", name)
+    if not math.isfinite(value) or value > MAX_MEMORY:
+        raise Refused("bound", f"{FLAGS[name]} must be at most {MAX_MEMORY:,} bytes (a petabyte), not {text!r}", name)
     return int(value)
