@@ -102,6 +102,13 @@ def test_settings_cover_the_mechanisms_the_issue_names(shipped):
     } <= flags
     assert {("SGLang", "--chunked-prefill-size"), ("SGLang", "--disable-radix-cache")} <= flags
     assert {("SGLang", "--speculative-algorithm"), ("SGLang", "--disaggregation-mode")} <= flags
+    assert {
+        ("TensorRT-LLM", "enable_chunked_prefill"),
+        ("TensorRT-LLM", "--enable_chunked_prefill"),
+        ("TensorRT-LLM", "kv_cache_config.enable_block_reuse"),
+        ("TensorRT-LLM", "speculative_config"),
+        ("TensorRT-LLM", "cache_transceiver_config.backend"),
+    } <= flags
     for r in shipped.values():
         for x in r["settings"]:
             assert list(x) == list(SETTINGS.names) and x["version"] and x["file"], r["id"]
@@ -129,6 +136,56 @@ def test_every_setting_and_place_says_the_version_and_commit_it_was_read_at(ship
             assert HEX40.match(p["commit"]), (sid, p)
             if p["commit"] in released:
                 assert p["version"] == released[p["commit"]], (sid, p)
+
+
+def test_a_version_that_is_no_release_is_its_commit_and_tensorrt_llm_s_say_where_they_were_read(shipped):
+    """A version that is not a release tag is the first 12 hex digits of the commit it names (no
+    label without its commit); TensorRT-LLM, read at named commits, gives each setting its commit, the
+    file it was read from and a default in its note (issue 44: trtllm-serve and LLM API options)."""
+    settings = _settings(shipped)
+    for sid, x in settings:
+        if not re.match(r"^v\d", x["version"]):
+            assert x["commit"] and x["version"] == x["commit"][:12], (sid, x)
+    trt = [(sid, x) for sid, x in settings if x["engine"] == "TensorRT-LLM"]
+    assert {sid for sid, _ in trt} >= {"sarathi-serve", "pagedattention", "sglang", "speculative-decoding", "distserve"}
+    files = {x["file"]: x["commit"] for _, x in trt}
+    assert files == {
+        "tensorrt_llm/llmapi/llm_args.py": "0004396720054fd8e205cbf616f21f0b57c6b412",
+        "tensorrt_llm/commands/serve.py": "00209af149e7774406881a37283dce303571eb11",
+    }
+    for sid, x in trt:
+        assert re.search(r"\bdefault\b|\bunset\b", x["note"]), (sid, x)  # a default, stated
+        cli_flag = x["file"].endswith("serve.py")
+        assert x["flag"].startswith("--") == cli_flag, (sid, x)  # trtllm-serve flags; LLM API keys, dotted
+        assert cli_flag or re.match(r"^[a-z_]+(\.[a-z_]+)*$", x["flag"]), (sid, x)
+
+
+def test_readme_settings_block_runs_as_written(tmp_path):
+    """The README's "Where to look and engine settings" block, line by line as a user types it."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"### Where to look and engine settings\n.*?```sh\n(.*?)```", readme, re.S).group(1)
+    lines = [line.split(" # ")[0].strip() for line in block.splitlines() if line.strip()]
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    env["PATH"] = f"{Path(installed_invmap()).parent}:{env['PATH']}"
+    outs = {}
+    for line in lines:
+        done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert (done.returncode, done.stderr) == (0, ""), line
+        outs[line] = done.stdout
+    shipped = {s["id"]: s for s in tomllib.loads((REPO / "catalog.toml").read_text(encoding="utf-8"))["sources"]}
+    trt = [s for s in shipped["sarathi-serve"]["settings"] if s["engine"] == "TensorRT-LLM"]
+    assert outs["invmap settings sarathi-serve --engine tensorrt-llm"] == "".join(
+        f"TensorRT-LLM\t{s['flag']}\t{s['version']}\t{s['note']}\n" for s in trt
+    )
+    assert outs["invmap open --code lmcache --place 1 --print"].startswith("https://github.com/LMCache/LMCache/blob/")
+    vllm = [s["flag"] for s in shipped["sarathi-serve"]["settings"] if s["engine"] == "vLLM"]
+    assert outs["invmap settings sarathi-serve --engine vllm --json | jq -r '.[].flag'"].split() == vllm
 
 
 def test_no_setting_names_a_deprecated_flag_without_saying_so(shipped):
@@ -352,7 +409,9 @@ def test_settings_lists_one_row_a_flag(cli, shipped):
     gqa = cli("settings", "gqa")
     assert (gqa.code, gqa.err) == (1, "Error: no settings for gqa: the catalog names no engine flag for it\n")
     wrong = cli("settings", "lmcache", "--engine", "tgi")
-    assert (wrong.code, wrong.err) == (1, "Error: no tgi settings for lmcache (engines named: vLLM, SGLang)\n")
+    named = ", ".join(dict.fromkeys(s["engine"] for s in shipped["lmcache"]["settings"]))
+    assert named == "vLLM, SGLang, TensorRT-LLM"
+    assert (wrong.code, wrong.err) == (1, f"Error: no tgi settings for lmcache (engines named: {named})\n")
 
 
 def test_settings_of_is_the_core_the_commands_share(cli, shipped):

@@ -135,3 +135,34 @@ def test_resolutions_say_only_what_their_threads_say():
     assert "11x" not in reports["mlx-vlm-1435"]["resolution"]
     assert reports["tensorrt-llm-2865"]["resolution"].startswith("A participant")
     assert "resolution" not in reports["ollama-12305"]
+
+
+def test_every_re_read_resolution_keeps_to_its_thread():
+    """Issue 44, second pass: every resolution naming a PR, a fix, a maintainer or a figure was re-read
+    against its thread. Unmerged PRs now say so, one maintainer is not "Maintainers", figures match
+    the thread, and resolutions whose threads say nothing beyond the report are empty."""
+    import tomli
+
+    from conftest import REPO
+
+    reports = {r["id"]: r for r in tomli.loads((REPO / "catalog.toml").read_text(encoding="utf-8"))["reports"]}
+    res = {rid: r.get("resolution", "") for rid, r in reports.items()}
+    # Threads that hold nothing beyond the report: no resolution at all.
+    for rid in ("gllm-148", "llama-cpp-3869", "lmcache-485", "vllm-4917", "ollama-7408"):
+        assert rid in reports and "resolution" not in reports[rid], rid
+    # Pull requests not merged are proposals, and open ones are still open.
+    for rid in ("sglang-6375", "sglang-14050", "vllm-52530", "llama-cpp-22145", "odh-kserve-1822"):
+        assert "not merged" in res[rid] or "closed unmerged" in res[rid], rid
+    for rid in ("atom-1835", "burn-lm-59", "sglang-31954", "sglang-35964", "ray-59681"):
+        assert "still open" in res[rid], rid
+    assert not any(res[rid].startswith("merged") for rid in ("sglang-35964", "odh-kserve-1822"))
+    # One maintainer spoke in each of these threads.
+    for rid in ("deepspeed-mii-313", "vllm-7604", "tgi-1435", "qwen-dgx-recipe-9", "deepspeed-mii-257"):
+        assert not res[rid].startswith("Maintainers"), rid
+    assert res["sglang-29358"].startswith("A participant")
+    # Figures as the threads give them.
+    assert "383% CPU" in res["vllm-plugin-fl-396"]
+    assert "1.5K tokens" in res["omlx-3443"] and "3.9%" in res["omlx-3443"]
+    assert "64.8 to 26.3 ms" in res["ray-59681"]
+    assert "half the ranks" not in res["afd-plugin-156"] and "#157" in res["afd-plugin-156"]
+    assert "or the KV ratio" not in res["lmdeploy-3138"]
