@@ -82,3 +82,11 @@ def test_every_sh_example_runs_as_written(page, tmp_path):
         wanted = EXITS.get(line.split(" # ")[0].strip(), (0, ""))[0]
         assert status == wanted, (page.name, line, done.stderr)
     assert "Traceback" not in done.stderr
+
+
+def test_the_readme_test_command_is_what_ci_runs():
+    """The README's test command, byte for byte, is the line `.ci/run` runs in a fresh clone."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"To run the tests \(what `\.ci/run` runs.*?```sh\n(.*?)\n```", readme, re.S).group(1)
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert block in ci and block.startswith("python3 -m venv .venv && ") and block.endswith(" && pytest")
