@@ -1,8 +1,8 @@
-"""Write the README's engine table and rule table from the declarations they describe:
+"""Write the engine table and rule table of docs/measurements.md (moved there from the README) from the declarations they describe:
 `python scripts/generate_readme_tables.py` (after a change to src/invmap/data/metrics.toml or
 rules.toml; tests/test_measure_declarations.py fails until it is run).
 
-Each table sits between two comment lines in README.md, `<!-- NAME: generated ... -->` and
+Each table sits between two comment lines in docs/measurements.md, `<!-- NAME: generated ... -->` and
 `<!-- end NAME -->`; everything between them is replaced.
 """
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "measurements.md"
 
 
 def _code(items: tuple[str, ...] | list[str]) -> str:
@@ -61,24 +61,26 @@ TABLES = {"engines": engine_table, "rules": rule_table}
 
 
 def updated(text: str) -> str:
-    """The README text with every generated table written anew."""
+    """The page's text with every generated table written anew."""
     for name, build in TABLES.items():
         pattern = re.compile(rf"(<!-- {name}: generated [^\n]*-->\n)(.*?)(<!-- end {name} -->)", re.S)
         if not pattern.search(text):
-            raise SystemExit(f"README.md has no '<!-- {name}: generated ... -->' ... '<!-- end {name} -->' block")
+            raise SystemExit(
+                f"docs/measurements.md has no '<!-- {name}: generated ... -->' ... '<!-- end {name} -->' block"
+            )
         text = pattern.sub(lambda m: m.group(1) + build() + "\n" + m.group(3), text)
     return text
 
 
 def main() -> None:
     sys.path.insert(0, str(REPO / "src"))
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     new = updated(text)
     if new != text:
-        README.write_text(new, encoding="utf-8")
-        print("README.md: tables written")
+        PAGE.write_text(new, encoding="utf-8")
+        print("docs/measurements.md: tables written")
     else:
-        print("README.md: tables already up to date")
+        print("docs/measurements.md: tables already up to date")
 
 
 if __name__ == "__main__":

@@ -113,10 +113,10 @@ def test_edit_prints_scalar_changes_old_to_new(cli, mine):
     assert result.out == f"Changed mooncake in {mine}:\n  arxiv: 2407.00079 → (none)\n  year: 2024 → 2025\n"
 
 
-def test_readme_edit_example_keeps_vllm_keywords(sh, tmp_path):
-    """README's own example, as written, on a fresh overlay: vLLM keeps its twelve keywords, and
+def test_docs_edit_example_keeps_vllm_keywords(sh, tmp_path):
+    """docs/catalogs.md's own example, as written, on a fresh overlay: vLLM keeps its twelve keywords, and
     `search continuous batching` still finds it."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "catalogs.md").read_text(encoding="utf-8")
     line = next(line for line in readme.splitlines() if line.startswith("invmap edit vllm "))
     overlay = tmp_path / "my-map.toml"
     env = {"INVMAP_CATALOG": str(overlay)}
@@ -554,11 +554,11 @@ def test_markdown_export_names_the_fields_it_leaves_out(cli):
     assert cli("export", "--format", "toml").err == ""
 
 
-def test_readme_own_catalog_block_runs_as_written(tmp_path):
-    """README's "Your own catalogs" block, as one shell session in an empty folder: every line succeeds
+def test_docs_own_catalog_block_runs_as_written(tmp_path):
+    """docs/catalogs.md's "Your own catalogs" block, as one shell session in an empty folder: every line succeeds
     (diff exits 1: the map differs), and the edit keeps vLLM's keywords."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"### Your own catalogs\n.*?```sh\n(.*?)```", readme, re.S).group(1)
+    readme = (REPO / "docs" / "catalogs.md").read_text(encoding="utf-8")
+    block = re.search(r"## Your own catalogs\n.*?```sh\n(.*?)```", readme, re.S).group(1)
     commands = block.replace("\\\n", " ").splitlines()
     script = "".join(f'{line}\necho "== $?"\n' for line in commands if line.strip())
     env = {k: v for k, v in os.environ.items() if k != "INVMAP_CATALOG"}

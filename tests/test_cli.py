@@ -512,6 +512,42 @@ def test_bare_invmap_prints_help_and_succeeds(sh):
     assert result.out.startswith("Usage: invmap [OPTIONS] COMMAND [ARGS]...") and "  questions  " in result.out
 
 
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_help_groups_every_command_under_the_step_it_serves(cols):
+    """`invmap --help` at a terminal: one section a declared group, in the procedure's order, each
+    command under its own group's heading once, its summary beside it (continued lines indented)."""
+    from conftest import on_terminal
+    from invmap import options as decl
+
+    lines = on_terminal(["--help"], cols)
+    headings = [ln for ln in lines if ln.endswith(" commands:")]
+    assert headings == [f"{g} commands:" for g in decl.GROUPS]
+    assert [g.split()[0] for g in decl.GROUPS] == ["Triage", "Read", "Code", "Recreate", "Record", "Your"]
+    shown = []
+    for group, heading in zip(decl.GROUPS, headings):
+        rows = []
+        for ln in lines[lines.index(heading) + 1 :]:
+            if not ln.startswith("  "):
+                break
+            if not ln.startswith("   "):  # a summary's continued line is indented past the names
+                rows.append(ln.split()[0])
+        assert rows == [c.name for c in decl.TOP.values() if c.group == group], group
+        shown += rows
+    assert sorted(shown) == sorted(decl.TOP)  # every command, once
+    assert max(len(ln) for ln in lines) <= cols
+
+
+def test_help_groups_are_the_steps_of_the_map_procedure():
+    """Every group declared is used, and the steps' own commands sit in their step's group."""
+    from invmap import options as decl
+
+    assert {c.group for c in decl.COMMANDS} == set(decl.GROUPS)
+    by_group = {g: {c.name for c in decl.TOP.values() if c.group == g} for g in decl.GROUPS}
+    assert {"triage", "search"} <= by_group["Triage and search"] and "show" in by_group["Read"]
+    assert "settings" in by_group["Code and settings"] and {"estimate", "simulate"} <= by_group["Recreate"]
+    assert "record" in by_group["Record"] and {"add", "edit", "rm"} <= by_group["Your catalog"]
+
+
 def test_mistyped_command_suggests(cli):
     result = cli("lst")
     assert result.code == 2 and result.err.endswith("Error: No such command 'lst'. Did you mean 'list'?\n")

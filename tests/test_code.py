@@ -160,16 +160,16 @@ def test_a_version_that_is_no_release_is_its_commit_and_tensorrt_llm_s_say_where
         assert cli_flag or re.match(r"^[a-z_]+(\.[a-z_]+)*$", x["flag"]), (sid, x)
 
 
-def test_readme_settings_block_runs_as_written(tmp_path):
-    """The README's "Where to look and engine settings" block, line by line as a user types it."""
+def test_docs_settings_block_runs_as_written(tmp_path):
+    """docs/settings.md's "Where to look and engine settings" block, line by line as a user types it."""
     import os
     import subprocess
     from pathlib import Path
 
     from conftest import REPO
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"### Where to look and engine settings\n.*?```sh\n(.*?)```", readme, re.S).group(1)
+    page = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
+    block = re.search(r"# Where to look and engine settings\n.*?```sh\n(.*?)```", page, re.S).group(1)
     lines = [line.split(" # ")[0].strip() for line in block.splitlines() if line.strip()]
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
     env["PATH"] = f"{Path(installed_invmap()).parent}:{env['PATH']}"

@@ -651,8 +651,8 @@ def test_in_a_pipe_the_estimate_is_text_with_its_label_formulas_and_limitations(
     assert "leaves out:\n  - It excludes block (page) rounding" in done.out
 
 
-def test_readme_recreate_estimates_runs_as_written(tmp_path):
-    """Each `sh` block of the README's "Recreate: estimates", line by line as a user types it; every line
+def test_docs_recreate_estimates_and_gpus_run_as_written(tmp_path):
+    """Each `sh` block of docs/estimates.md ("Recreate: estimates") and docs/gpus.md, line by line as a user types it; every line
     of the `text` block right after it is a line of what those commands printed."""
     import os
     import re
@@ -660,9 +660,8 @@ def test_readme_recreate_estimates_runs_as_written(tmp_path):
 
     from conftest import REPO
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = re.search(r"## Recreate: estimates\n(.*?)\n## Experiment records\n", readme, re.S).group(1)
-    blocks = re.findall(r"```(sh|text)\n(.*?)```(\s*)", section, re.S)
+    pages = [(REPO / "docs" / name).read_text(encoding="utf-8") for name in ("estimates.md", "gpus.md")]
+    blocks = [b for page in pages for b in re.findall(r"```(sh|text)\n(.*?)```(\s*)", page, re.S)]
     env = {**os.environ, "PATH": f"{Path(installed_invmap()).parent}:{os.environ['PATH']}"}
     checked = 0
     for n, (lang, body, _) in enumerate(blocks):

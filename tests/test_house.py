@@ -312,14 +312,16 @@ def test_every_filter_has_an_example_or_is_a_flag():
     assert all((o.kind == "flag") == (o.example is None) for o in FILTERS)
 
 
-# --- README says what the declarations say -------------------------------------------------------
+# --- README and its docs/ pages say what the declarations say ------------------------------------
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+README_MOST_LINES = 300  # the front door; everything else is a page in docs/
 
 
-def _section(heading: str) -> str:
-    start = README.index(heading + "\n")
-    rest = README[start + len(heading) + 1 :]
+def _section(heading: str, page: str = "README.md") -> str:
+    text = (REPO / page).read_text(encoding="utf-8")
+    start = text.index(heading + "\n")
+    rest = text[start + len(heading) + 1 :]
     end = re.search(r"^#{1,4} ", rest, re.M)
     return rest[: end.start()] if end else rest
 
@@ -330,14 +332,14 @@ def _table_first_cells(text: str) -> list[str]:
 
 
 def test_readme_json_contract_lists_every_key_in_order(cli):
-    cells = _table_first_cells(_section("### JSON contract"))
+    cells = _table_first_cells(_section("# JSON contract", "docs/json.md"))
     keys = [k for cell in cells for k in re.findall(r"`([a-z_]+)`", cell)]
     assert keys == list(json.loads(cli("show", "vllm", "--json").out))  # show adds `reports`, the last row
     assert keys[:-1] == list(json.loads(cli("list", "--json").out)[0])
 
 
 def test_readme_filter_table_lists_every_filter():
-    cells = _table_first_cells(_section("### Filters"))
+    cells = _table_first_cells(_section("## Filters", "docs/search.md"))
     assert cells == ["`" + ", ".join(sorted(o.flags, key=len)) + "`" for o in FILTERS]
 
 
@@ -348,5 +350,19 @@ def test_readme_exit_code_table_names_every_error_class_code():
 
 
 def test_readme_names_every_format():
-    listed = re.search(r"^Formats: (.+)\.$", _section("## Output"), re.M)
-    assert listed and re.findall(r"`([a-z]+)`", listed.group(1)) == list(formats.NAMES)
+    for heading, page in (("## Scripting", "README.md"), ("# Output formats and the terminal", "docs/output.md")):
+        listed = re.search(r"^Formats: (.+)\.$", _section(heading, page), re.M)
+        assert listed and re.findall(r"`([a-z]+)`", listed.group(1)) == list(formats.NAMES), page
+
+
+def test_readme_is_a_front_door_whose_docs_links_all_exist():
+    assert len(README.splitlines()) <= README_MOST_LINES
+    pages = sorted((REPO / "docs").glob("*.md"))
+    for page in [REPO / "README.md", *pages]:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)", text):
+            assert (page.parent / target).is_file(), (page.name, target)
+        assert "](#" not in text, page.name  # no anchor left from the old README
+    linked = set(re.findall(r"\]\(docs/([a-z-]+\.md)\)", README))
+    assert {p.name for p in pages} - linked <= {"glossary-sources.md"}  # every reference page is reachable
+    assert "## The five steps" in README and "## Scripting" in README and "### Exit codes" in README

@@ -401,7 +401,7 @@ def test_a_share_may_divide_by_another_metric(cli, tmp_path):
         names.use(before)
 
 
-# --- the README says what the declarations say -------------------------------------------------------------------
+# --- docs/measurements.md says what the declarations say---------------------------------------------------------------
 
 
 def _generator():
@@ -413,10 +413,10 @@ def _generator():
     return module
 
 
-def test_the_readme_engine_and_rule_tables_are_generated_from_the_declarations():
+def test_the_measurements_page_engine_and_rule_tables_are_generated_from_the_declarations():
     """Run `python scripts/generate_readme_tables.py` after changing metrics.toml or rules.toml."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert _generator().updated(readme) == readme
+    page = (REPO / "docs" / "measurements.md").read_text(encoding="utf-8")
+    assert _generator().updated(page) == page
 
 
 def test_the_generated_tables_name_every_engine_and_every_rule():

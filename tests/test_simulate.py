@@ -487,7 +487,7 @@ def test_recreate_is_invmaps_words_and_not_searched(cli):
     assert all("recreate" not in h["matched"] for h in hits)
 
 
-# --- README --------------------------------------------------------------------------------------
+# --- docs/simulate.md ----------------------------------------------------------------------------------
 
 
 def _readme_section() -> str:
@@ -495,12 +495,13 @@ def _readme_section() -> str:
 
     from conftest import REPO
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    return re.search(r"## Recreate: simulations\n(.*?)\n## Shell completion\n", readme, re.S).group(1)
+    page = (REPO / "docs" / "simulate.md").read_text(encoding="utf-8")
+    assert re.match(r"# Recreate: simulations\n", page)
+    return page
 
 
-def test_readme_recreate_simulations_runs_as_written(tmp_path):
-    """Each `sh` block of "Recreate: simulations", line by line as a user types it in an empty folder;
+def test_docs_recreate_simulations_runs_as_written(tmp_path):
+    """Each `sh` block of docs/simulate.md ("Recreate: simulations"), line by line as a user types it in an empty folder;
     every line of the `text` block after it is a line of what those commands printed (in a pipe)."""
     import os
     import re
@@ -526,7 +527,7 @@ def test_readme_recreate_simulations_runs_as_written(tmp_path):
     assert checked >= 15
 
 
-def test_readme_lists_every_trace_form_and_every_option():
+def test_docs_simulate_lists_every_trace_form_and_every_option():
     from invmap.simulate.traces import FORMS
 
     section = _readme_section()

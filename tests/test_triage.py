@@ -173,14 +173,14 @@ def test_define_without_a_glossary(cli, mine):
     assert result.code == 1 and "has no [glossary]" in result.err
 
 
-def test_triage_is_first_under_query_in_help(cli):
+def test_triage_is_first_under_triage_and_search_in_help(cli):
     lines = cli("--help").out.splitlines()
-    at = lines.index("Query commands:")
+    at = lines.index("Triage and search commands:")
     assert lines[at + 1].split()[0] == "triage"
 
 
-def test_readme_from_symptom_to_source_runs_as_written(tmp_path):
-    """The README's "From symptom to source" block, line by line, as a new user types it."""
+def test_readme_five_steps_run_as_written(tmp_path):
+    """The README's "The five steps" block, line by line, as a new user types it: one command a step."""
     import os
     import re
     import subprocess
@@ -189,9 +189,9 @@ def test_readme_from_symptom_to_source_runs_as_written(tmp_path):
     from conftest import REPO, installed_invmap
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"## From symptom to source\n.*?```sh\n(.*?)```", readme, re.S).group(1)
+    block = re.search(r"## The five steps\n.*?```sh\n(.*?)```", readme, re.S).group(1)
     lines = [line for line in block.splitlines() if line.strip()]
-    assert [line.split()[1] for line in lines] == ["triage", "show", "open", "record"]
+    assert [line.split()[1] for line in lines] == ["triage", "show", "open", "simulate", "record"]
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
     env["PATH"] = f"{Path(installed_invmap()).parent}:{env['PATH']}"
     outs = []
@@ -203,6 +203,8 @@ def test_readme_from_symptom_to_source_runs_as_written(tmp_path):
     assert "time to first token climbs when long prompts arrive" in outs[0].splitlines()[0]
     assert "seam\tThe Sarathi scheduler" in outs[1]
     assert outs[2] == "https://github.com/microsoft/sarathi-serve\n"
+    assert "invmap simulate batching --strategy chunked" in outs[1]  # show names the step-4 command
+    assert "chunked" in outs[3] and "simulated" in outs[3]
     record = json.loads((tmp_path / "experiments" / "chunk-tail.json").read_text())
     assert record["artifacts"]["source_id"] == "sarathi-serve"
 

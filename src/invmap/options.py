@@ -253,7 +253,7 @@ def _estimate(name: str, summary: str, examples: tuple[str, ...]) -> Command:
     estimate view; what it always needs (`requires`) is its declared needs that no option sets off."""
     return Command(
         name=name,
-        group="Estimates",
+        group="Recreate",
         module="estimates",
         summary=summary,
         view=ESTIMATE_VIEW,
@@ -397,7 +397,7 @@ COMMANDS: tuple[Command, ...] = (
     # --- query
     Command(
         name="triage",
-        group="Query",
+        group="Triage and search",
         module="querying",
         summary="From a measured symptom, an engine's metrics or a benchmark's results to the level, its sources and "
         "their open questions.",
@@ -466,7 +466,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="list",
-        group="Query",
+        group="Triage and search",
         module="querying",
         summary="List sources, filtered by layer, type and year.",
         view="records",
@@ -479,7 +479,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="show",
-        group="Query",
+        group="Read",
         module="querying",
         summary="Show every field of one or more sources.",
         view="source",
@@ -493,7 +493,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="questions",
-        group="Query",
+        group="Read",
         module="querying",
         summary="Print each source's unresolved engineering question.",
         view="records",
@@ -516,7 +516,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="search",
-        group="Query",
+        group="Triage and search",
         module="querying",
         summary="Search every text field, best match first, and say why each matched.",
         view="records",
@@ -568,7 +568,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="define",
-        group="Query",
+        group="Read",
         module="querying",
         summary="Explain a term of the glossary (TTFT, goodput, ...), or list them all.",
         view="terms",
@@ -586,7 +586,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="reports",
-        group="Query",
+        group="Triage and search",
         module="querying",
         summary="List the real symptom reports shipped with the map (or your catalog's), by level, engine or source.",
         view="records",
@@ -625,7 +625,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="settings",
-        group="Query",
+        group="Code and settings",
         module="querying",
         summary="List the engine flags that switch each source's mechanism on or tune it.",
         view="records",
@@ -656,7 +656,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="fields",
-        group="Query",
+        group="Read",
         module="querying",
         summary="List the field names that --fields accepts (JSON: name, header, kind, help, stored, sortable, searchable).",
         view="fields",
@@ -666,7 +666,7 @@ COMMANDS: tuple[Command, ...] = (
     # --- overview
     Command(
         name="layers",
-        group="Overview",
+        group="Read",
         module="views",
         summary="Show the six levels and the sources in each; one level in full.",
         view="levels",
@@ -683,7 +683,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="stats",
-        group="Overview",
+        group="Read",
         module="views",
         summary="Count sources by type, year and level.",
         view="counts",
@@ -692,7 +692,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="map",
-        group="Overview",
+        group="Read",
         module="views",
         summary="Show the map: each level's sources by year.",
         view="grid",
@@ -701,7 +701,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="related",
-        group="Overview",
+        group="Read",
         module="views",
         summary="List the sources nearest to one source.",
         view="records",
@@ -712,7 +712,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="guide",
-        group="Overview",
+        group="Read",
         module="views",
         summary="Print the map's study procedure and notes.",
         view="document",
@@ -721,7 +721,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="open",
-        group="Overview",
+        group="Code and settings",
         module="views",
         summary="Open a source's link or code in a browser.",
         view="",
@@ -755,7 +755,7 @@ COMMANDS: tuple[Command, ...] = (
     # --- authoring
     Command(
         name="where",
-        group="Authoring",
+        group="Your catalog",
         module="checking",
         summary="Print which catalog is active, and why.",
         view="where",
@@ -773,7 +773,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="check",
-        group="Authoring",
+        group="Your catalog",
         module="checking",
         summary="Validate the catalog and list every problem; --links checks its links.",
         view="check",
@@ -835,7 +835,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="init",
-        group="Authoring",
+        group="Your catalog",
         module="editing",
         summary="Start a catalog of your own.",
         view="",
@@ -860,7 +860,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="add",
-        group="Authoring",
+        group="Your catalog",
         module="editing",
         summary="Add a source to your catalog.",
         view="written",
@@ -895,7 +895,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="edit",
-        group="Authoring",
+        group="Your catalog",
         module="editing",
         summary="Change fields of a source in your catalog.",
         view="written",
@@ -922,7 +922,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="rm",
-        group="Authoring",
+        group="Your catalog",
         module="editing",
         summary="Remove sources from your catalog.",
         view="",
@@ -954,7 +954,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="fmt",
-        group="Authoring",
+        group="Your catalog",
         module="editing",
         summary="Rewrite the catalog in canonical form.",
         view="",
@@ -987,7 +987,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="export",
-        group="Authoring",
+        group="Your catalog",
         module="exchange",
         summary="Export as Markdown, CSV, JSON, BibTeX or TOML.",
         view="catalog",
@@ -1026,7 +1026,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="import",
-        group="Authoring",
+        group="Your catalog",
         module="exchange",
         summary="Turn a Markdown table into a catalog.",
         view="",
@@ -1037,7 +1037,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="refresh",
-        group="Authoring",
+        group="Your catalog",
         module="exchange",
         summary="Compare titles, authors, venues and DOIs with arXiv and Crossref.",
         view="diff",
@@ -1057,7 +1057,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="diff",
-        group="Authoring",
+        group="Your catalog",
         module="exchange",
         summary="Show what changed between two catalogs or Markdown maps.",
         view="diff",
@@ -1082,7 +1082,7 @@ COMMANDS: tuple[Command, ...] = (
     # --- estimates
     Command(
         name="estimate",
-        group="Estimates",
+        group="Recreate",
         module="estimates",
         summary="Recreate: KV, memory and roofline estimates (estimated).",
         examples=(
@@ -1122,7 +1122,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="models",
-        group="Estimates",
+        group="Recreate",
         module="estimates",
         summary="List the models estimates know, and where each config was read.",
         view="records",
@@ -1131,7 +1131,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="gpus",
-        group="Estimates",
+        group="Recreate",
         module="estimates",
         summary="List the GPUs estimates know, and where each figure was read.",
         view="records",
@@ -1152,7 +1152,7 @@ COMMANDS: tuple[Command, ...] = (
     # --- records
     Command(
         name="record",
-        group="Records",
+        group="Record",
         module="records",
         summary="Draft and check experiment records.",
         examples=(
@@ -1162,7 +1162,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="new",
-        group="Records",
+        group="Record",
         module="records",
         summary="Draft a record citing one source and carrying its open question.",
         view="",
@@ -1189,7 +1189,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="check",
-        group="Records",
+        group="Record",
         module="records",
         summary="Validate experiment records; every problem with its JSON path.",
         view="record check",
@@ -1201,7 +1201,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="records",
-        group="Records",
+        group="Record",
         module="records",
         summary="List experiment records and the sources they address.",
         view="records",
@@ -1232,7 +1232,8 @@ SUB: dict[str, dict[str, Command]] = {}
 for _c in COMMANDS:
     if _c.parent is not None:
         SUB.setdefault(_c.parent, {})[_c.name] = _c
-GROUPS: tuple[str, ...] = ("Query", "Overview", "Authoring", "Estimates", "Recreate", "Records")
+# The help's groups, in the order of the map's procedure (`invmap guide`): a command sits under the step it serves.
+GROUPS: tuple[str, ...] = ("Triage and search", "Read", "Code and settings", "Recreate", "Record", "Your catalog")
 
 
 def options_of(command: Command) -> tuple[Opt, ...]:
