@@ -381,18 +381,82 @@ def test_two_scrapes_may_be_hours_apart(cli, tmp_path):
     assert "window: 120 min (vLLM)" in result.err.splitlines()
 
 
-@pytest.mark.parametrize("option", ["--metrics", "--bench"])
-def test_a_fifo_or_a_device_is_refused_at_once_never_waited_on(cli, tmp_path, option):
+SPECIAL = {  # option -> (the command reading it, what a FIFO holds, what that answer starts with)
+    "--metrics": (("triage", "--metrics"), "vllm:num_requests_waiting 3\nvllm:kv_cache_usage_perc 0.2\n", "["),
+    "--bench": (("triage", "--bench"), '{"completed": 0, "failed": 10, "request_rate": 4}', "[]"),
+    "--model": (("estimate", "kv", "--model"), (REPO / "tests/fixtures/configs/Qwen--Qwen3-8B/config.json"), "{"),
+}
+
+
+def _feed(fifo, text: str, delay: float = 0.0):
+    """A program writing `text` into the FIFO after `delay` s (its open waits for a reader)."""
+    import threading
+
+    def write() -> None:
+        time.sleep(delay)
+        with open(fifo, "w", encoding="utf-8") as out:
+            out.write(text)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def _special(option: str) -> tuple[tuple[str, ...], str, str]:
+    command, held, starts = SPECIAL[option]
+    return command, held.read_text(encoding="utf-8") if hasattr(held, "read_text") else held, starts
+
+
+@pytest.mark.parametrize("option", sorted(SPECIAL))
+def test_a_fifo_nobody_writes_to_is_refused_within_its_wait_and_a_device_at_once(cli, tmp_path, monkeypatch, option):
+    """Issue 38 item 13: `--metrics FIFO`, `--bench FIFO` (and `--model FIFO`) with no writer blocked
+    forever. The wait for a writer is FIFO_WAIT (shortened here; the real one is timed below)."""
+    from invmap import inputfile
+
+    monkeypatch.setattr(inputfile, "FIFO_WAIT", 0.3)
+    command, _, _ = _special(option)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    for path, kind in ((str(fifo), "a FIFO"), ("/dev/null", "a character device")):
+    hint = "" if option == "--model" else "Hint: to stream, pipe it in and give '-' (stdin)\n"
+    for path, why in ((str(fifo), "a FIFO no program wrote to within 0.3 s"),
+                      ("/dev/null", "a character device, not a regular file")):  # fmt: skip
         started = time.perf_counter()
-        result = cli("triage", option, path)
+        result = cli(*command, path)
         assert time.perf_counter() - started < 5
-        assert (result.code, result.out) == (4, "")
-        assert result.err == (
-            f"Error: cannot read {path}: it is {kind}, not a regular file\nHint: to stream, pipe it in and give '-' (stdin)\n"
-        )
+        assert (result.code, result.out, result.err) == (4, "", f"Error: cannot read {path}: it is {why}\n{hint}")
+
+
+@pytest.mark.parametrize("option", sorted(SPECIAL))
+def test_a_fifo_a_program_writes_to_is_read_as_the_same_file_would_be(cli, tmp_path, option):
+    """`<(curl ...)` or a named pipe with a writer, at once or a moment after invmap opened it, is
+    read; its answer is the regular file's (the path aside)."""
+    command, text, starts = _special(option)
+    plain = write(tmp_path, "plain", text)
+    expected = cli(*command, plain, "--json")
+    assert expected.code == 0 and expected.out.startswith(starts), expected.err
+    for delay in (0.0, 0.5):
+        fifo = tmp_path / f"pipe{delay}"
+        os.mkfifo(fifo)
+        writer = _feed(fifo, text, delay)
+        result = cli(*command, str(fifo), "--json")
+        writer.join(5)
+        assert result.code == 0, result.err
+        assert result.out.replace(str(fifo), plain) == expected.out.replace(fifo.name, "plain")
+        assert result.err.replace(str(fifo), plain) == expected.err
+
+
+def test_the_installed_invmap_gives_up_on_a_fifo_with_no_writer_after_its_wait(tmp_path):
+    from invmap.inputfile import FIFO_WAIT
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    started = time.perf_counter()
+    done = subprocess.run([installed_invmap(), "triage", "--metrics", str(fifo)], capture_output=True, text=True,
+                          timeout=FIFO_WAIT + 30)  # fmt: skip
+    took = time.perf_counter() - started
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr.startswith(f"Error: cannot read {fifo}: it is a FIFO no program wrote to within {FIFO_WAIT:g} s")
+    assert FIFO_WAIT <= took < FIFO_WAIT + 20
 
 
 # --- property tests: extreme and malformed numbers --------------------------------------------------------------
