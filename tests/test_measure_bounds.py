@@ -397,6 +397,21 @@ def test_the_json_writer_refuses_a_number_json_cannot_hold():
     assert json.loads(to_json({"value": 1.5})) == {"value": 1.5}
 
 
+def test_a_queue_mean_at_the_sums_bound_is_finite_in_json(cli, tmp_path):
+    """Issue 38 item 9: `triage --metrics ... --json` wrote `"queue_mean_s": Infinity`. A histogram's
+    sum is bounded (1e30), so the largest mean a scrape can give is a number JSON holds; the `cli`
+    fixture parses the answer strictly (no NaN, no Infinity)."""
+    text = "".join(f"vllm:{name}_seconds_{part} {value}\n" for name in ("request_queue_time", "time_to_first_token")
+                   for part, value in (("sum", "1e30"), ("count", "1")))  # fmt: skip
+    result = triage(cli, "--metrics", write(tmp_path, "s.prom", text + "vllm:num_requests_waiting 0\n"))
+    assert result.code == 0, result.err
+    evidence = [e for item in json.loads(result.out) for e in item["evidence"]]
+    assert [(e["rule"], e["signals"]) for e in evidence] == [
+        ("queue-in-ttft", {"queue_mean_s": 1e30, "ttft_mean_s": 1e30, "requests": 1})
+    ]
+    assert not any(word in result.out for word in ("Infinity", "NaN"))
+
+
 # --- 11, 12, 13. a BOM, an interval, special files ---------------------------------------------------------
 
 
@@ -413,6 +428,7 @@ def test_two_scrapes_may_be_hours_apart(cli, tmp_path):
     result = triage(cli, "--metrics", before, "--metrics", after, "--interval", "2h")
     assert rules_fired(result) == ["kv-full-preempting"]
     assert "window: 120 min (vLLM)" in result.err.splitlines()
+    assert "scrape twice yourself" not in result.err  # issue 38 item 12: both were given
 
 
 SPECIAL = {  # option -> (the command reading it, what a FIFO holds, what that answer starts with)
