@@ -227,9 +227,9 @@ def test_estimates_at_their_bounds_are_finite_json(cli, args):
 
 # --- property tests: generated configs and options with extreme and malformed numbers ----------------
 
-# Small: the suite runs twice in CI (an example is a whole command run, with allocations traced); all
-# the property tests of issue 38 together stay under 30 s on one loaded core (measured: ~35 s at a load
-# of 18 on 2 cores before they were cut from 30 examples to 20).
+# Small: the suite runs twice in CI (an example is a whole command run, with allocations traced). The
+# five property tests of issue 38 (these three and two in test_measure_bounds.py), run in one process
+# at a load of ~18 on 2 cores: 44 s with 30 examples here (12 for safetensors), 31 s with 20 (and 8).
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 extreme_ints = st.one_of(
     st.integers(-3, 3),
