@@ -6,8 +6,8 @@ prometheus_client itself, one set of series per data-parallel engine, plus the p
 metrics prometheus_client adds: 200 KB is ~5 engines, 2 MB ~50. Targets (issue "metrics"): a 200 KB
 scrape <= 2x `invmap list --json`; a 2 MB scrape <= 1 s; and the peak memory of a 200 MB file. Issue
 "bounds": a 1 GB scrape refused at the 256 MiB cap (as a file: before a byte is read; on stdin: after
-reading to the cap) or read in under 100 MB, and 52 MB of distinct series of one metric in bounded
-memory (`--bounds` runs only these).
+reading to the cap; from a URL: at the cap, the body spooled to a temporary file) or read in under
+100 MB, and 52 MB of distinct series of one metric in bounded memory (`--bounds` runs only these).
 """
 
 from __future__ import annotations
@@ -120,6 +120,34 @@ def bounds(program: str, work: Path, env: dict[str, str]) -> None:
             n += 10_000
     seconds, peak, code = peak_of([program, "triage", "--metrics", str(distinct), "--json"], env)
     print(f"  52 MB of {n:,} distinct series (exit {code})  {seconds:7.2f} s   peak {peak:.0f} MiB")
+    over_http(program, env)
+
+
+def gzipped_scrape(size: int) -> bytes:
+    """An HTTP answer whose gzip body decodes to `size` bytes: 1 KB lines of a metric invmap does not
+    read, then one vLLM gauge (the body on the wire is a few MB; the cap counts decoded bytes)."""
+    import zlib
+
+    from misbehaving import answer
+
+    line = b'other_metric{a="' + b"x" * 1000 + b'"} 1\n'
+    block = line * (2**20 // len(line))
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+    body = b"".join(packer.compress(block) for _ in range(size // len(block)))
+    body += packer.compress(b"vllm:num_requests_waiting 0\n") + packer.flush()
+    return answer(body, headers={"Content-Encoding": "gzip", "Content-Type": "text/plain"})
+
+
+def over_http(program: str, env: dict[str, str]) -> None:
+    """A 1 GB scrape from a URL (refused at the 256 MiB cap) and a 250 MB one (read): the body is
+    spooled to a temporary file as it arrives, never held whole (before: 296 MiB and 520 MiB peaks)."""
+    from misbehaving import Server, fixed
+
+    for size, label in ((2**30, "1 GB"), (250 * 2**20, "250 MB")):
+        with Server(fixed(gzipped_scrape(size))) as server:
+            seconds, peak, code = peak_of([program, "triage", "--metrics", server.url + "/metrics", "--json"], env)
+        verdict = "refused" if code == 4 else "read" if code == 0 else "failed"
+        print(f"  {label} scrape over HTTP ({verdict}: exit {code})  {seconds:7.2f} s   peak {peak:.0f} MiB")
 
 
 def main() -> None:

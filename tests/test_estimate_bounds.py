@@ -227,8 +227,10 @@ def test_estimates_at_their_bounds_are_finite_json(cli, args):
 
 # --- property tests: generated configs and options with extreme and malformed numbers ----------------
 
-# Small: the suite runs twice in CI (an example is a whole command run, with allocations traced).
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Small: the suite runs twice in CI (an example is a whole command run, with allocations traced). The
+# five property tests of issue 38 (these three and two in test_measure_bounds.py), run in one process
+# at a load of ~18 on 2 cores: 44 s with 30 examples here (12 for safetensors), 31 s with 20 (and 8).
+SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 extreme_ints = st.one_of(
     st.integers(-3, 3),
     st.integers(1, 10**4),
@@ -296,7 +298,7 @@ def test_generated_configs_never_crash_and_answer_finite_json(cli, tmp_path_fact
         assert result.err.startswith(f"Error: {folder}/config.json: ")
 
 
-@settings(SETTINGS, max_examples=12)
+@settings(SETTINGS, max_examples=8)
 @given(total=st.one_of(extreme_ints, malformed))
 def test_generated_safetensors_sizes_never_crash(cli, tmp_path_factory, total):
     folder = write(tmp_path_factory.mktemp("st"), LLAMA, index=json.dumps({"metadata": {"total_size": total}}))

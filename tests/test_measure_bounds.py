@@ -133,6 +133,40 @@ def test_stdin_over_the_cap_is_refused_as_a_file_is(cli, monkeypatch):
     )
 
 
+def _gzipped_scrape(size: int) -> bytes:
+    """An HTTP answer whose gzip body decodes to `size` bytes of 1 KB lines of a metric invmap does
+    not read, then one vLLM gauge (a few hundred KB on the wire: the size is the decoded one)."""
+    import zlib
+
+    line = b'other_metric{a="' + b"x" * 1000 + b'"} 1\n'
+    block = line * (2**20 // len(line))
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+    body = b"".join(packer.compress(block) for _ in range(size // len(block)))
+    body += packer.compress(b"vllm:num_requests_waiting 0\n") + packer.flush()
+    return answer(body, headers={"Content-Encoding": "gzip", "Content-Type": "text/plain"})
+
+
+@pytest.mark.parametrize(
+    "size, code, said",
+    [
+        (120 * 2**20, 0, ""),  # read: a body of half the cap
+        (300 * 2**20, 4, "sent an answer larger than 256 MB"),  # refused at the cap
+    ],
+)
+def test_a_scrape_over_http_is_read_or_refused_in_bounded_memory(size, code, said):
+    """Issue 38 item 1: over HTTP the 256 MB cap still allowed ~2.3 GB; then the body was held whole
+    (a 250 MB body peaked at 520 MB). It is spooled to a temporary file and read a line at a time."""
+    with Server(fixed(_gzipped_scrape(size))) as server:
+        got, peak, out, err = _peak("triage", "--metrics", server.url + "/metrics", "--json")
+    assert "Traceback" not in err
+    assert got == code, err
+    assert peak < 100, f"peak {peak} MiB"
+    if code == 0:
+        assert out == "[]\n" and "totals since the engine started (vLLM, one scrape)" in err
+    else:
+        assert (out, err) == ("", f"Error: {server.url}/metrics {said}\n")
+
+
 # --- 3. URLs parsed inside the network helper's error handling -------------------------------------------
 
 
@@ -363,6 +397,21 @@ def test_the_json_writer_refuses_a_number_json_cannot_hold():
     assert json.loads(to_json({"value": 1.5})) == {"value": 1.5}
 
 
+def test_a_queue_mean_at_the_sums_bound_is_finite_in_json(cli, tmp_path):
+    """Issue 38 item 9: `triage --metrics ... --json` wrote `"queue_mean_s": Infinity`. A histogram's
+    sum is bounded (1e30), so the largest mean a scrape can give is a number JSON holds; the `cli`
+    fixture parses the answer strictly (no NaN, no Infinity)."""
+    text = "".join(f"vllm:{name}_seconds_{part} {value}\n" for name in ("request_queue_time", "time_to_first_token")
+                   for part, value in (("sum", "1e30"), ("count", "1")))  # fmt: skip
+    result = triage(cli, "--metrics", write(tmp_path, "s.prom", text + "vllm:num_requests_waiting 0\n"))
+    assert result.code == 0, result.err
+    evidence = [e for item in json.loads(result.out) for e in item["evidence"]]
+    assert [(e["rule"], e["signals"]) for e in evidence] == [
+        ("queue-in-ttft", {"queue_mean_s": 1e30, "ttft_mean_s": 1e30, "requests": 1})
+    ]
+    assert not any(word in result.out for word in ("Infinity", "NaN"))
+
+
 # --- 11, 12, 13. a BOM, an interval, special files ---------------------------------------------------------
 
 
@@ -379,20 +428,85 @@ def test_two_scrapes_may_be_hours_apart(cli, tmp_path):
     result = triage(cli, "--metrics", before, "--metrics", after, "--interval", "2h")
     assert rules_fired(result) == ["kv-full-preempting"]
     assert "window: 120 min (vLLM)" in result.err.splitlines()
+    assert "scrape twice yourself" not in result.err  # issue 38 item 12: both were given
 
 
-@pytest.mark.parametrize("option", ["--metrics", "--bench"])
-def test_a_fifo_or_a_device_is_refused_at_once_never_waited_on(cli, tmp_path, option):
+SPECIAL = {  # option -> (the command reading it, what a FIFO holds, what that answer starts with)
+    "--metrics": (("triage", "--metrics"), "vllm:num_requests_waiting 3\nvllm:kv_cache_usage_perc 0.2\n", "["),
+    "--bench": (("triage", "--bench"), '{"completed": 0, "failed": 10, "request_rate": 4}', "[]"),
+    "--model": (("estimate", "kv", "--model"), (REPO / "tests/fixtures/configs/Qwen--Qwen3-8B/config.json"), "{"),
+}
+
+
+def _feed(fifo, text: str, delay: float = 0.0):
+    """A program writing `text` into the FIFO after `delay` s (its open waits for a reader)."""
+    import threading
+
+    def write() -> None:
+        time.sleep(delay)
+        with open(fifo, "w", encoding="utf-8") as out:
+            out.write(text)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def _special(option: str) -> tuple[tuple[str, ...], str, str]:
+    command, held, starts = SPECIAL[option]
+    return command, held.read_text(encoding="utf-8") if hasattr(held, "read_text") else held, starts
+
+
+@pytest.mark.parametrize("option", sorted(SPECIAL))
+def test_a_fifo_nobody_writes_to_is_refused_within_its_wait_and_a_device_at_once(cli, tmp_path, monkeypatch, option):
+    """Issue 38 item 13: `--metrics FIFO`, `--bench FIFO` (and `--model FIFO`) with no writer blocked
+    forever. The wait for a writer is FIFO_WAIT (shortened here; the real one is timed below)."""
+    from invmap import inputfile
+
+    monkeypatch.setattr(inputfile, "FIFO_WAIT", 0.3)
+    command, _, _ = _special(option)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    for path, kind in ((str(fifo), "a FIFO"), ("/dev/null", "a character device")):
+    hint = "" if option == "--model" else "Hint: to stream, pipe it in and give '-' (stdin)\n"
+    for path, why in ((str(fifo), "a FIFO no program wrote to within 0.3 s"),
+                      ("/dev/null", "a character device, not a regular file")):  # fmt: skip
         started = time.perf_counter()
-        result = cli("triage", option, path)
+        result = cli(*command, path)
         assert time.perf_counter() - started < 5
-        assert (result.code, result.out) == (4, "")
-        assert result.err == (
-            f"Error: cannot read {path}: it is {kind}, not a regular file\nHint: to stream, pipe it in and give '-' (stdin)\n"
-        )
+        assert (result.code, result.out, result.err) == (4, "", f"Error: cannot read {path}: it is {why}\n{hint}")
+
+
+@pytest.mark.parametrize("option", sorted(SPECIAL))
+def test_a_fifo_a_program_writes_to_is_read_as_the_same_file_would_be(cli, tmp_path, option):
+    """`<(curl ...)` or a named pipe with a writer, at once or a moment after invmap opened it, is
+    read; its answer is the regular file's (the path aside)."""
+    command, text, starts = _special(option)
+    plain = write(tmp_path, "plain", text)
+    expected = cli(*command, plain, "--json")
+    assert expected.code == 0 and expected.out.startswith(starts), expected.err
+    for delay in (0.0, 0.5):
+        fifo = tmp_path / f"pipe{delay}"
+        os.mkfifo(fifo)
+        writer = _feed(fifo, text, delay)
+        result = cli(*command, str(fifo), "--json")
+        writer.join(5)
+        assert result.code == 0, result.err
+        assert result.out.replace(str(fifo), plain) == expected.out.replace(fifo.name, "plain")
+        assert result.err.replace(str(fifo), plain) == expected.err
+
+
+def test_the_installed_invmap_gives_up_on_a_fifo_with_no_writer_after_its_wait(tmp_path):
+    from invmap.inputfile import FIFO_WAIT
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    started = time.perf_counter()
+    done = subprocess.run([installed_invmap(), "triage", "--metrics", str(fifo)], capture_output=True, text=True,
+                          timeout=FIFO_WAIT + 30)  # fmt: skip
+    took = time.perf_counter() - started
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr.startswith(f"Error: cannot read {fifo}: it is a FIFO no program wrote to within {FIFO_WAIT:g} s")
+    assert FIFO_WAIT <= took < FIFO_WAIT + 20
 
 
 # --- property tests: extreme and malformed numbers --------------------------------------------------------------
@@ -481,13 +595,22 @@ BENCH_KEYS = ["completed", "failed", "request_rate", "max_concurrency", "concurr
               "accept_length"]  # fmt: skip
 
 
+def _csv_cell(value) -> str:
+    """A generated value as a GenAI-Perf CSV cell: quoted when it holds a comma, as GenAI-Perf writes."""
+    text = "" if value is None else str(value)
+    return '"' + text.replace('"', '""') + '"' if "," in text or '"' in text else text
+
+
 @PROPERTY
 @given(
     run=st.dictionaries(st.sampled_from(BENCH_KEYS), NUMBERISH, min_size=1),
     guide=st.dictionaries(st.sampled_from(["successful", "errored"]), NUMBERISH),
-    shape=st.sampled_from(["json", "jsonl", "guidellm", "summary"]),
+    shape=st.sampled_from(["json", "jsonl", "guidellm", "summary", "genai-perf csv"]),
 )
 def test_any_benchmark_of_extreme_numbers_is_answered_within_the_contract(cli, tmp_path, run, guide, shape):
+    """No traceback; exit 0 (read) or 3 (a number the declaration refuses, or no benchmark); a
+    strict, finite JSON answer; in bounded time. Every shape `bench.read` takes: vllm bench serve's
+    JSON and summary, SGLang's JSON lines, GuideLLM's report, GenAI-Perf's CSV export."""
     run.setdefault("completed", 10)
     if shape == "json":
         text = json.dumps(run)
@@ -497,11 +620,19 @@ def test_any_benchmark_of_extreme_numbers_is_answered_within_the_contract(cli, t
         text = json.dumps({"benchmarks": [{"config": {"strategy": {"type_": "throughput"}},
                                            "metrics": {"request_totals": guide, "time_to_first_token_ms": {
                                                "successful": {"median": run.get("median_ttft_ms"), "min": run.get("p99_ttft_ms")}}}}]})  # fmt: skip
-    else:
+    elif shape == "summary":
         text = "== Serving Benchmark Result ==\n" + "".join(f"{k.replace('_', ' ')}: {v}\n" for k, v in run.items())
         text += f"Successful requests: {run['completed']}\nMedian TTFT (ms): {run.get('median_ttft_ms', 1)}\n"
+    else:
+        cell = [_csv_cell(run.get(k)) for k in ("median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_itl_ms")]
+        text = (f"Metric,avg,min,max,p99,p50\nTime To First Token (ms),{cell[0]},{cell[1]},{cell[0]},{cell[1]},{cell[0]}\n"
+                f"Inter Token Latency (ms),{cell[2]},{cell[3]},{cell[2]},{cell[3]},{cell[2]}\n\nMetric,Value\n"
+                f"Request Throughput (per sec),{_csv_cell(run.get('request_rate'))}\n"
+                f"Request Count (count),{_csv_cell(run['completed'])}\n")  # fmt: skip
     path = write(tmp_path, "b.json", text)
+    started = time.perf_counter()
     result = triage(cli, "--bench", path, "--model", "llama-3.1-8b", "--bandwidth", "3.35e12")
+    assert time.perf_counter() - started < 5
     assert result.code in (0, 3), result.err
     if result.code == 0:
         assert _finite(json.loads(result.out))

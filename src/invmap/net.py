@@ -27,12 +27,12 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from invmap.errors import NetworkError, UsageError
+from invmap.errors import FileAccessError, NetworkError, UsageError
 
 if TYPE_CHECKING:  # only for the annotation: httpx is imported where a request is made
     import httpx
@@ -104,6 +104,7 @@ def fetch(
     follow_redirects: bool = True,
     client: httpx.Client | None = None,
     read_body: bool = True,
+    into: IO[bytes] | None = None,
 ) -> Answer:
     """Ask `url` (`method`, no body sent); the Answer, whatever its status (>= 400 included).
 
@@ -112,6 +113,9 @@ def fetch(
     than MAX_REDIRECTS times or to a scheme other than http(s), or sends a broken answer. `client`
     (kept open) is used when given, else one is made and closed for this request. The body of a
     HEAD request, or of any request with `read_body=False` (a link check), is not read: `body` is b"".
+    With `into` (a binary file: a scrape's spooled temporary file), the decoded body is written there
+    a piece at a time instead of held (`body` is b""), so a body near the cap is never in memory whole;
+    a failing write is a FileAccessError (exit 4) saying so.
     """
     checked_url(url)
     scheme = urlsplit(url).scheme.lower()
@@ -122,13 +126,16 @@ def fetch(
     started = time.monotonic()
     stop = threading.Event()
     outcome: list[Any] = []
+    parts: list[bytes] = []
+    sink = parts.append if into is None else _writer(into, service)
+    if not read_body or method.upper() == "HEAD":
+        sink = None
 
     def work() -> None:
         try:
             end = started + deadline
-            read = read_body and method.upper() != "HEAD"
             outcome.append(
-                _exchange(url, service, end, deadline, cap, headers, method, follow_redirects, client, stop, read)
+                _exchange(url, service, end, deadline, cap, headers, method, follow_redirects, client, stop, sink)
             )
         except BaseException as exc:  # handed to the caller's thread, which raises it
             outcome.append(exc)
@@ -142,7 +149,19 @@ def fetch(
     result = outcome[0]
     if isinstance(result, BaseException):
         raise result
-    return result
+    return Answer(result.url, result.status, result.headers, b"".join(parts)) if parts else result
+
+
+def _writer(into: IO[bytes], service: str) -> Callable[[bytes], object]:
+    def write(piece: bytes) -> None:
+        try:
+            into.write(piece)
+        except (OSError, ValueError) as exc:
+            raise FileAccessError(
+                f"cannot hold the answer of {service} in a temporary file: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
+
+    return write
 
 
 def _exchange(
@@ -156,7 +175,7 @@ def _exchange(
     follow: bool,
     client: Any,
     stop: threading.Event,
-    read: bool,
+    sink: Callable[[bytes], object] | None,
 ) -> Answer:
     import httpx  # here, not at the top: warm commands never pay for it (tests/test_startup.py)
 
@@ -193,8 +212,9 @@ def _exchange(
                         )
                     current = target
                     continue
-                body = _read(response, service, end, deadline, cap, stop) if read else b""
-                return Answer(current, response.status_code, dict(response.headers), body)
+                if sink is not None:
+                    _read(response, service, end, deadline, cap, stop, sink)
+                return Answer(current, response.status_code, dict(response.headers), b"")
             finally:
                 response.close()
         raise NetworkError(f"{service} redirected more than {MAX_REDIRECTS} times", kind="error")
@@ -215,8 +235,17 @@ def _redirect(current: str, location: str, service: str) -> str:
     return target
 
 
-def _read(response: Any, service: str, end: float, deadline: float, cap: int, stop: threading.Event) -> bytes:
-    """The decoded body, streamed: refused past `cap` decoded bytes or past the deadline."""
+def _read(
+    response: Any,
+    service: str,
+    end: float,
+    deadline: float,
+    cap: int,
+    stop: threading.Event,
+    sink: Callable[[bytes], object],
+) -> None:
+    """The decoded body, streamed a piece at a time into `sink`: refused past `cap` decoded bytes or
+    past the deadline."""
     import httpx
 
     too_large = NetworkError(f"{service} sent an answer larger than {size_text(cap)}", kind="too-large")
@@ -224,7 +253,6 @@ def _read(response: Any, service: str, end: float, deadline: float, cap: int, st
     if length.isdigit() and int(length) > cap:
         raise too_large  # refused before a byte of the body is read (a compressed body only grows)
     decoder = _decoder(response.headers.get("content-encoding", ""), service)
-    parts: list[bytes] = []
     size = 0
     try:
         for chunk in response.iter_raw():
@@ -234,17 +262,16 @@ def _read(response: Any, service: str, end: float, deadline: float, cap: int, st
                 size += len(piece)
                 if size > cap:
                     raise too_large
-                parts.append(piece)
+                sink(piece)
         for piece in decoder(None, cap - size + 1):
             size += len(piece)
             if size > cap:
                 raise too_large
-            parts.append(piece)
+            sink(piece)
     except httpx.TimeoutException:
         raise NetworkError(f"{service} did not answer within {deadline:g} s", kind="timeout") from None
     except (httpx.HTTPError, zlib.error, OSError) as exc:
         raise NetworkError(f"{service} sent a broken answer: {_reason(exc)}", kind="error") from None
-    return b"".join(parts)
 
 
 def _decoder(encoding: str, service: str) -> Any:

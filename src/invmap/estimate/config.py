@@ -75,6 +75,7 @@ def read_json(path: Path) -> dict[str, Any]:
         "is a directory, not a config file",
         f"larger than {MAX_CONFIG:,} bytes: not a config.json",
         lambda exc: FileAccessError(f"cannot read {shown}: {exc.strerror or exc}"),  # exit 4, as any read is
+        fifo=True,
     )
     try:
         value = json.loads(data.decode("utf-8-sig"), parse_constant=_refuse_constant)

@@ -62,6 +62,7 @@ def read_path(path: str) -> Bench:
         "is a folder, not a benchmark result",
         "is larger than 256 MiB; not a benchmark result invmap reads",
         hint=STREAM_HINT,
+        fifo=True,
     )
     return read(data, path)
 

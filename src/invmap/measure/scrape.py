@@ -385,9 +385,10 @@ def _line_of(run: _Run, raw: str, labels: Labels) -> int | None:
 
 
 def read_path(path: str) -> Scrape:
-    """A scrape from a regular file (a FIFO or device is refused: stdin, '-', is the way to stream);
-    a missing or unreadable file is exit 3, as an unreadable catalog is, and so is one over `CAP`."""
-    with named_failures(path, "is a folder, not a scrape"), open_regular(path) as (stream, size):
+    """A scrape from a regular file, or a FIFO a program writes to (`open_regular`: one nobody writes
+    to is refused within FIFO_WAIT seconds, a device at once; stdin, '-', is the way to stream); a
+    missing or unreadable file is exit 3, as an unreadable catalog is, and so is one over `CAP`."""
+    with named_failures(path, "is a folder, not a scrape"), open_regular(path, fifo=True) as (stream, size):
         if size > CAP:
             raise CatalogError(path, [TOO_LARGE])
         return read(stream, path)
