@@ -19,6 +19,11 @@ REQUEST = (
     '{p}  "completion_tick": {},\n{p}  "input_tokens": {},\n{p}  "output_tokens": {},\n{p}  "queue_ticks": {},\n'
     '{p}  "request_id": {},\n{p}  "ttft_ticks": {}\n{p}}}'
 )
+ENGINE_REQUEST = (
+    '{{\n{p}  "admitted_ms": {},\n{p}  "arrival_ms": {},\n{p}  "completion_latency_ms": {},\n{p}  "completion_ms": {},\n'
+    '{p}  "first_token_ms": {},\n{p}  "input_tokens": {},\n{p}  "output_tokens": {},\n{p}  "queue_ms": {},\n'
+    '{p}  "request_id": {},\n{p}  "tpot_ms": {},\n{p}  "ttft_ms": {}\n{p}}}'
+)
 EVENT = '{{\n{p}  "action": {},\n{p}  "detail": {},\n{p}  "request_id": {},\n{p}  "status": {},\n{p}  "tick": {}\n{p}}}'
 BATCH = 2_000  # rows written at a time
 
@@ -62,6 +67,25 @@ def _requests(run: Any, pad: str) -> Iterator[str]:
         )  # fmt: skip
 
 
+def _number(value: float | int | None) -> str:
+    """A number as `json.dumps` writes it (floats by their repr; None as null; finite by construction)."""
+    if value is None:
+        return "null"
+    assert value == value and abs(value) != float("inf"), value
+    return repr(value)
+
+
+def _engine_requests(run: Any, pad: str) -> Iterator[str]:
+    n = _number
+    for i, r in enumerate(run.requests):
+        row = run.row(i)
+        yield ENGINE_REQUEST.format(
+            n(row["admitted_ms"]), n(row["arrival_ms"]), n(row["completion_latency_ms"]), n(row["completion_ms"]),
+            n(row["first_token_ms"]), r.input_tokens, r.output_tokens, n(row["queue_ms"]), _string(r.request_id),
+            n(row["tpot_ms"]), n(row["ttft_ms"]), p=pad,
+        )  # fmt: skip
+
+
 def _events(log: list[dict[str, Any]], pad: str) -> Iterator[str]:
     for e in log:
         yield EVENT.format(
@@ -73,6 +97,13 @@ def _run(sim: Any, run: Any, indent: int) -> Iterator[str]:
     """One run's object nested `indent` spaces deep."""
     pad = " " * indent
     inner = indent + 2
+    if sim.engine is not None:
+        yield f'{{\n{pad}  "aggregate": {_dumps(run.aggregate, inner)},\n'
+        yield f'{pad}  "config": {_dumps(run.config, inner)},\n'
+        yield f'{pad}  "per_request": '
+        yield from _rows(_engine_requests(run, pad + "    "), inner)
+        yield f',\n{pad}  "strategy": {_string(run.strategy)}\n{pad}}}'
+        return
     if sim.kind == "batching":
         yield f'{{\n{pad}  "aggregate": {_dumps(run.aggregate, inner)},\n'
         yield f'{pad}  "config": {_dumps(dict(sorted({**run.config, "seed": 0}.items())), inner)},\n'
@@ -97,6 +128,8 @@ def json_pieces(sim: Any) -> Iterator[str]:
             yield f"{',' if n else ''}\n    {_string(name)}: "
             yield from _run(sim, sim.runs[name], 4)
         yield "\n  }"
+    if sim.engine is not None:
+        yield f',\n  "engine": {_dumps(sim.engine, 2)}'
     if sim.trace is not None:
         yield f',\n  "trace": {_dumps(sim.workload(), 2)}'
     yield "\n}\n"
