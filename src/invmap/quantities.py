@@ -417,8 +417,10 @@ ENGINE_BUDGET: tuple[Quantity, ...] = (
         "Tokens one engine step computes at most (prefill and decode together), as vLLM's option means it",
         "int",
         TOKENS,
-        Default(words="vLLM V1's `vllm serve` default for --gpu: 8192 on a device of 70 GiB or more that is not an A100, "
-        "else 2048"),
+        Default(
+            words="vLLM V1's `vllm serve` default for --gpu: 8192 on a device of 70 GiB or more that is not an A100, "
+            "else 2048"
+        ),
     ),
     Quantity(
         "max_num_seqs",
@@ -427,8 +429,10 @@ ENGINE_BUDGET: tuple[Quantity, ...] = (
         "Requests running at once, as vLLM's option means it",
         "int",
         COUNT,
-        Default(words="vLLM V1's `vllm serve` default for --gpu: 1024 on a device of 70 GiB or more that is not an A100, "
-        "else 256"),
+        Default(
+            words="vLLM V1's `vllm serve` default for --gpu: 1024 on a device of 70 GiB or more that is not an A100, "
+            "else 256"
+        ),
     ),
 )
 
