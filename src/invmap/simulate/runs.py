@@ -77,6 +77,7 @@ ENGINE_RULES = (
 ENGINE_LIMITATIONS = (
     "An idealised lower bound, not a prediction: every step runs at its roofs (a measured engine sits above it).",
     "No kernel launch gaps, no CPU time (scheduling, sampling, detokenizing, HTTP), no communication between GPUs.",
+    "Datasheet peaks, derated only by --efficiency (1: not at all); one GPU, the model's weights and KV at its dtype.",
     "The KV pool is not sized: every admitted request fits, nothing is preempted or swapped, no prefix is cached.",
 )
 
@@ -293,5 +294,6 @@ def _run_engine(
         if trace is not None and trace.tick_ns is not None
         else f"ticks of {ms:g} ms (--tick-ms)",
         "assumptions": roofs.assumptions,
+        "limitations": list(ENGINE_LIMITATIONS),
     }
     return Simulation("batching", runs, trace, None, described)
