@@ -263,3 +263,16 @@ def test_the_record_in_milliseconds_is_valid_and_says_its_units(cli, tmp_path):
         "output_throughput": "tokens per second",
     }
     assert "H100 SXM" in record["environment"]["hardware"]
+
+
+def test_readme_names_every_option_of_the_millisecond_mode():
+    from test_simulate import _readme_section
+
+    from invmap.options import ENGINE_OPTS
+
+    prose = " ".join(_readme_section().split())
+    assert "## In milliseconds (`--model`, `--gpu`)" in _readme_section()
+    for opt in ENGINE_OPTS:
+        assert any(f"`{flag}`" in prose for flag in opt.flags), opt.flags
+    for name in engine.REPLACED:
+        assert f"`{'--' + name.replace('_', '-')}`" in prose
