@@ -196,6 +196,24 @@ def test_a_trace_in_seconds_keeps_its_times(cli, tmp_path):
     assert out["engine"]["arrivals"] == "the trace's times" and "tick_ms" not in out["trace"]
 
 
+def test_times_that_do_not_fall_on_a_tick_keep_every_strategy_going(cli, tmp_path):
+    """The static batch's deadline, an arrival plus the wait, is the time it is admitted at, however
+    the sum rounds (arrivals 0.2401 s and a 20 ms wait once stopped the loop)."""
+    from invmap.simulate.workload import BUILT_IN_REQUESTS
+
+    path = tmp_path / "trace.csv"
+    rows = [
+        f"{((n // 8) * 24 + r.arrival_tick) * 0.01 + 0.0001:.4f},{r.input_tokens},{r.output_tokens}"
+        for n, r in ((n, BUILT_IN_REQUESTS[n % 8]) for n in range(80))
+    ]
+    path.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n" + "\n".join(rows) + "\n")
+    out = run_json(cli, "simulate", "batching", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--trace", str(path))
+    for run in out["results"].values():
+        assert run["aggregate"]["completed_requests"] == 80
+        for r in run["per_request"]:
+            assert r["arrival_ms"] <= r["admitted_ms"] < r["first_token_ms"] <= r["completion_ms"]
+
+
 def test_a_trace_in_ticks_is_read_at_tick_ms(cli):
     out = run_json(cli, "simulate", "batching", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tick-ms", "25")
     rows = out["results"]["static"]["per_request"]

@@ -177,7 +177,7 @@ class _Engine:
         if static:
             while admitted[self.oldest[0][1]] >= 0:
                 heapq.heappop(self.oldest)
-            if len(self.ready) < self.most and now - self.oldest[0][0] < self.wait:
+            if len(self.ready) < self.most and now < self.oldest[0][0] + self.wait:  # as _next_event's deadline
                 return
         for _ in range(min(room, len(self.ready))):
             i = heapq.heappop(self.ready)[3]
