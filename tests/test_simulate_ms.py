@@ -196,6 +196,17 @@ def test_a_trace_in_seconds_keeps_its_times(cli, tmp_path):
     assert out["engine"]["arrivals"] == "the trace's times" and "tick_ms" not in out["trace"]
 
 
+def test_a_trace_past_its_reading_bound_is_exit_3_and_tick_ms_reads_it(cli, tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,100,3\n20000.0,100,3\n")
+    engine_args = ("simulate", "batching", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--trace", str(path))
+    refused = cli(*engine_args)
+    assert refused.code == 3 and refused.out == ""
+    assert refused.err.startswith(f"Error: {path}:3:") and "--tick-ms sets it" in refused.err
+    out = run_json(cli, *engine_args, "--tick-ms", "1")
+    assert [r["arrival_ms"] for r in out["results"]["chunked"]["per_request"]] == [0.0, 20_000_000.0]
+
+
 def test_times_that_do_not_fall_on_a_tick_keep_every_strategy_going(cli, tmp_path):
     """The static batch's deadline, an arrival plus the wait, is the time it is admitted at, however
     the sum rounds (arrivals 0.2401 s and a 20 ms wait once stopped the loop)."""
