@@ -232,6 +232,13 @@ def test_a_trace_in_ticks_is_read_at_tick_ms(cli):
     assert out["results"]["static"]["config"]["tick_ms"] == 25
 
 
+def test_roofs_so_low_the_clock_runs_past_its_bound_are_exit_2(cli):
+    result = cli("simulate", "batching", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--efficiency", "1e-300")
+    assert result.code == 2 and result.out == "" and "the simulated clock passed 1e+12 s" in result.err
+    slow = run_json(cli, "simulate", "batching", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--efficiency", "1e-6")
+    assert slow["results"]["static"]["aggregate"]["makespan_ms"] > 1e6  # slow, and still a number
+
+
 def test_max_ticks_counts_engine_steps(cli):
     result = cli("simulate", "batching", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--max-ticks", "5")
     assert result.code == 2 and "within --max-ticks 5 engine steps" in result.err
@@ -253,9 +260,12 @@ def test_the_json_is_labelled_and_lists_every_assumption(cli):
         assert agg["p50_ttft_ms"] <= agg["p95_ttft_ms"] <= agg["p99_ttft_ms"]
 
 
-def test_the_fast_json_is_the_standard_encoders_bytes():
-    sim = runs.run_batching({}, None, None, None, {"model": "llama-3.1-8b", "gpu": "h100-sxm"})
-    assert "".join(json_pieces(sim)) == json.dumps(sim.to_json(), indent=2, ensure_ascii=False) + "\n"
+def test_the_fast_json_is_the_standard_encoders_bytes(tmp_path):
+    path = tmp_path / "trace.csv"  # a request of one output token: no TPOT (null)
+    path.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,100,3\n0.00123,200,1\n")
+    for trace_path in (None, str(path)):
+        sim = runs.run_batching({}, None, trace_path, None, {"model": "mistral-7b-instruct-v0.1", "gpu": "h200"})
+        assert "".join(json_pieces(sim)) == json.dumps(sim.to_json(), indent=2, ensure_ascii=False) + "\n"
 
 
 @pytest.mark.parametrize("width", [60, 80, 120])

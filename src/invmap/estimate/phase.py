@@ -112,15 +112,27 @@ class StepCosts:
         sizes = [w for w in shape.windows if w is not None]
         self.sized = tuple((w, sizes.count(w)) for w in sorted(set(sizes)))
         self.layer_token_bytes = shape.per_layer_token()
+        self.per_pair = read.per_pair
 
     def positions(self, context: int) -> int:
         """Positions one new token attends over all layers with `context` tokens before it; also the
         tokens a sequence of `context` keeps in KV over all layers (a sliding layer at most its window)."""
+        if not self.sized:
+            return self.full * context
         return self.full * context + sum(n * (context if context < w else w) for w, n in self.sized)
 
     def decode_operations(self, context: int) -> int:
         """One sequence adds a token reading a KV cache of `context` tokens."""
-        return 2 * self.read.active + self.read.per_pair * self.positions(context)
+        return 2 * self.read.active + self.per_pair * self.positions(context)
+
+    def decodes(self, contexts: list[int]) -> tuple[int, int]:
+        """Operations and KV bytes of one decode for each context: the sums of `decode_operations` and
+        `kv_bytes` (with full attention only, the positions of a sum are the sum of the positions)."""
+        if self.sized:
+            held = sum(self.positions(c) for c in contexts)
+        else:
+            held = self.full * sum(contexts)
+        return 2 * self.read.active * len(contexts) + self.per_pair * held, held * self.layer_token_bytes
 
     def causal_pairs(self, start: int, tokens: int) -> int:
         """Positions attended over all layers by prompt tokens start+1..start+tokens (causal)."""
@@ -130,7 +142,7 @@ class StepCosts:
 
     def prefill_operations(self, start: int, tokens: int) -> int:
         """`tokens` prompt tokens after `start` already in the cache (a chunk; the whole prompt from 0)."""
-        return 2 * self.read.active * tokens + self.read.per_pair * self.causal_pairs(start, tokens)
+        return 2 * self.read.active * tokens + self.per_pair * self.causal_pairs(start, tokens)
 
     def kv_bytes(self, tokens: int) -> int:
         """The KV cache of one sequence of `tokens` (`KvShape.per_sequence`, layers grouped)."""

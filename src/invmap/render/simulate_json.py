@@ -19,10 +19,10 @@ REQUEST = (
     '{p}  "completion_tick": {},\n{p}  "input_tokens": {},\n{p}  "output_tokens": {},\n{p}  "queue_ticks": {},\n'
     '{p}  "request_id": {},\n{p}  "ttft_ticks": {}\n{p}}}'
 )
-ENGINE_REQUEST = (
-    '{{\n{p}  "admitted_ms": {},\n{p}  "arrival_ms": {},\n{p}  "completion_latency_ms": {},\n{p}  "completion_ms": {},\n'
-    '{p}  "first_token_ms": {},\n{p}  "input_tokens": {},\n{p}  "output_tokens": {},\n{p}  "queue_ms": {},\n'
-    '{p}  "request_id": {},\n{p}  "tpot_ms": {},\n{p}  "ttft_ms": {}\n{p}}}'
+ENGINE_REQUEST = (  # floats by their repr, as json.dumps writes a finite one (engine.MAX_SECONDS keeps them finite)
+    '{{\n{p}  "admitted_ms": {!r},\n{p}  "arrival_ms": {!r},\n{p}  "completion_latency_ms": {!r},\n'
+    '{p}  "completion_ms": {!r},\n{p}  "first_token_ms": {!r},\n{p}  "input_tokens": {},\n{p}  "output_tokens": {},\n'
+    '{p}  "queue_ms": {!r},\n{p}  "request_id": {},\n{p}  "tpot_ms": {},\n{p}  "ttft_ms": {!r}\n{p}}}'
 )
 EVENT = '{{\n{p}  "action": {},\n{p}  "detail": {},\n{p}  "request_id": {},\n{p}  "status": {},\n{p}  "tick": {}\n{p}}}'
 BATCH = 2_000  # rows written at a time
@@ -67,23 +67,25 @@ def _requests(run: Any, pad: str) -> Iterator[str]:
         )  # fmt: skip
 
 
-def _number(value: float | int | None) -> str:
-    """A number as `json.dumps` writes it (floats by their repr; None as null; finite by construction)."""
-    if value is None:
-        return "null"
-    assert value == value and abs(value) != float("inf"), value
-    return repr(value)
-
-
 def _engine_requests(run: Any, pad: str) -> Iterator[str]:
-    n = _number
+    """`run.row(i)` for each request, computed as it does, without the dictionaries."""
     for i, r in enumerate(run.requests):
-        row = run.row(i)
+        a, admitted, first, done = run.arrivals[i], run.admitted[i], run.first[i], run.done[i]
+        tpot = run.tpot(i)
         yield ENGINE_REQUEST.format(
-            n(row["admitted_ms"]), n(row["arrival_ms"]), n(row["completion_latency_ms"]), n(row["completion_ms"]),
-            n(row["first_token_ms"]), r.input_tokens, r.output_tokens, n(row["queue_ms"]), _string(r.request_id),
-            n(row["tpot_ms"]), n(row["ttft_ms"]), p=pad,
-        )  # fmt: skip
+            admitted * 1e3,
+            a * 1e3,
+            (done - a) * 1e3,
+            done * 1e3,
+            first * 1e3,
+            r.input_tokens,
+            r.output_tokens,
+            (admitted - a) * 1e3,
+            _string(r.request_id),
+            "null" if tpot is None else repr(tpot),
+            (first - a) * 1e3,
+            p=pad,
+        )
 
 
 def _events(log: list[dict[str, Any]], pad: str) -> Iterator[str]:

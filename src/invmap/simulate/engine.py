@@ -36,6 +36,7 @@ REPLACED = {
     "max_active_requests": "--max-num-seqs",
 }
 KEPT = tuple(k for k in BATCHING if k.name not in REPLACED)
+MAX_SECONDS = 1e12  # the simulated clock's bound (31,700 years): every figure stays a finite number
 
 
 def check_config(values: dict[str, Any], budget: int, seqs: int, tick_ms: float) -> dict[str, Any]:
@@ -149,8 +150,11 @@ class _Engine:
         reqs = run.requests
         self.prompt_left = [r.input_tokens for r in reqs]
         self.decodes_left = [r.output_tokens - 1 for r in reqs]
+        # a decode's context: the prompt and the tokens decoded before it, input + output - 1 - decodes left
+        self.context_base = [r.input_tokens + r.output_tokens - 1 for r in reqs]
         self.order = sorted(range(len(reqs)), key=lambda i: (run.arrivals[i], reqs[i].request_id))
         self.next_arrival = 0
+        self.due = [run.arrivals[i] for i in self.order] + [float("inf")]  # the next arrival's time, then never
         self.ready: list[tuple[int, float, str, int]] = []
         self.oldest: list[tuple[float, int]] = []
         self.active: list[int] = []
@@ -230,11 +234,16 @@ class _Engine:
                 start = reqs[i].input_tokens - prompt_left[i]
                 ops += costs.prefill_operations(start, tokens)
                 kv += costs.kv_bytes(start + tokens)
-        for i in decoding:
-            context = reqs[i].input_tokens + reqs[i].output_tokens - 1 - decodes_left[i]
-            ops += costs.decode_operations(context)
-            kv += costs.kv_bytes(context)
+        if decoding:
+            fixed = self.context_base
+            ops_decode, kv_decode = costs.decodes([fixed[i] - decodes_left[i] for i in decoding])
+            ops, kv = ops + ops_decode, kv + kv_decode
         end = now + self.roofs.seconds(ops, costs.weights + kv)
+        if end > MAX_SECONDS:
+            raise UsageError(
+                f"the simulated clock passed {MAX_SECONDS:.0e} s (a step takes {end - now:.3g} s at these roofs): "
+                "raise --efficiency, --peak or --bandwidth"
+            )
         finished = False
         for i, tokens in zip(prefilling, grants):
             prompt_left[i] -= tokens
@@ -255,9 +264,14 @@ class _Engine:
     def run_all(self) -> None:
         run, total, most_steps = self.run, len(self.run.requests), self.run.config["max_ticks"]
         now = 0.0
+        static = run.strategy == "static"
         while self.completed < total:
-            if not self.active or (run.strategy != "static" and len(self.active) < self.most):
-                self._admit(now)
+            if (
+                (not self.active)
+                if static
+                else len(self.active) < self.most and (self.ready or self.due[self.next_arrival] <= now)
+            ):
+                self._admit(now)  # (else nothing could be admitted: a batch runs, every place is taken, none is ready)
             if not self.active:
                 now = self._next_event(now)
                 continue
