@@ -128,11 +128,16 @@ class StepCosts:
     def decodes(self, contexts: list[int]) -> tuple[int, int]:
         """Operations and KV bytes of one decode for each context: the sums of `decode_operations` and
         `kv_bytes` (with full attention only, the positions of a sum are the sum of the positions)."""
-        if self.sized:
-            held = sum(self.positions(c) for c in contexts)
-        else:
-            held = self.full * sum(contexts)
+        if not self.sized:
+            return self.decode_sums(sum(contexts), len(contexts))
+        held = sum(self.positions(c) for c in contexts)
         return 2 * self.read.active * len(contexts) + self.per_pair * held, held * self.layer_token_bytes
+
+    def decode_sums(self, context_sum: int, count: int) -> tuple[int, int]:
+        """`decodes` of `count` sequences whose contexts add up to `context_sum` (full attention only)."""
+        assert not self.sized
+        held = self.full * context_sum
+        return 2 * self.read.active * count + self.per_pair * held, held * self.layer_token_bytes
 
     def causal_pairs(self, start: int, tokens: int) -> int:
         """Positions attended over all layers by prompt tokens start+1..start+tokens (causal)."""

@@ -73,6 +73,7 @@ class EngineRun:
         self.done = [-1.0] * n
         self.aggregate: dict[str, Any] = {}
         self.steps = 0
+        self.worked = 0  # steps worked one at a time (the rest as runs of decodes)
 
     def tpot(self, i: int) -> float | None:
         """Time per output token after the first (ms), as `vllm bench serve` counts it; None for one token."""
@@ -141,8 +142,9 @@ class _Engine:
     """The state of one run: each request's prompt tokens left and decodes left, the arrivals not yet
     ready, the ready queue (a heap by priority, arrival, id) and the running requests in serving order."""
 
-    def __init__(self, run: EngineRun, roofs: Any) -> None:
+    def __init__(self, run: EngineRun, roofs: Any, literal: bool = False) -> None:
         self.run, self.roofs = run, roofs
+        self.runs_of_decodes = not literal and not roofs.costs.sized  # full attention: a decode run is sums
         c = run.config
         self.budget, self.most = c["max_num_batched_tokens"], c["max_num_seqs"]
         self.chunk, self.reserve = c["prefill_chunk_tokens"], c["decode_reserve_units"]
@@ -261,6 +263,36 @@ class _Engine:
             self.completed += before - len(self.active)
         return end
 
+    def _decode_run(self, now: float, most_steps: int) -> float | None:
+        """Steps in which every running request decodes one token and nothing else can change (no prompt
+        left, none finishes, no admission: the static batch runs, every place is taken, or no arrival is
+        due), worked as sums, each step's contexts one longer than the last's: the same operations and
+        bytes `_step` adds up, so the same times. When the run ends; None when there is no such step."""
+        active, left = self.active, self.decodes_left
+        if len(active) > self.budget or any(self.prompt_left[i] for i in active):
+            return None
+        steps = min(min(left[i] for i in active) - 1, most_steps - self.run.steps)
+        if steps < 2:
+            return None
+        room = self.run.strategy != "static" and len(active) < self.most
+        due = self.due[self.next_arrival] if room else float("inf")
+        costs, seconds, count = self.roofs.costs, self.roofs.seconds, len(active)
+        weights, base = costs.weights, self.context_base
+        total = sum(base[i] - left[i] for i in active)
+        done = 0
+        while done < steps and now < due:  # an arrival due at a step's start is admitted by the loop
+            ops, kv = costs.decode_sums(total, count)
+            end = now + seconds(ops, weights + kv)
+            if end > MAX_SECONDS:
+                break  # `_step` says so
+            now, total, done = end, total + count, done + 1
+        if not done:
+            return None
+        for i in active:
+            left[i] -= done
+        self.run.steps += done
+        return now
+
     def run_all(self) -> None:
         run, total, most_steps = self.run, len(self.run.requests), self.run.config["max_ticks"]
         now = 0.0
@@ -281,17 +313,28 @@ class _Engine:
                     f"({total - self.completed:,} of {total:,} requests unfinished under {run.strategy}); raise it "
                     f"(at most {BATCHING[-1].high:,})"
                 )
+            if self.runs_of_decodes and (end := self._decode_run(now, most_steps)) is not None:
+                now = end
+                continue
             now = self._step(now)
             run.steps += 1
+            run.worked += 1
 
 
 def simulate(
-    config: dict[str, Any], requests: Sequence[Request], arrivals: list[float], strategy: str, roofs: Any
+    config: dict[str, Any],
+    requests: Sequence[Request],
+    arrivals: list[float],
+    strategy: str,
+    roofs: Any,
+    *,
+    literal: bool = False,
 ) -> EngineRun:
     """One strategy on `requests` arriving at `arrivals` (seconds), in steps of an engine whose costs and
-    roofs are `roofs` (`estimate.roofline_estimate.EngineRoofs`)."""
+    roofs are `roofs` (`estimate.roofline_estimate.EngineRoofs`); `literal=True` works every step one at
+    a time (the tests hold both to the same answers)."""
     assert requests and len(arrivals) == len(requests)
     run = EngineRun(strategy, config, requests, arrivals)
-    _Engine(run, roofs).run_all()
+    _Engine(run, roofs, literal).run_all()
     run.aggregate = _aggregate(run)
     return run
