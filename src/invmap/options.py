@@ -344,7 +344,7 @@ SIMULATIONS: tuple[Command, ...] = (
     ),
     _simulation(
         "batching",
-        "Static, continuous and chunked batching side by side, in ticks.",
+        "Static, continuous and chunked batching side by side, in ticks (in milliseconds with --model and --gpu).",
         (
             Opt(
                 "strategy",
