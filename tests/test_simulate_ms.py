@@ -223,7 +223,7 @@ def test_a_trace_in_seconds_keeps_its_times(cli, tmp_path):
     rows = out["results"]["continuous"]["per_request"]
     assert [r["arrival_ms"] for r in rows] == [0.0, 1.5, 2250.0]
     assert rows[2]["tpot_ms"] is None and rows[2]["completion_ms"] == rows[2]["first_token_ms"]
-    assert out["engine"]["arrivals"] == "the trace's times" and "tick_ms" not in out["trace"]
+    assert out["engine"]["arrivals"] == "the trace's times, to 10 us" and "tick_ms" not in out["trace"]
 
 
 def test_a_trace_past_its_reading_bound_is_exit_3_and_tick_ms_reads_it(cli, tmp_path):
@@ -234,6 +234,7 @@ def test_a_trace_past_its_reading_bound_is_exit_3_and_tick_ms_reads_it(cli, tmp_
     assert refused.code == 3 and refused.out == ""
     assert refused.err.startswith(f"Error: {path}:3:") and "--tick-ms sets it" in refused.err
     out = run_json(cli, *engine_args, "--tick-ms", "1")
+    assert out["engine"]["arrivals"] == "the trace's times, to 1 ms"
     assert [r["arrival_ms"] for r in out["results"]["chunked"]["per_request"]] == [0.0, 20_000_000.0]
 
 

@@ -264,6 +264,12 @@ def _arrivals(trace: traces.Trace | None, requests: Any, tick_ms: float) -> list
     return [r.arrival_tick * tick_ms / 1e3 for r in requests]
 
 
+def _arrivals_said(trace: traces.Trace | None, tick_ms: float | None, ms: float) -> str:
+    if trace is None or trace.tick_ns is None:
+        return f"ticks of {ms:g} ms (--tick-ms)"
+    return f"the trace's times, to {TIME_MS * 1e3:g} us" if tick_ms is None else f"the trace's times, to {ms:g} ms"
+
+
 def _run_engine(
     values: dict[str, Any],
     strategies: list[str] | None,
@@ -292,9 +298,7 @@ def _run_engine(
         "inputs": [*_budget_inputs(given, gpu, config), *(i.as_json() for i in roofs.inputs)],
         "peak_operations_per_second": roofs.peak,
         "bandwidth_bytes_per_second": roofs.bandwidth,
-        "arrivals": "the trace's times"
-        if trace is not None and trace.tick_ns is not None
-        else f"ticks of {ms:g} ms (--tick-ms)",
+        "arrivals": _arrivals_said(trace, tick_ms, ms),
         "assumptions": roofs.assumptions,
         "limitations": list(ENGINE_LIMITATIONS),
     }
