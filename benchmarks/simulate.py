@@ -28,6 +28,7 @@ from invmap.simulate import batching  # noqa: E402
 from invmap.simulate.workload import BUILT_IN_REQUESTS, Request  # noqa: E402
 
 TICK_MS = 10  # the trace's times are written so that they fall on the ticks below
+ENGINE = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm"]  # the millisecond mode's engine
 
 
 def requests(count: int) -> list[Request]:
@@ -69,6 +70,7 @@ def default_traces(program: str, env: dict[str, str], runs: int) -> None:
         "simulate batching --json": [program, "simulate", "batching", "--json"],
         "simulate kv --json": [program, "simulate", "kv", "--json"],
         "simulate batching --events (text)": [program, "simulate", "batching", "--events"],
+        "simulate batching --model --gpu --json": [program, "simulate", "batching", *ENGINE, "--json"],
     }
     times: dict[str, list[float]] = {label: [] for label in commands}
     for argv in commands.values():
@@ -110,10 +112,25 @@ def growth(program: str, env: dict[str, str], sizes: list[int], work: Path) -> N
         )
 
 
+def engine_growth(program: str, env: dict[str, str], sizes: list[int], work: Path) -> None:
+    """The millisecond mode on the same CSV traces (their times kept), all three strategies, --json."""
+    print(f"engine steps ({' '.join(ENGINE)}): the whole command on a CSV trace, all three strategies, --json")
+    print(f"  {'requests':>9}  {'wall s':>8}  {'CPU s':>7}")
+    for count in sizes:
+        path = work / f"trace-{count}.csv"
+        if not path.exists():
+            write_csv(path, requests(count))
+        argv = [program, "simulate", "batching", *ENGINE, "--trace", str(path), "--tick-ms", str(TICK_MS)]
+        argv += ["--max-ticks", str(10**9), "--json"]  # 10^5 requests span 3,000 s: read at 10 ms a tick
+        wall, cpu = cpu_once(argv, env)
+        print(f"  {count:>9,}  {wall:8.2f}  {cpu:7.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--sizes", default="1000,10000,100000,1000000")
+    parser.add_argument("--engine-sizes", default="1000,10000,100000")
     args = parser.parse_args()
     program = str(Path(sys.executable).with_name("invmap"))
     work = Path(tempfile.mkdtemp(prefix="invmap-simulate-"))
@@ -121,7 +138,8 @@ def main() -> None:
     env.pop("INVMAP_CATALOG", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     default_traces(program, env, args.runs)
-    growth(program, env, [int(s) for s in args.sizes.split(",")], work)
+    growth(program, env, [int(s) for s in args.sizes.split(",") if s], work)
+    engine_growth(program, env, [int(s) for s in args.engine_sizes.split(",") if s], work)
 
 
 if __name__ == "__main__":

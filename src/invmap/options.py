@@ -320,6 +320,16 @@ def _simulation(name: str, summary: str, options: tuple[Opt, ...], forms: str, e
     )
 
 
+# With --model and --gpu a tick is an engine step in milliseconds: the model, the GPU, the engine's budget
+# (vLLM's option names) and the roofs' derating, each the estimates' own declaration.
+ENGINE_OPTS: tuple[Opt, ...] = (
+    MODEL_OPT,
+    GPU_OPT,
+    *(input_option(q) for q in quantities.ENGINE_BUDGET),
+    *(input_option(q) for q in quantities.inputs_of("roofline") if q.name in quantities.ENGINE_ROOFS),
+)
+
+
 SIMULATIONS: tuple[Command, ...] = (
     Command(
         name="simulate",
@@ -334,7 +344,7 @@ SIMULATIONS: tuple[Command, ...] = (
     ),
     _simulation(
         "batching",
-        "Static, continuous and chunked batching side by side, in ticks.",
+        "Static, continuous and chunked batching side by side, in ticks (in milliseconds with --model and --gpu).",
         (
             Opt(
                 "strategy",
@@ -352,6 +362,7 @@ SIMULATIONS: tuple[Command, ...] = (
                 "MS",
                 kind="float",
             ),
+            *ENGINE_OPTS,
         ),
         "the field guide's requests JSON, Vidur's CSV trace or LLMServingSim's JSON lines",
         (
@@ -359,6 +370,7 @@ SIMULATIONS: tuple[Command, ...] = (
             "invmap simulate batching --strategy chunked --events",
             "invmap simulate batching --trace requests.jsonl --max-ticks 1000000 --json | jq '.results[].aggregate'",
             "invmap simulate batching --strategy continuous --record orca -o experiments/orca-ticks.json",
+            "invmap simulate batching --model llama-3.1-8b --gpu h100-sxm --strategy chunked --efficiency 0.6",
         ),
     ),
     _simulation(

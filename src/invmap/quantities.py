@@ -390,6 +390,53 @@ QUANTITIES: tuple[Quantity, ...] = (
 INPUTS: dict[str, Quantity] = {q.name: q for q in QUANTITIES}
 
 
+# vLLM V1's batch budget when `vllm serve` is not given one (`EngineArgs.get_batch_defaults` in
+# vllm/engine/arg_utils.py, v0.19.0): (max_num_batched_tokens, max_num_seqs) for a device of at least
+# 70 GiB whose name does not contain "a100" (H100, H200, MI300X, B200), and for every other GPU.
+VLLM_SERVE_BATCH_LARGE = (8192, 1024)
+VLLM_SERVE_BATCH_OTHER = (2048, 256)
+VLLM_LARGE_DEVICE_BYTES = 70 * 2**30
+
+
+def vllm_serve_batch(memory_bytes: int | None, device_name: str) -> tuple[int, int]:
+    """`vllm serve`'s default (max_num_batched_tokens, max_num_seqs) on a device; max_num_seqs is
+    capped at max_num_batched_tokens as vLLM caps it."""
+    large = memory_bytes is not None and memory_bytes >= VLLM_LARGE_DEVICE_BYTES and "a100" not in device_name.lower()
+    tokens, seqs = VLLM_SERVE_BATCH_LARGE if large else VLLM_SERVE_BATCH_OTHER
+    return tokens, min(seqs, tokens)
+
+
+# The roofline's inputs `simulate batching --model --gpu` passes on to time its steps.
+ENGINE_ROOFS = ("peak_operations_per_second", "bandwidth_bytes_per_second", "efficiency", "parameters")
+
+ENGINE_BUDGET: tuple[Quantity, ...] = (
+    Quantity(
+        "max_num_batched_tokens",
+        ("--max-num-batched-tokens",),
+        "tokens",
+        "Tokens one engine step computes at most (prefill and decode together), as vLLM's option means it",
+        "int",
+        TOKENS,
+        Default(
+            words="vLLM V1's `vllm serve` default for --gpu: 8192 on a device of 70 GiB or more that is not an A100, "
+            "else 2048"
+        ),
+    ),
+    Quantity(
+        "max_num_seqs",
+        ("--max-num-seqs",),
+        "sequences",
+        "Requests running at once, as vLLM's option means it",
+        "int",
+        COUNT,
+        Default(
+            words="vLLM V1's `vllm serve` default for --gpu: 1024 on a device of 70 GiB or more that is not an A100, "
+            "else 256"
+        ),
+    ),
+)
+
+
 def _config_keys() -> dict[str, Quantity]:
     """Every config.json key an estimate reads as a number, with its bounds: the keys read as an
     input (`num_hidden_layers` as --layers) and the ones no option gives."""

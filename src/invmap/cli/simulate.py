@@ -71,7 +71,8 @@ def simulate_batching(ctx: typer.Context, args: Args) -> None:
     out = output(ctx, args)
     _checked(args)
     values = {k.name: getattr(args, k.name) for k in BATCHING}
-    sim = runs.run_batching(values, args.strategy, args.trace, args.tick_ms)
+    engine = {name: getattr(args, name) for name in ("model", "gpu", *runs.ENGINE_ONLY)}
+    sim = runs.run_batching(values, args.strategy, args.trace, args.tick_ms, engine)
     _emit(ctx, args, out, sim)
 
 

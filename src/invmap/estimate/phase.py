@@ -23,6 +23,15 @@ def attended(tokens: int, window: int | None) -> int:
 
 def model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, float, int, list[str], list[str]]:
     """Operations and bytes of one prefill of P tokens, or one decode step at batch B with context C."""
+    costs, said = model_costs(inputs, model)
+    step = _prefill(inputs, costs) if scenario == "prefill" else _decode(inputs, costs)
+    return float(step.ops), float(step.moved), step.tokens, step.formulas, [*said, step.said]
+
+
+def model_costs(inputs: Inputs, model: Model) -> tuple[StepCosts, list[str]]:
+    """What every step of `model` costs, piece by piece (`StepCosts`), and what that assumes: the
+    parameters and weights read (options, else the model's), the KV shape (--kv-cache-dtype or
+    --element-bytes, else the model's dtype)."""
     layout = layout_of(model)
     active, weights, said = _weights_read(inputs, model, layout)
     kv_inputs = Inputs({k: inputs.options.get(k) for k in ("kv_cache_dtype", "element_bytes")}, "kv")
@@ -32,8 +41,7 @@ def model_phase(inputs: Inputs, model: Model, scenario: str) -> tuple[float, flo
         if read.name in ("kv_cache_dtype", "element_bytes"):
             inputs.add(read.name, read.value, read.unit, read.source if given else MODEL)
     read = Read(active, weights, layout.attention_heads, layout.query_dim, layout.value_dim)
-    step = _prefill(inputs, layout, shape, read) if scenario == "prefill" else _decode(inputs, layout, shape, read)
-    return float(step.ops), float(step.moved), step.tokens, step.formulas, [*said, step.said]
+    return StepCosts(read, shape), said
 
 
 def _weights_read(inputs: Inputs, model: Model, layout: Layout) -> tuple[int, int, list[str]]:
@@ -90,11 +98,68 @@ class Step:
     said: str
 
 
-def _prefill(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
+class StepCosts:
+    """A model's costs by piece, from which every step is summed: a decode step of one sequence, a
+    stretch of prefill, the KV bytes of a sequence. `estimate roofline --model` (one prefill, or B
+    sequences at one context) and `simulate batching --model` (a step mixing prefill chunks and
+    decodes at their own contexts) both add these up: one formula for each. The layers are grouped
+    by window (full attention, and each window size) so that a piece costs the same for any depth."""
+
+    def __init__(self, read: Read, shape: KvShape) -> None:
+        self.read, self.shape = read, shape
+        self.weights = read.weights
+        self.full = sum(1 for w in shape.windows if w is None)
+        sizes = [w for w in shape.windows if w is not None]
+        self.sized = tuple((w, sizes.count(w)) for w in sorted(set(sizes)))
+        self.layer_token_bytes = shape.per_layer_token()
+        self.per_pair = read.per_pair
+
+    def positions(self, context: int) -> int:
+        """Positions one new token attends over all layers with `context` tokens before it; also the
+        tokens a sequence of `context` keeps in KV over all layers (a sliding layer at most its window)."""
+        if not self.sized:
+            return self.full * context
+        return self.full * context + sum(n * (context if context < w else w) for w, n in self.sized)
+
+    def decode_operations(self, context: int) -> int:
+        """One sequence adds a token reading a KV cache of `context` tokens."""
+        return 2 * self.read.active + self.per_pair * self.positions(context)
+
+    def decodes(self, contexts: list[int]) -> tuple[int, int]:
+        """Operations and KV bytes of one decode for each context: the sums of `decode_operations` and
+        `kv_bytes` (with full attention only, the positions of a sum are the sum of the positions)."""
+        if not self.sized:
+            return self.decode_sums(sum(contexts), len(contexts))
+        held = sum(self.positions(c) for c in contexts)
+        return 2 * self.read.active * len(contexts) + self.per_pair * held, held * self.layer_token_bytes
+
+    def decode_sums(self, context_sum: int, count: int) -> tuple[int, int]:
+        """`decodes` of `count` sequences whose contexts add up to `context_sum` (full attention only)."""
+        assert not self.sized
+        held = self.full * context_sum
+        return 2 * self.read.active * count + self.per_pair * held, held * self.layer_token_bytes
+
+    def causal_pairs(self, start: int, tokens: int) -> int:
+        """Positions attended over all layers by prompt tokens start+1..start+tokens (causal)."""
+        end = start + tokens
+        pairs = self.full * (attended(end, None) - attended(start, None))
+        return pairs + sum(n * (attended(end, w) - attended(start, w)) for w, n in self.sized)
+
+    def prefill_operations(self, start: int, tokens: int) -> int:
+        """`tokens` prompt tokens after `start` already in the cache (a chunk; the whole prompt from 0)."""
+        return 2 * self.read.active * tokens + self.per_pair * self.causal_pairs(start, tokens)
+
+    def kv_bytes(self, tokens: int) -> int:
+        """The KV cache of one sequence of `tokens` (`KvShape.per_sequence`, layers grouped)."""
+        return self.positions(tokens) * self.layer_token_bytes
+
+
+def _prefill(inputs: Inputs, costs: StepCosts) -> Step:
+    r = costs.read
     prompt = inputs.pick("prompt_tokens")
-    pairs = sum(attended(prompt, w) for w in layout.windows)
-    ops = 2 * r.active * prompt + r.per_pair * pairs
-    written = shape.per_sequence(prompt)
+    pairs = costs.causal_pairs(0, prompt)
+    ops = costs.prefill_operations(0, prompt)
+    written = costs.kv_bytes(prompt)
     moved = r.weights + written
     formulas = [
         f"O = 2 x active_parameters x P + 2 x heads x (d_qk + d_v) x causal pairs over all layers = 2 x {r.active:,} x {prompt:,} + "
@@ -105,13 +170,14 @@ def _prefill(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
     return Step(ops, moved, prompt, formulas, said)
 
 
-def _decode(inputs: Inputs, layout: Layout, shape: KvShape, r: Read) -> Step:
+def _decode(inputs: Inputs, costs: StepCosts) -> Step:
     """B sequences each add a token, reading the KV of their C tokens of context."""
+    r = costs.read
     batch = inputs.pick("batch_size")
     context = inputs.pick("context_tokens")
-    pairs = sum(context if w is None else min(context, w) for w in layout.windows)
-    ops = 2 * r.active * batch + r.per_pair * pairs * batch
-    per_sequence = shape.per_sequence(context)
+    pairs = costs.positions(context)
+    ops = batch * costs.decode_operations(context)
+    per_sequence = costs.kv_bytes(context)
     return Step(
         ops,
         r.weights + per_sequence * batch,

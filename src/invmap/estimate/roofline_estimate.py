@@ -3,13 +3,14 @@ memory-bandwidth roofs, for given operations and bytes or a model's phase on a G
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from invmap.estimate.checks import check_all, check_clashes, check_needs, check_phase
 from invmap.estimate.config import Model
 from invmap.estimate.gpus import Gpu
-from invmap.estimate.inputs import GPU, MODEL, Inputs, gpu_part
-from invmap.estimate.phase import model_phase
+from invmap.estimate.inputs import GPU, MODEL, Input, Inputs, gpu_part
+from invmap.estimate.phase import StepCosts, model_costs, model_phase
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import grouped, human_rate
@@ -75,7 +76,7 @@ def roofline_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | N
         "upper_bound_operations_per_second": "operations per second",
     }
     if tokens_per_step is not None and options.get("operations") is None:
-        step = max(ops / peak, moved / bandwidth)
+        step = step_seconds(ops, moved, peak, bandwidth)
         rate = upper / (ops / tokens_per_step)
         results.update({"step_time_lower_bound_seconds": step, "tokens_per_second_upper_bound": rate})
         units.update({"step_time_lower_bound_seconds": "seconds", "tokens_per_second_upper_bound": "tokens per second"})
@@ -90,6 +91,39 @@ def roofline_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | N
     said = Said(formulas, assumptions, list(ROOFLINE_LIMITATIONS), notes)
     workload = {"scenario": scenario, **({"tokens_per_step": tokens_per_step} if tokens_per_step else {})}
     return estimate_result("roofline", inputs, model, gpu, results, units, said, workload, extra)
+
+
+def step_seconds(operations: float, moved: float, peak: float, bandwidth: float) -> float:
+    """A step's time at its roofs: max(O / P_peak, D / BW) (a lower bound: nothing else takes time)."""
+    return max(operations / peak, moved / bandwidth)
+
+
+@dataclass(frozen=True)
+class EngineRoofs:
+    """What an engine step of `model` on `gpu` costs and how fast it can go: the model's costs by
+    piece, the derated roofs, the inputs used (each with where it came from) and what they assume.
+    A step's time is `seconds(O, D)`, the roofline's own bound."""
+
+    costs: StepCosts
+    peak: float
+    bandwidth: float
+    inputs: list[Input]
+    assumptions: list[str]
+    formulas: list[str]
+
+    def seconds(self, operations: float, moved: float) -> float:
+        return step_seconds(operations, moved, self.peak, self.bandwidth)
+
+
+def engine_roofs(options: dict[str, Any], model: Model, gpu: Gpu) -> EngineRoofs:
+    """The roofs and costs `estimate roofline --model --gpu` uses, for a simulation summing steps of
+    its own (`options`: the roofline's inputs by name, e.g. efficiency)."""
+    check_all(options)
+    inputs = Inputs(options, "roofline")
+    costs, assumptions = model_costs(inputs, model)
+    formulas: list[str] = []
+    peak, bandwidth = _roofs(inputs, gpu, formulas, assumptions)
+    return EngineRoofs(costs, peak, bandwidth, list(inputs.items), assumptions, formulas)
 
 
 def _roofs(inputs: Inputs, gpu: Gpu | None, formulas: list[str], assumptions: list[str]) -> tuple[float, float]:

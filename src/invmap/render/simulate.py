@@ -24,6 +24,21 @@ BATCHING_ROWS = (
     ("requests completed", "completed_requests"),
     ("output tokens", "completed_output_tokens"),
 )
+ENGINE_ROWS = (
+    ("p50 TTFT", "p50_ttft_ms"),
+    ("p95 TTFT", "p95_ttft_ms"),
+    ("p50 TPOT", "p50_tpot_ms"),
+    ("p95 TPOT", "p95_tpot_ms"),
+    ("p50 completion", "p50_completion_ms"),
+    ("p95 completion", "p95_completion_ms"),
+    ("makespan", "makespan_ms"),
+    ("output tokens / s", "output_tokens_per_second"),
+    ("requests / s", "request_throughput_per_second"),
+    ("goodput (fraction)", "goodput_request_fraction"),
+    ("engine steps", "steps"),
+    ("requests completed", "completed_requests"),
+    ("output tokens", "completed_output_tokens"),
+)
 KV_ROWS = (
     ("reserved blocks", "reserved_blocks"),
     ("used blocks", "used_blocks"),
@@ -34,11 +49,14 @@ KV_ROWS = (
     ("recomputed blocks", "recomputed_blocks"),
 )
 REQUEST_COLUMNS = ("request", "arrive", "admit", "first", "done", "queue", "ttft", "latency")
+ENGINE_COLUMNS = ("request", "arrive", "admit", "first", "done", "ttft", "tpot", "latency")
 BLOCK_ROWS = 20  # block tables shown per allocation without --events
 
 
 def number(value: Any) -> str:
     """An integer with thousands separators; a rate with at most four decimals (3.0, 2.8636)."""
+    if value is None:
+        return "-"
     if isinstance(value, float):
         shown = f"{value:,.4f}".rstrip("0")
         return shown + "0" if shown.endswith(".") else shown
@@ -90,6 +108,9 @@ def _tail(sim: Any, config: dict[str, Any], width: int) -> list[str]:
 
 
 def batching_text(sim: Any, width: int, events: bool) -> Iterator[str]:
+    if sim.engine is not None:
+        yield from engine_text(sim, width, events)
+        return
     lines = [*_heading(sim, "Batching simulation", width), "(times in ticks)", ""]
     runs = sim.runs
     labels = [label for label, _ in BATCHING_ROWS]
@@ -99,32 +120,81 @@ def batching_text(sim: Any, width: int, events: bool) -> Iterator[str]:
     yield "\n".join(lines) + "\n"
     if events:
         for name, run in runs.items():
-            yield "\n".join(["", f"{name}: each request (ticks)", *_request_rows(run, width)]) + "\n"
+            rows = [_tick_row(run, i) for i in range(len(run.requests))]
+            yield "\n".join(["", f"{name}: each request (ticks)", *_request_rows(REQUEST_COLUMNS, rows, width)]) + "\n"
     first = next(iter(runs.values()))
     yield "\n".join(_tail(sim, {k: v for k, v in first.config.items()}, width)) + "\n"
 
 
-def _request_rows(run: Any, width: int) -> list[str]:
-    rows = []
-    for i, r in enumerate(run.requests):
-        rows.append(
-            (
-                escape(r.request_id),
-                number(r.arrival_tick),
-                number(run.admitted[i]),
-                number(run.first[i]),
-                number(run.done[i]),
-                number(run.admitted[i] - r.arrival_tick),
-                number(run.first[i] - r.arrival_tick),
-                number(run.done[i] - r.arrival_tick),
-            )
-        )
-    widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(REQUEST_COLUMNS)]
+def engine_text(sim: Any, width: int, events: bool) -> Iterator[str]:
+    """Batching in engine steps: the model and GPU, the budget and roofs, the runs in milliseconds."""
+    e, runs = sim.engine, sim.runs
+    c = next(iter(runs.values())).config
+    lines = [*_heading(sim, "Batching simulation", width)]
+    lines += wrapped(
+        f"engine steps of {e['model']} on {e['gpu']}: at most {c['max_num_batched_tokens']:,} tokens and "
+        f"{c['max_num_seqs']:,} requests a step; roofs {_rate(e['peak_operations_per_second'], 'FLOP/s')} and "
+        f"{_rate(e['bandwidth_bytes_per_second'], 'B/s')}; arrivals {e['arrivals']}",
+        width,
+        "  ",
+    )
+    lines += ["(times in ms)", ""]
+    labels = [label for label, _ in ENGINE_ROWS]
+    lines += side_by_side(
+        labels, {name: [number(r.aggregate[key]) for _, key in ENGINE_ROWS] for name, r in runs.items()}, width
+    )
+    yield "\n".join(lines) + "\n"
+    if events:
+        for name, run in runs.items():
+            rows = [_engine_row(run, i) for i in range(len(run.requests))]
+            yield "\n".join(["", f"{name}: each request (ms)", *_request_rows(ENGINE_COLUMNS, rows, width)]) + "\n"
+    yield "\n".join(_tail(sim, c, width)) + "\n"
+
+
+def _rate(value: float, unit: str) -> str:
+    """A rate with its SI prefix: 989 TFLOP/s, 3.35 TB/s."""
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
+        if value >= scale:
+            return f"{value / scale:,.4g} {prefix}{unit}"
+    return f"{value:,.4g} {unit}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.3f}"
+
+
+def _tick_row(run: Any, i: int) -> tuple[str, ...]:
+    r = run.requests[i]
+    return (
+        escape(r.request_id),
+        number(r.arrival_tick),
+        number(run.admitted[i]),
+        number(run.first[i]),
+        number(run.done[i]),
+        number(run.admitted[i] - r.arrival_tick),
+        number(run.first[i] - r.arrival_tick),
+        number(run.done[i] - r.arrival_tick),
+    )
+
+
+def _engine_row(run: Any, i: int) -> tuple[str, ...]:
+    a, tpot = run.arrivals[i], run.tpot(i)
+    return (
+        escape(run.requests[i].request_id),
+        _ms(a * 1e3),
+        _ms(run.admitted[i] * 1e3),
+        _ms(run.first[i] * 1e3),
+        _ms(run.done[i] * 1e3),
+        _ms((run.first[i] - a) * 1e3),
+        "-" if tpot is None else _ms(tpot),
+        _ms((run.done[i] - a) * 1e3),
+    )
+
+
+def _request_rows(columns: tuple[str, ...], rows: list[tuple[str, ...]], width: int) -> list[str]:
+    widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(columns)]
     if 2 + sum(widths) + 2 * (len(widths) - 1) <= width:
-        out = [
-            "  "
-            + "  ".join(f"{h:<{widths[0]}}" if k == 0 else f"{h:>{widths[k]}}" for k, h in enumerate(REQUEST_COLUMNS))
-        ]
+        out = ["  " + "  ".join(f"{h:<{widths[0]}}" if k == 0 else f"{h:>{widths[k]}}" for k, h in enumerate(columns))]
         for row in rows:
             out.append(
                 "  " + "  ".join(f"{c:<{widths[0]}}" if k == 0 else f"{c:>{widths[k]}}" for k, c in enumerate(row))
@@ -132,7 +202,7 @@ def _request_rows(run: Any, width: int) -> list[str]:
         return out
     out = []
     for row in rows:
-        pairs = [f"{h} {c}," for h, c in zip(REQUEST_COLUMNS[1:], row[1:])]
+        pairs = [f"{h} {c}," for h, c in zip(columns[1:], row[1:])]
         pairs[-1] = pairs[-1].rstrip(",")
         out += ["  " + line for line in greedy([f"{row[0]}:", *pairs], width - 2)]
     return out

@@ -19,6 +19,11 @@ REQUEST = (
     '{p}  "completion_tick": {},\n{p}  "input_tokens": {},\n{p}  "output_tokens": {},\n{p}  "queue_ticks": {},\n'
     '{p}  "request_id": {},\n{p}  "ttft_ticks": {}\n{p}}}'
 )
+ENGINE_REQUEST = (  # floats by their repr, as json.dumps writes a finite one (engine.MAX_SECONDS keeps them finite)
+    '{{\n{p}  "admitted_ms": {!r},\n{p}  "arrival_ms": {!r},\n{p}  "completion_latency_ms": {!r},\n'
+    '{p}  "completion_ms": {!r},\n{p}  "first_token_ms": {!r},\n{p}  "input_tokens": {},\n{p}  "output_tokens": {},\n'
+    '{p}  "queue_ms": {!r},\n{p}  "request_id": {},\n{p}  "tpot_ms": {},\n{p}  "ttft_ms": {!r}\n{p}}}'
+)
 EVENT = '{{\n{p}  "action": {},\n{p}  "detail": {},\n{p}  "request_id": {},\n{p}  "status": {},\n{p}  "tick": {}\n{p}}}'
 BATCH = 2_000  # rows written at a time
 
@@ -62,6 +67,27 @@ def _requests(run: Any, pad: str) -> Iterator[str]:
         )  # fmt: skip
 
 
+def _engine_requests(run: Any, pad: str) -> Iterator[str]:
+    """`run.row(i)` for each request, computed as it does, without the dictionaries."""
+    for i, r in enumerate(run.requests):
+        a, admitted, first, done = run.arrivals[i], run.admitted[i], run.first[i], run.done[i]
+        tpot = run.tpot(i)
+        yield ENGINE_REQUEST.format(
+            admitted * 1e3,
+            a * 1e3,
+            (done - a) * 1e3,
+            done * 1e3,
+            first * 1e3,
+            r.input_tokens,
+            r.output_tokens,
+            (admitted - a) * 1e3,
+            _string(r.request_id),
+            "null" if tpot is None else repr(tpot),
+            (first - a) * 1e3,
+            p=pad,
+        )
+
+
 def _events(log: list[dict[str, Any]], pad: str) -> Iterator[str]:
     for e in log:
         yield EVENT.format(
@@ -73,6 +99,13 @@ def _run(sim: Any, run: Any, indent: int) -> Iterator[str]:
     """One run's object nested `indent` spaces deep."""
     pad = " " * indent
     inner = indent + 2
+    if sim.engine is not None:
+        yield f'{{\n{pad}  "aggregate": {_dumps(run.aggregate, inner)},\n'
+        yield f'{pad}  "config": {_dumps(run.config, inner)},\n'
+        yield f'{pad}  "per_request": '
+        yield from _rows(_engine_requests(run, pad + "    "), inner)
+        yield f',\n{pad}  "strategy": {_string(run.strategy)}\n{pad}}}'
+        return
     if sim.kind == "batching":
         yield f'{{\n{pad}  "aggregate": {_dumps(run.aggregate, inner)},\n'
         yield f'{pad}  "config": {_dumps(dict(sorted({**run.config, "seed": 0}.items())), inner)},\n'
@@ -97,6 +130,8 @@ def json_pieces(sim: Any) -> Iterator[str]:
             yield f"{',' if n else ''}\n    {_string(name)}: "
             yield from _run(sim, sim.runs[name], 4)
         yield "\n  }"
+    if sim.engine is not None:
+        yield f',\n  "engine": {_dumps(sim.engine, 2)}'
     if sim.trace is not None:
         yield f',\n  "trace": {_dumps(sim.workload(), 2)}'
     yield "\n}\n"

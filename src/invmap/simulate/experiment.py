@@ -17,6 +17,11 @@ BATCHING_DERIVED = (
     ("output_throughput", "output_tokens_per_tick", "tokens per tick"),
     ("goodput", "goodput_requests_per_tick", "requests per tick"),
 )
+ENGINE_DERIVED = (
+    ("p95_ttft", "p95_ttft_ms", "ms"),
+    ("p50_tpot", "p50_tpot_ms", "ms"),
+    ("output_throughput", "output_tokens_per_second", "tokens per second"),
+)
 KV_RAW = ("reserved_blocks", "used_blocks", "free_blocks")
 KV_DERIVED = ("evicted_blocks", "recomputed_blocks", "fragmentation_blocks")
 HYPOTHESES = {
@@ -41,7 +46,10 @@ def _measurements(sim: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         if sim.kind == "batching":
             agg = run.aggregate
             raw += [_value(prefix + key, agg[key], unit) for key, unit in BATCHING_RAW]
-            derived += [_value(prefix + label, float(agg[key]), unit) for label, key, unit in BATCHING_DERIVED]
+            table = BATCHING_DERIVED if sim.engine is None else ENGINE_DERIVED
+            derived += [
+                _value(prefix + label, float(agg[key]), unit) for label, key, unit in table if agg[key] is not None
+            ]
         else:
             state = run.final_state
             raw += [_value(prefix + key, state[key], "blocks") for key in KV_RAW]
@@ -50,6 +58,14 @@ def _measurements(sim: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 def _conclusion(sim: Any) -> str:
+    if sim.engine is not None:
+        parts = [
+            f"{name}: p50 TTFT {run.aggregate['p50_ttft_ms']:,.3f} ms, "
+            f"{run.aggregate['output_tokens_per_second']:,.1f} output tokens per second"
+            for name, run in sim.runs.items()
+        ]
+        where = f"engine steps of {sim.engine['model']} on {sim.engine['gpu']}"
+        return f"The simulation ({where}) gives " + "; ".join(parts) + ". " + sim.limitations[0]
     if sim.kind == "batching":
         parts = [
             f"{name}: p95 TTFT {run.aggregate['p95_ttft_ticks']:,} ticks, "
@@ -70,12 +86,15 @@ def record(sim: Any, source: dict[str, Any], record_id: str, invmap_version: str
     """An experiment record (format 1.0, result type `simulated`) addressing `source`'s question."""
     raw, derived = _measurements(sim)
     key = "requests" if sim.kind == "batching" else "events"
-    workload: dict[str, Any] = {"time_unit": "abstract scheduler tick", "trace": sim.workload()}
+    unit = "abstract scheduler tick" if sim.engine is None else "engine step, timed in milliseconds at the roofs"
+    workload: dict[str, Any] = {"time_unit": unit, "trace": sim.workload()}
     if len(sim.items) <= MAX_INLINE:
         workload[key] = [item.to_dict() for item in sim.items]
     first = next(iter(sim.runs.values()))
     if sim.kind == "batching":
-        configuration: dict[str, Any] = {"strategies": list(sim.runs), **first.config, "seed": 0}
+        configuration: dict[str, Any] = {"strategies": list(sim.runs), **first.config}
+        if sim.engine is None:
+            configuration["seed"] = 0
         if sim.tick_ms is not None:
             configuration["tick_ms"] = sim.tick_ms
     else:
@@ -100,7 +119,9 @@ def record(sim: Any, source: dict[str, Any], record_id: str, invmap_version: str
         "environment": {
             "execution": f"deterministic CPU-only simulation (invmap {invmap_version} simulate {sim.kind}, the field "
             "guide's rules)",
-            "hardware": "not applicable",
+            "hardware": "not applicable"
+            if sim.engine is None
+            else f"none: {sim.engine['gpu']}'s roofs, simulated (no GPU ran)",
         },
         "configuration": configuration,
         "raw_measurements": raw,

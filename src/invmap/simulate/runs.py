@@ -13,9 +13,11 @@ import math
 from typing import Any
 
 import invmap.simulate.batching as batching
+import invmap.simulate.engine as engine_steps
 import invmap.simulate.kv as kv
 import invmap.simulate.traces as traces
 from invmap.errors import UsageError
+from invmap.quantities import ENGINE_ROOFS
 from invmap.simulate.knobs import ALLOCATIONS, STRATEGIES, TICK_MS
 from invmap.simulate.workload import BUILT_IN_EVENTS, BUILT_IN_REQUESTS
 
@@ -58,15 +60,48 @@ LIMITATIONS = {
 }
 
 
+ENGINE_RULES = (
+    "a tick is an engine step: at most max_num_seqs requests run, and a step computes at most "
+    "max_num_batched_tokens tokens, prefill and decode together",
+    "a step lasts max(operations / peak, bytes / bandwidth) of its work: each prefill chunk's and each decode's "
+    "operations; the weights read once, plus the KV cache each request in the step reads or writes",
+    "a request decodes one token a step; the step that finishes its prompt emits its first token",
+    "static, continuous and chunked keep the tick model's rules; chunked puts every running request's decode "
+    "first (decode_reserve_units: max_num_seqs) and gives prefill at most prefill_chunk_tokens a request "
+    "(default: the whole budget)",
+    "TPOT is (completion - first token) / (output tokens - 1), as vllm bench serve counts it; percentiles are "
+    "nearest-rank; makespan = last completion - first arrival",
+    "goodput counts requests with TTFT <= ttft_objective_ticks x tick_ms and completion <= "
+    "completion_objective_ticks x tick_ms",
+)
+ENGINE_LIMITATIONS = (
+    "An idealised lower bound, not a prediction: every step runs at its roofs (a measured engine sits above it).",
+    "No kernel launch gaps, no CPU time (scheduling, sampling, detokenizing, HTTP), no communication between GPUs.",
+    "Datasheet peaks, derated only by --efficiency (1: not at all); one GPU, the model's weights and KV at its dtype.",
+    "The KV pool is not sized: every admitted request fits, nothing is preempted or swapped, no prefix is cached.",
+)
+
+
 class Simulation:
     """One command's result: `kind` (batching or kv), `runs` by strategy or allocation in the order
-    asked, the workload (`trace`: None for the built-in one), the rules and limitations."""
+    asked, the workload (`trace`: None for the built-in one), the rules and limitations; `engine`
+    (batching in milliseconds) the model, GPU and roofs the steps were timed on."""
 
-    def __init__(self, kind: str, runs: dict[str, Any], trace: traces.Trace | None, tick_ms: float | None) -> None:
-        self.kind, self.runs, self.trace, self.tick_ms = kind, runs, trace, tick_ms
+    def __init__(
+        self,
+        kind: str,
+        runs: dict[str, Any],
+        trace: traces.Trace | None,
+        tick_ms: float | None,
+        engine: dict[str, Any] | None = None,
+    ) -> None:
+        self.kind, self.runs, self.trace, self.tick_ms, self.engine = kind, runs, trace, tick_ms, engine
         self.evidence = LABEL
         self.rules = BATCHING_RULES if kind == "batching" else KV_RULES
         self.limitations = LIMITATIONS[kind]
+        if engine is not None:
+            self.rules = ENGINE_RULES
+            self.limitations = (*ENGINE_LIMITATIONS, *engine["assumptions"])
 
     @property
     def items(self) -> tuple[Any, ...]:
@@ -84,7 +119,7 @@ class Simulation:
                 "count": len(self.items),
             }
         out: dict[str, Any] = {"path": self.trace.path, "form": self.trace.form, "count": len(self.items)}
-        if self.trace.tick_ns is not None:
+        if self.trace.tick_ns is not None and self.engine is None:
             out["tick_ms"] = self.trace.tick_ns / 1e6
         out["sha256"] = self.trace.sha256
         return out
@@ -96,6 +131,8 @@ class Simulation:
             out["result"] = next(iter(self.runs.values())).to_dict()
         else:
             out["results"] = {name: self.runs[name].to_dict() for name in sorted(self.runs)}
+        if self.engine is not None:
+            out["engine"] = self.engine
         if self.trace is not None:
             out["trace"] = self.workload()
         return out
@@ -137,9 +174,17 @@ def _workload(trace_path: str | None, kind: str, tick_ms: float | None) -> tuple
 
 
 def run_batching(
-    values: dict[str, Any], strategies: list[str] | None, trace_path: str | None, tick_ms: float | None
+    values: dict[str, Any],
+    strategies: list[str] | None,
+    trace_path: str | None,
+    tick_ms: float | None,
+    engine: dict[str, Any] | None = None,
 ) -> Simulation:
-    """The batching simulator: `values` by knob name (None: the field guide's default)."""
+    """The batching simulator: `values` by knob name (None: the field guide's default). With `engine`
+    (model, gpu, max_num_batched_tokens, max_num_seqs, efficiency; None where not given) holding a
+    model or a GPU or a number, ticks become engine steps in milliseconds."""
+    if engine is not None and any(v is not None for v in engine.values()):
+        return _run_engine(values, strategies, trace_path, tick_ms, engine)
     config = batching.check_config(values)
     chosen = _chosen(strategies, STRATEGIES, "--strategy")
     trace, ms = _workload(trace_path, "requests", tick_ms)
@@ -164,3 +209,97 @@ def run_kv(
     events = trace.items if trace is not None else BUILT_IN_EVENTS
     runs = {name: kv.simulate(configs[name], events) for name in chosen}
     return Simulation("kv", runs, trace, None)
+
+
+# A trace in seconds or nanoseconds is read to 10 us in engine steps: arrivals up to 10^9 of them, 2.8 hours.
+TIME_MS = 0.01
+ENGINE_ONLY = ("max_num_batched_tokens", "max_num_seqs", *ENGINE_ROOFS)  # the options the engine mode adds
+
+
+def _engine_inputs(given: dict[str, Any]) -> tuple[Any, Any, int, int]:
+    """The model, the GPU and the step's budget (each option, else vLLM's `vllm serve` default for the GPU)."""
+    from invmap.estimate.config import load_model
+    from invmap.estimate.gpus import find_gpu
+    from invmap.quantities import ENGINE_BUDGET, vllm_serve_batch
+
+    if given.get("model") is None or given.get("gpu") is None:
+        first = next(name for name in ("model", "gpu", *ENGINE_ONLY) if given.get(name) is not None)
+        flag = "--" + first.replace("_", "-")
+        raise UsageError(
+            f"{flag} needs both --model and --gpu: they make a tick an engine step in milliseconds"
+            if first in ENGINE_ONLY
+            else f"{flag} needs {'--gpu' if first == 'model' else '--model'} too: the steps are timed on both"
+        )
+    for q in ENGINE_BUDGET:
+        value = given.get(q.name)
+        if value is not None and (problem := q.bounds.problem(value)):
+            raise UsageError(f"{q.flag} {problem}")
+    model = load_model(given["model"])
+    gpu = find_gpu(given["gpu"])
+    tokens, seqs = vllm_serve_batch(gpu.memory_reported_bytes or gpu.memory_bytes, gpu.name)
+    budget = given.get("max_num_batched_tokens") or tokens
+    return model, gpu, budget, min(given.get("max_num_seqs") or seqs, budget)
+
+
+def _budget_inputs(given: dict[str, Any], gpu: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The step's budget as the estimates list an input: its value, unit and where it came from."""
+    from invmap.quantities import ENGINE_BUDGET
+
+    default = f"vLLM V1's vllm serve default for {gpu.display}"
+    return [
+        {
+            "name": q.name,
+            "value": config[q.name],
+            "unit": q.unit,
+            "from": "option" if given.get(q.name) is not None else default,
+        }
+        for q in ENGINE_BUDGET
+    ]
+
+
+def _arrivals(trace: traces.Trace | None, requests: Any, tick_ms: float) -> list[float]:
+    """Each request's arrival in seconds: a trace's own times, or its ticks at `tick_ms` a tick."""
+    if trace is not None and trace.tick_ns is not None:
+        return [r.arrival_tick * trace.tick_ns / 1e9 for r in requests]
+    return [r.arrival_tick * tick_ms / 1e3 for r in requests]
+
+
+def _arrivals_said(trace: traces.Trace | None, tick_ms: float | None, ms: float) -> str:
+    if trace is None or trace.tick_ns is None:
+        return f"ticks of {ms:g} ms (--tick-ms)"
+    return f"the trace's times, to {TIME_MS * 1e3:g} us" if tick_ms is None else f"the trace's times, to {ms:g} ms"
+
+
+def _run_engine(
+    values: dict[str, Any],
+    strategies: list[str] | None,
+    trace_path: str | None,
+    tick_ms: float | None,
+    given: dict[str, Any],
+) -> Simulation:
+    from invmap.estimate.roofline_estimate import engine_roofs
+
+    chosen = _chosen(strategies, STRATEGIES, "--strategy")
+    model, gpu, budget, seqs = _engine_inputs(given)
+    if tick_ms is not None and not (math.isfinite(tick_ms) and TICK_MS.low <= tick_ms <= TICK_MS.high):
+        raise UsageError(f"--tick-ms must be from {TICK_MS.low:g} to {TICK_MS.high:,}, not {tick_ms:g}")
+    ms = TICK_MS.default if tick_ms is None else tick_ms
+    config = engine_steps.check_config(values, budget, seqs, ms)
+    roofs = engine_roofs({name: given.get(name) for name in ENGINE_ROOFS}, model, gpu)
+    trace = None
+    if trace_path is not None:  # times are kept to TIME_MS unless --tick-ms says otherwise
+        trace = traces.read(trace_path, "requests", TIME_MS if tick_ms is None else tick_ms)
+    requests = trace.items if trace is not None else BUILT_IN_REQUESTS
+    arrivals = _arrivals(trace, requests, ms)
+    runs = {name: engine_steps.simulate(config, requests, arrivals, name, roofs) for name in chosen}
+    described = {
+        "model": model.display,
+        "gpu": gpu.display,
+        "inputs": [*_budget_inputs(given, gpu, config), *(i.as_json() for i in roofs.inputs)],
+        "peak_operations_per_second": roofs.peak,
+        "bandwidth_bytes_per_second": roofs.bandwidth,
+        "arrivals": _arrivals_said(trace, tick_ms, ms),
+        "assumptions": roofs.assumptions,
+        "limitations": list(ENGINE_LIMITATIONS),
+    }
+    return Simulation("batching", runs, trace, None, described)
