@@ -23,8 +23,28 @@ import startup_cases  # noqa: E402
 RUNS = 7
 ESTIMATES = {
     "memory --engine vllm": ["estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"],
-    "memory --engine sglang": ["estimate", "memory", "--engine", "sglang", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"],
-    "fit": ["estimate", "fit", "--model", "llama-3-70b-instruct", "--gpu", "h100-sxm", "--concurrency", "32", "--max-model-len", "8k"],
+    "memory --engine sglang": [
+        "estimate",
+        "memory",
+        "--engine",
+        "sglang",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+    ],
+    "fit": [
+        "estimate",
+        "fit",
+        "--model",
+        "llama-3-70b-instruct",
+        "--gpu",
+        "h100-sxm",
+        "--concurrency",
+        "32",
+        "--max-model-len",
+        "8k",
+    ],
 }
 
 
@@ -42,7 +62,9 @@ def errors() -> None:
             print(f"  {j.case.name:48} {half:8} not judged: {j.refusal or j.case.skipped}")
         else:
             mark = "within" if j.ok else "OUTSIDE"
-            print(f"  {j.case.name:48} {half:8} {j.estimated:7.2f} GiB vs {j.logged:7.2f} GiB {100 * j.error:+7.1f}% {mark}")
+            print(
+                f"  {j.case.name:48} {half:8} {j.estimated:7.2f} GiB vs {j.logged:7.2f} GiB {100 * j.error:+7.1f}% {mark}"
+            )
     for held_out in (False, True):
         half = [j for j in judged if j.error is not None and j.case.log["held_out"] == held_out]
         absolute = [abs(j.error) for j in half]

@@ -38,7 +38,14 @@ SHIPPED = {
 }
 # The GPU a log names, as invmap's table names it (only GPUs whose reported total is in the table;
 # for the others the log must state the total).
-GPUS = {"H100": "h100-sxm", "H100 80GB": "h100-sxm", "H100-80G": "h100-sxm", "H200": None, "RTX 3090": "rtx-3090"}
+GPUS = {
+    "H100": "h100-sxm",
+    "H100 80GB": "h100-sxm",
+    "H100-80G": "h100-sxm",
+    "H200": None,
+    "RTX 3090": "rtx-3090",
+    "L40S": "l40s",
+}
 # NVIDIA A100-SXM4-80GB reports 79.15 GiB to CUDA: "total_gpu_memory (79.15GiB)" in a vLLM 0.8.2 start-up
 # on that GPU (a stored Phi-4 GRPO tutorial; the A100 logs here do not print their total).
 A100_80GB = "79.15GiB"

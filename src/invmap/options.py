@@ -1126,7 +1126,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="fit",
-        group="Estimates",
+        group="Recreate",
         module="estimates",
         summary="The smallest tensor-parallel size that holds C requests of T tokens.",
         view="sweep",
