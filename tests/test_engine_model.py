@@ -136,7 +136,7 @@ def test_each_engine_is_declared_and_runs(cli):
 
 
 def test_a_gpu_without_a_reported_total_asks_for_memory(cli):
-    result = cli("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "l40s")
+    result = cli("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h200")
     assert result.code == 2 and "give --memory with the total your engine logs" in result.err
 
 

@@ -16,7 +16,8 @@ from invmap import options as decl
 from invmap import quantities as q
 from invmap.estimate import checks
 
-ESTIMATE_COMMANDS = [c for c in decl.COMMANDS if c.parent == "estimate"]
+# The one-estimate commands (`estimate fit` is a sweep of memory estimates, with its own declared inputs).
+ESTIMATE_COMMANDS = [c for c in decl.COMMANDS if c.parent == "estimate" and c.view == decl.ESTIMATE_VIEW]
 NUMERIC = [(kind, x) for kind in q.KINDS for x in q.inputs_of(kind) if x.kind in ("int", "float")]
 
 
@@ -29,6 +30,14 @@ def ids(value) -> str:
 
 def test_every_estimate_command_is_a_declared_estimate():
     assert [c.name for c in ESTIMATE_COMMANDS] == list(q.KINDS)
+
+
+def test_estimate_fits_options_are_its_declared_inputs():
+    fit = decl.find("estimate fit")
+    declared = q.inputs_of("fit")
+    assert [(o.dest, o.flags, o.help) for o in fit.options] == [(x.name, x.flags, x.help_text) for x in declared]
+    assert fit.requires == q.NEEDS["fit"] and fit.view == "sweep"
+    assert {x.name for x in declared} - {"model", "gpu", "concurrency"} <= set(q.flags_of("memory"))
 
 
 @pytest.mark.parametrize("command", ESTIMATE_COMMANDS, ids=ids)
