@@ -313,24 +313,6 @@ QUANTITIES: tuple[Quantity, ...] = (
         _own(1),
     ),
     Quantity(
-        "max_num_batched_tokens",
-        ("--max-num-batched-tokens",),
-        "tokens",
-        "With --engine vllm: tokens in the profiling run's batch",
-        "tokens",
-        TOKENS,
-        Default(words="the engine's default for the GPU and version"),
-    ),
-    Quantity(
-        "max_num_seqs",
-        ("--max-num-seqs",),
-        "sequences",
-        "With --engine vllm: sequences in the profiling run (the sampler's logits rows)",
-        "int",
-        COUNT,
-        Default(words="the engine's default for the GPU and version"),
-    ),
-    Quantity(
         "parameters",
         ("--parameters",),
         "parameters",
@@ -458,7 +440,6 @@ QUANTITIES: tuple[Quantity, ...] = (
         _own(2048),
     ),
 )
-INPUTS: dict[str, Quantity] = {q.name: q for q in QUANTITIES}
 
 
 # vLLM V1's batch budget when `vllm serve` is not given one (`EngineArgs.get_batch_defaults` in
@@ -506,6 +487,11 @@ ENGINE_BUDGET: tuple[Quantity, ...] = (
         ),
     ),
 )
+
+
+# Every input by name: the estimates' and the engine budget (one declaration each: `estimate memory
+# --engine` profiles the budget `simulate batching` steps with).
+INPUTS: dict[str, Quantity] = {q.name: q for q in (*QUANTITIES, *ENGINE_BUDGET)}
 
 
 def _config_keys() -> dict[str, Quantity]:

@@ -18,6 +18,7 @@ from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
 from invmap.estimate.weights import Weights, count
+from invmap.quantities import vllm_serve_batch
 
 GIB = 2**30
 # Non-torch memory the profile adds (NCCL and custom all-reduce buffers, cuBLAS and attention
@@ -171,10 +172,9 @@ def _batch_defaults(
     1024 sequences on 70 GiB or more unless an A100, else 2048 and 256); V0: chunked prefill above
     32,768 tokens (2,048 tokens), else max(max_model_len, 2048), and 256 sequences."""
     if engine == "vllm":
-        name = (gpu.display if gpu is not None else "").lower()
-        large = memory >= 70 * GIB and "a100" not in name
+        tokens, seqs = vllm_serve_batch(memory, gpu.display if gpu is not None else "")
         words = From("invmap", "vLLM V1's `vllm serve` default for this device")
-        return ((8192, words), (1024, words)) if large else ((2048, words), (256, words))
+        return (tokens, words), (seqs, words)
     words = From("invmap", "vLLM V0's default")
     tokens = 2048 if max_len > 32768 else max(max_len, 2048)
     return (tokens, words), (256, words)
