@@ -390,8 +390,12 @@ def test_memory_sizes_and_a_gpu_without_a_confirmed_figure(cli):
     )
     smi = run_json(cli, "estimate", "memory", "--memory", "24564MiB")
     assert smi["results"]["memory_bytes"] == 24564 * 2**20
-    needs = cli("estimate", "memory", "--model", "deepseek-v3", "--memory", "141GB")
-    assert needs.code == 2 and "give --parameters, or put model.safetensors.index.json beside config.json" in needs.err
+    counted = run_json(
+        cli, "estimate", "memory", "--model", "deepseek-v3", "--memory", "141GB"
+    )  # any config is counted
+    assert (
+        counted["configuration"]["parameters"] == 671_026_404_352
+    )  # DeepSeek-V3's 671B, MLA and experts by their keys
     alone = cli("estimate", "memory", "--gpu-memory-utilization", "0.8")
     assert (alone.code, alone.err) == (
         2,
@@ -646,7 +650,9 @@ def test_an_estimate_imports_no_heavy_module():
 def test_in_a_pipe_the_estimate_is_text_with_its_label_formulas_and_limitations(sh):
     done = sh("estimate", "kv", "--model", "opt-13b")
     assert done.code == 0 and done.err == "" and "\x1b[" not in done.out
-    assert done.out.startswith("KV cache estimate (estimated)\nmodel: OPT-13B (opt), read from https://")
+    assert done.out.startswith(
+        "KV cache estimate (estimated)\nmodel: OPT-13B (opt), shipped config (source: invmap models)"
+    )
     assert "bytes_per_token = L x H_kv x d_h x 2 x b_e = 40 x 40 x 128 x 2 x 2 = 819,200 B (800.00 KiB)" in done.out
     assert "leaves out:\n  - It excludes block (page) rounding" in done.out
 

@@ -16,7 +16,8 @@ from invmap import options as decl
 from invmap import quantities as q
 from invmap.estimate import checks
 
-ESTIMATE_COMMANDS = [c for c in decl.COMMANDS if c.parent == "estimate"]
+# The one-estimate commands (`estimate fit` is a sweep of memory estimates, with its own declared inputs).
+ESTIMATE_COMMANDS = [c for c in decl.COMMANDS if c.parent == "estimate" and c.view == decl.ESTIMATE_VIEW]
 NUMERIC = [(kind, x) for kind in q.KINDS for x in q.inputs_of(kind) if x.kind in ("int", "float")]
 
 
@@ -29,6 +30,14 @@ def ids(value) -> str:
 
 def test_every_estimate_command_is_a_declared_estimate():
     assert [c.name for c in ESTIMATE_COMMANDS] == list(q.KINDS)
+
+
+def test_estimate_fits_options_are_its_declared_inputs():
+    fit = decl.find("estimate fit")
+    declared = q.inputs_of("fit")
+    assert [(o.dest, o.flags, o.help) for o in fit.options] == [(x.name, x.flags, x.help_text) for x in declared]
+    assert fit.requires == q.NEEDS["fit"] and fit.view == "sweep"
+    assert {x.name for x in declared} - {"model", "gpu", "concurrency"} <= set(q.flags_of("memory"))
 
 
 @pytest.mark.parametrize("command", ESTIMATE_COMMANDS, ids=ids)
@@ -163,6 +172,12 @@ OPT |= {"vocab_size": 1000, "max_position_embeddings": 2048, "word_embed_proj_di
 GEMMA = {"model_type": "gemma3_text", "num_hidden_layers": 6, "num_attention_heads": 4, "head_dim": 256}
 GEMMA |= {"sliding_window": 512, "sliding_window_pattern": 6}
 MIXTRAL = {**LLAMA, "model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": 2}
+# Mixtures counted by their standard keys (any model_type): Qwen's experts and shared expert, DeepSeek's
+# routed experts under latent attention with a query down-projection.
+QWEN_MOE = {**LLAMA, "model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2}
+QWEN_MOE |= {"moe_intermediate_size": 768, "shared_expert_intermediate_size": 1024}
+DEEPSEEK = {**LATENT, "hidden_size": 1024, "vocab_size": 1000, "intermediate_size": 2048, "q_lora_rank": 256}
+DEEPSEEK |= {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 256}
 READ_BY = {
     "num_hidden_layers": (LLAMA, ["kv"]),
     "num_attention_heads": (LLAMA, ["kv"]),
@@ -187,6 +202,11 @@ READ_BY = {
     "num_local_experts": (MIXTRAL, ["kv"]),
     "num_experts_per_tok": (MIXTRAL, ["kv"]),
     "metadata.total_size": (LLAMA, ["memory"]),
+    "num_experts": (QWEN_MOE, ["memory"]),
+    "moe_intermediate_size": (QWEN_MOE, ["memory"]),
+    "shared_expert_intermediate_size": (QWEN_MOE, ["memory"]),
+    "n_routed_experts": (DEEPSEEK, ["memory"]),
+    "q_lora_rank": (DEEPSEEK, ["memory"]),
 }
 
 
@@ -263,6 +283,7 @@ def test_an_input_given_without_what_it_needs_is_refused_with_the_declared_messa
     assert outcome.refusal.reason == "needs" and outcome.refusal.inputs == (name, *need.one_of)
     met = next(n for n in need.one_of)
     given = {"gpu": ["--gpu", "h100-sxm"], "memory": ["--memory", "80GB"], "model": ["--model", "llama-3.1-8b"]}
+    given["engine"] = ["--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
     assert "needs" not in cli("estimate", kind, x.flag, sample(x), *given[met]).err
 
 
@@ -291,6 +312,7 @@ WITH = {"kv": ["--model", "llama-3.1-8b"], "memory": ["--model", "llama-3.1-8b",
 WITH["roofline"] = ["--model", "llama-3.1-8b", "--peak", "1e15", "--bandwidth", "3e12"]
 CONTEXTS = {kind: [[], WITH[kind]] for kind in q.KINDS}
 CONTEXTS["roofline"].append([*WITH["roofline"], "--scenario", "decode"])
+CONTEXTS["memory"].append([*WITH["memory"], "--engine", "vllm"])  # the engine's own inputs
 
 
 @pytest.mark.parametrize(

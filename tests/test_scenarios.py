@@ -119,7 +119,13 @@ def refused_scenarios(tmp_path) -> dict[str, core.Scenario]:
         "kv_heads_split": core.Scenario("kv", model="llama-3.1-8b", flags={"tensor_parallel": 3}),
         "latent": core.Scenario("kv", model="deepseek-v3", flags={"kv_heads": 8}),
         "gpu_figure": core.Scenario("memory", gpu="a10g"),
-        "parameters": core.Scenario("memory", model="deepseek-v3", flags={"memory": "141GB"}),
+        "parameters": core.Scenario("roofline", model="deepseek-v3", flags={"scenario": "decode"}),
+        "heads_split": core.Scenario(
+            "memory", model="qwen2.5-7b-instruct", gpu="h100-sxm", flags={"engine": "vllm", "tensor_parallel": 8}
+        ),
+        "stages": core.Scenario(
+            "memory", model="llama-3.1-8b", gpu="h100-sxm", flags={"engine": "vllm", "pipeline_parallel": 64}
+        ),
         "scenario": core.Scenario("roofline", flags={"scenario": "train"}),
         "phase": core.Scenario("roofline", model="llama-3.1-8b", flags={"batch_size": 8}),
         "config": core.Scenario("kv", model=folder_with(tmp_path, "huge", huge)),
@@ -224,7 +230,10 @@ def test_the_sweep_varies_what_differs_and_says_the_rest_once():
     shown = text(outcomes, 120)
     lines = shown.splitlines()
     assert lines[0] == "Memory estimates (estimated): 6 scenarios"
-    assert lines[1].startswith("model: Llama 3.1 8B (llama), read from https://") and lines[2] == "gpu: H100 SXM"
+    assert (
+        lines[1].startswith("model: Llama 3.1 8B (llama), shipped config (source: invmap models)")
+        and lines[2] == "gpu: H100 SXM"
+    )
     rows_ = [line.split() for line in lines if re.match(r"^\d+  ", line)]
     assert [r[:2] for r in rows_] == [["1", "1"], ["2", "2"], ["3", "3"], ["4", "4"], ["5", "8"], ["6", "16"]]
     assert rows_[2][2] == "refused" and rows_[5][2] == "0.5"

@@ -1101,6 +1101,7 @@ COMMANDS: tuple[Command, ...] = (
             "invmap estimate kv --model llama-3.1-8b --tokens 8192 --concurrency 16",
             "invmap estimate memory --model qwen3-8b --memory 80GB --tokens-per-request 8192",
             "invmap estimate roofline --scenario decode --model llama-3.1-8b --batch-size 8",
+            "invmap estimate fit --model llama-3-70b-instruct --gpu h100-sxm --concurrency 32 --max-model-len 8k",
         ),
     ),
     _estimate(
@@ -1120,7 +1121,24 @@ COMMANDS: tuple[Command, ...] = (
             "invmap estimate memory",
             "invmap estimate memory --model llama-3.1-8b --gpu h100-sxm --tokens-per-request 8192",
             "invmap estimate memory --model llama-3-70b-instruct --gpu h100-sxm --json | jq .verdict",
+            "invmap estimate memory --engine vllm --model llama-3.1-8b --gpu h100-sxm --max-model-len 32k",
         ),
+    ),
+    Command(
+        name="fit",
+        group="Recreate",
+        module="estimates",
+        summary="The smallest tensor-parallel size that holds C requests of T tokens.",
+        view="sweep",
+        bundles=("output_no_fields",),
+        options=tuple(input_option(q) for q in quantities.inputs_of("fit")),
+        arguments=(),
+        examples=(
+            "invmap estimate fit --model llama-3-70b-instruct --gpu h100-sxm --concurrency 32 --max-model-len 8k",
+            "invmap estimate fit --model qwen2.5-7b-instruct --memory 79.15GiB --concurrency 64 --json | jq .answer",
+        ),
+        parent="estimate",
+        requires=quantities.NEEDS["fit"],
     ),
     _estimate(
         "roofline",

@@ -29,7 +29,9 @@ MAX_AMOUNT = 1e30  # operations or bytes in one modelled step
 MAX_WEIGHTS = MAX_PARAMETERS * MAX_BYTES_PER_ELEMENT  # bytes of weights (a safetensors index's total_size)
 
 KINDS = ("kv", "memory", "roofline")  # the estimates
-ENGINES: tuple[str, ...] = ()  # engines an estimate models the start-up of (none yet: issue capacity's)
+# Engines `estimate memory --engine` models the start-up of: vLLM's V1 engine (the default since v0.8 and
+# the only one later), vLLM's V0 engine (up to v0.7), SGLang's memory pool sizing.
+ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang")
 
 
 def shown_number(value: object) -> str:
@@ -43,6 +45,29 @@ def shown_number(value: object) -> str:
     if len(digits) > 16:
         return f"{'-' if value < 0 else ''}about {digits[0]}.{digits[1]}e+{len(digits) - 1}"
     return f"{value:,}"
+
+
+# Token counts as vLLM's `human_readable_int` reads them (vllm/engine/arg_utils.py): a lower-case
+# suffix is decimal (k = 10^3), an upper-case one binary (K = 2^10, no decimals); invmap also takes an
+# exponent (1.5e5) and grouped digits (131,072).
+COUNT_SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def read_count(text: str) -> int | float | None:
+    """A count as typed (`128k`, `32K`, `1.5e5`, `131,072`, `8192`) -> its number (a float when it is
+    not whole, for the bound check to refuse), or None when it is not a count."""
+    import re
+
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)([kmgtKMGT]?)\s*", text.replace(",", ""))
+    if not found:
+        return None
+    number, suffix = found.groups()
+    if suffix.isupper() and not number.isdigit():
+        return None  # vLLM refuses decimals with a binary suffix
+    value = float(number) * COUNT_SUFFIXES.get(suffix, 1)
+    if value != value or value in (float("inf"),):
+        return None
+    return int(value) if value.is_integer() and value < 2**63 else value
 
 
 class Bounds(namedtuple("Bounds", ("low", "high", "integer", "open_low"), defaults=(True, False))):
@@ -120,7 +145,8 @@ class Default(namedtuple("Default", ("value", "by", "words", "shown"), defaults=
         return shown + (" (the field guide's made-up model)" if made_up else "")
 
 
-# `kind`: int, float, size (a size as typed: 80GB, 80GiB or bytes), choice (one of `choices`), or name
+# `kind`: int, float, tokens (a count as vLLM reads one: 128k = 128,000, 32K = 32,768, or 1.5e5),
+# size (a size as typed: 80G or 80GB = 80 x 10^9, 80GiB, or bytes), choice (one of `choices`), or name
 # (a model or a GPU, looked up by the core). `keys`: config.json keys read as this input (bounded as it).
 # `phases`: the roofline scenarios an input describes (none: any); given for another it is refused.
 _FIELDS = ("name", "flags", "unit", "help", "kind", "bounds", "default", "metavar", "choices", "keys", "example")
@@ -188,7 +214,7 @@ GPU = Quantity(
 QUANTITIES: tuple[Quantity, ...] = (
     MODEL,
     GPU,
-    Quantity("tokens", ("--tokens",), "tokens", "Tokens per sequence (S)", bounds=TOKENS, default=_guide(2048)),
+    Quantity("tokens", ("--tokens",), "tokens", "Tokens per sequence (S)", "tokens", TOKENS, _guide(2048)),
     Quantity("concurrency", ("--concurrency",), "sequences", "Concurrent sequences (B)", "int", COUNT, _guide(8)),
     Quantity("layers", ("--layers",), "layers", "Transformer layers (L)", "int", LAYERS, _guide(24)),
     Quantity("attention_heads", ("--attention-heads",), "heads", "Query heads", "int", COUNT, _guide(32)),
@@ -222,7 +248,7 @@ QUANTITIES: tuple[Quantity, ...] = (
     ),
     Quantity(
         "tensor_parallel",
-        ("--tensor-parallel",),
+        ("--tensor-parallel", "--tensor-parallel-size", "-tp", "--tp-size"),
         "GPUs",
         "GPUs the model is split across: per-GPU figures (max(1, H_kv / N) KV heads each)",
         "int",
@@ -241,24 +267,51 @@ QUANTITIES: tuple[Quantity, ...] = (
     ),
     Quantity(
         "gpu_memory_utilization",
-        ("--gpu-memory-utilization",),
+        ("--gpu-memory-utilization", "--mem-fraction-static"),
         "fraction",
-        "Fraction of device memory the engine may use, as vLLM's option means it",
+        "Fraction of device memory the engine may use, as vLLM's option means it (SGLang's "
+        "--mem-fraction-static with --engine sglang)",
         "float",
         FRACTION,
-        _own(0.9),
+        _own(0.9, "0.9 (vLLM's); with --engine sglang, SGLang's default for the GPU and TP size"),
         "FRACTION",
     ),
     Quantity(
         "tokens_per_request",
-        ("--tokens-per-request",),
+        ("--tokens-per-request", "--max-model-len", "--context-length"),
         "tokens",
-        "Tokens per request for the maximum concurrency",
-        "int",
+        "Tokens per request for the maximum concurrency (vLLM's --max-model-len, SGLang's --context-length)",
+        "tokens",
         TOKENS,
         Default(words="the model's max_position_embeddings, else --sequence-length"),
     ),
-    Quantity("block_size", ("--block-size",), "tokens", "Round the KV pool down to blocks of N tokens", "int", TOKENS),
+    Quantity(
+        "block_size",
+        ("--block-size",),
+        "tokens",
+        "Round the KV pool down to blocks of N tokens (with --engine vllm: the engine's block, default 16)",
+        "int",
+        TOKENS,
+    ),
+    Quantity(
+        "engine",
+        ("--engine",),
+        "",
+        "Model this engine's start-up: vllm (V1), vllm-v0 or sglang; the KV pool, its tokens and the "
+        "concurrency as the engine logs them",
+        "choice",
+        metavar="ENGINE",
+        choices=ENGINES,
+    ),
+    Quantity(
+        "pipeline_parallel",
+        ("--pipeline-parallel", "--pipeline-parallel-size", "-pp", "--pp-size"),
+        "GPUs",
+        "With --engine: pipeline stages the layers are split across (the engine sizes each stage's pool)",
+        "int",
+        Bounds(1, MAX_LAYERS),
+        _own(1),
+    ),
     Quantity(
         "parameters",
         ("--parameters",),
@@ -288,7 +341,7 @@ QUANTITIES: tuple[Quantity, ...] = (
         _guide(4),
     ),
     Quantity(
-        "sequence_length", ("--sequence-length",), "tokens", "Tokens per sequence (S)", "int", TOKENS, _guide(512)
+        "sequence_length", ("--sequence-length",), "tokens", "Tokens per sequence (S)", "tokens", TOKENS, _guide(512)
     ),
     Quantity(
         "activation_bytes",
@@ -387,7 +440,6 @@ QUANTITIES: tuple[Quantity, ...] = (
         _own(2048),
     ),
 )
-INPUTS: dict[str, Quantity] = {q.name: q for q in QUANTITIES}
 
 
 # vLLM V1's batch budget when `vllm serve` is not given one (`EngineArgs.get_batch_defaults` in
@@ -437,6 +489,11 @@ ENGINE_BUDGET: tuple[Quantity, ...] = (
 )
 
 
+# Every input by name: the estimates' and the engine budget (one declaration each: `estimate memory
+# --engine` profiles the budget `simulate batching` steps with).
+INPUTS: dict[str, Quantity] = {q.name: q for q in (*QUANTITIES, *ENGINE_BUDGET)}
+
+
 def _config_keys() -> dict[str, Quantity]:
     """Every config.json key an estimate reads as a number, with its bounds: the keys read as an
     input (`num_hidden_layers` as --layers) and the ones no option gives."""
@@ -458,6 +515,11 @@ def _config_keys() -> dict[str, Quantity]:
         "_sliding_window_pattern": ("layers", LAYERS),
         "num_local_experts": ("experts", COUNT),
         "num_experts_per_tok": ("experts", COUNT),
+        "num_experts": ("experts", COUNT),
+        "n_routed_experts": ("experts", COUNT),
+        "moe_intermediate_size": ("elements", COUNT),
+        "shared_expert_intermediate_size": ("elements", COUNT),
+        "q_lora_rank": ("elements", COUNT),
         "metadata.total_size": ("bytes", WEIGHTS),  # model.safetensors.index.json
     }
     out.update({key: Quantity(key, (), unit, key, "int", bounds) for key, (unit, bounds) in own.items()})
@@ -480,6 +542,10 @@ ESTIMATES: dict[str, tuple[Quantity, ...]] = {
             "gpu_memory_utilization",
             "tokens_per_request",
             "block_size",
+            "engine",
+            "pipeline_parallel",
+            "max_num_batched_tokens",
+            "max_num_seqs",
             "parameters",
             "weight_bytes",
             "hidden_size",
@@ -514,6 +580,26 @@ ESTIMATES: dict[str, tuple[Quantity, ...]] = {
         _I["kv_cache_dtype"],
     ),
 }
+# `estimate fit`: the engine's start-up over tensor-parallel sizes, for C requests of T tokens.
+ESTIMATES["fit"] = (
+    _I["model"],
+    _I["gpu"],
+    _I["memory"],
+    _I["concurrency"]._replace(
+        unit="requests",
+        help="Requests the deployment must hold at once, each of --max-model-len tokens",
+        default=_own(1),
+    ),
+    _I["tokens_per_request"],
+    _I["engine"]._replace(default=Default("vllm", "invmap", shown="invmap default (vLLM V1)")),
+    _I["gpu_memory_utilization"],
+    _I["pipeline_parallel"],
+    _I["max_num_batched_tokens"],
+    _I["max_num_seqs"],
+    _I["kv_cache_dtype"],
+    _I["block_size"],
+)
+FIT_TENSOR_PARALLEL = (1, 2, 4, 8)  # the tensor-parallel sizes `estimate fit` tries: the GPUs of one node
 
 
 class Needs(namedtuple("Needs", ("given", "one_of", "message"))):
@@ -541,6 +627,15 @@ NEEDS: dict[str, tuple[Needs, ...]] = {
             ("gpu", "memory"),
             "{flag} needs a device: give --gpu or --memory (the KV pool is sized on it)",
         ),
+        Needs(
+            ("pipeline_parallel", "max_num_batched_tokens", "max_num_seqs"),
+            ("engine",),
+            "{flag} describes an engine's start-up: give --engine vllm, vllm-v0 or sglang",
+        ),
+    ),
+    "fit": (
+        Needs((), ("model",), "estimate fit needs a --model (its config sizes every term)"),
+        Needs((), ("gpu", "memory"), "estimate fit needs a device: give --gpu or --memory"),
     ),
     "roofline": (
         Needs(
@@ -573,9 +668,28 @@ class Clash(namedtuple("Clash", ("given", "with_all", "message"))):
         return None if first is None else self.message.format(flag=INPUTS[first].flag)
 
 
+# The field guide's memory model's inputs, which an engine's start-up does not read (the profile's
+# batch and the counted weights stand in for them).
+_GUIDE_MEMORY = (
+    "parameters",
+    "weight_bytes",
+    "hidden_size",
+    "batch_size",
+    "sequence_length",
+    "activation_bytes",
+    "activation_tensors",
+)
 CLASHES: dict[str, tuple[Clash, ...]] = {
     "kv": (),
-    "memory": (),
+    "fit": (),
+    "memory": (
+        Clash(
+            _GUIDE_MEMORY,
+            ("engine",),
+            "{flag} does not apply with --engine (the engine's start-up counts the weights from the config and "
+            "profiles --max-num-batched-tokens and --max-num-seqs)",
+        ),
+    ),
     "roofline": (
         Clash(
             (*_PHASE, "kv_cache_dtype"),
@@ -602,8 +716,8 @@ def json_schema(kind: str) -> dict:
     properties: dict[str, dict] = {}
     for x in ESTIMATES[kind]:
         p: dict = {"description": x.help_text}
-        if x.kind in ("int", "float"):
-            p["type"] = "integer" if x.kind == "int" else "number"
+        if x.kind in ("int", "float", "tokens"):
+            p["type"] = "integer" if x.kind == "int" else "number" if x.kind == "float" else ["integer", "string"]
             p["exclusiveMinimum" if x.bounds.open_low else "minimum"] = x.bounds.low
             p["maximum"] = x.bounds.high
         elif x.kind == "size":

@@ -97,6 +97,28 @@ def estimate_roofline(ctx: typer.Context, args: Args) -> None:
     _run(ctx, args, "roofline")
 
 
+@implements("estimate fit")
+def estimate_fit(ctx: typer.Context, args: Args) -> None:
+    """The engine's start-up at tensor-parallel sizes 1, 2, 4 and 8 (a size whose query heads do not
+    divide is refused with the engine's reason), and the smallest that holds --concurrency requests of
+    --max-model-len tokens: one table, --json as data."""
+    from invmap import estimate as core
+    from invmap.quantities import flags_of
+    from invmap.render import sweep
+    from invmap.render.lines import wrapped
+    from invmap.safe import data_text
+
+    out = output(ctx, args)
+    flags = {name: getattr(args, name) for name in flags_of("fit")}
+    found = core.fit(args.model, args.gpu, flags)
+    table = sweep.result(found.outcomes)
+
+    def draw(width: int, color: bool) -> str:
+        return data_text("\n".join(wrapped(found.sentence, width)) + "\n\n" + sweep.text(found.outcomes, width))
+
+    emit(out, Result(table.rows, table.fields, data=found.as_json(), draw=draw, single=True))
+
+
 @implements("models")
 def models_cmd(ctx: typer.Context, args: Args) -> None:
     """The shipped models, each with its KV layout and the config.json it was read from."""

@@ -34,6 +34,7 @@ from invmap.estimate.checks import MAX_RATE, check
 from invmap.estimate.config import Model, load_model, models
 from invmap.estimate.defaults import IE_ROOFLINE, KINDS, LABEL
 from invmap.estimate.experiment import record
+from invmap.estimate.fit import Fit, fit
 from invmap.estimate.gpus import FIGURES, Gpu, find_gpu, gpu_flat_rows, gpu_rows, gpus
 from invmap.estimate.inputs import Input
 from invmap.estimate.kvshape import KV_DTYPES
@@ -56,6 +57,7 @@ __all__ = [
     "REASONS",
     "SUPPORTED_TYPES",
     "Estimate",
+    "Fit",
     "Gpu",
     "Input",
     "Model",
@@ -64,6 +66,7 @@ __all__ = [
     "Scenario",
     "check",
     "find_gpu",
+    "fit",
     "gpu_flat_rows",
     "gpu_names",
     "gpu_rows",

@@ -23,6 +23,7 @@ from invmap.quantities import (
     MAX_RATE,
     MAX_TOKENS,
     NEEDS,
+    read_count,
 )
 
 __all__ = [
@@ -49,7 +50,7 @@ FLAGS: dict[str, str] = {name: q.flag for name, q in INPUTS.items()}
 
 def _numeric(name: str) -> bool:
     q = INPUTS.get(name)
-    return q is not None and q.kind in ("int", "float")
+    return q is not None and q.kind in ("int", "float", "tokens")
 
 
 def check(name: str, value: Any) -> Any:
@@ -57,6 +58,13 @@ def check(name: str, value: Any) -> Any:
     if not _numeric(name):
         return value
     q = INPUTS[name]
+    if q.kind == "tokens" and isinstance(value, str):
+        counted = read_count(value)
+        if counted is None:
+            raise Refused(
+                "bound", f"{q.flag} takes a count such as 8192, 128k (x 1,000) or 32K (x 1,024), not {value!r}", name
+            )
+        value = counted
     problem = q.bounds.problem(value)
     if problem is not None:
         raise Refused("bound", f"{q.flag} {problem}", name)

@@ -81,14 +81,14 @@ def layout_of(model: Model) -> Layout:
     """The attention layout a config describes; exit 3 for a missing key or an unsupported model_type."""
     c, where = model.config, model.where
     kind = model.model_type
-    if kind not in SUPPORTED_TYPES:
+    if kind not in SUPPORTED_TYPES and "num_attention_heads" not in c:  # any decoder with the standard keys is read
         raise CatalogError(where, [f"model_type '{kind}' is not supported (supported: {', '.join(SUPPORTED_TYPES)})"])
     layers = need(c, "num_hidden_layers", where)
     heads = need(c, "num_attention_heads", where)
     hidden = optional_int(c, "hidden_size", where)
     dtype_bytes, dtype_name = _dtype(c)
     max_positions = optional_int(c, "max_position_embeddings", where)
-    if kind in LATENT_TYPES:
+    if kind in LATENT_TYPES or (kind not in SUPPORTED_TYPES and c.get("kv_lora_rank") is not None):
         rank = need(c, "kv_lora_rank", where)
         rope = need(c, "qk_rope_head_dim", where)
         nope = optional_int(c, "qk_nope_head_dim", where) or 0

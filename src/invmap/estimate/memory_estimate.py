@@ -6,16 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from invmap.estimate.checks import check, check_all, check_needs
+from invmap.estimate.checks import check, check_all, check_clashes, check_needs
 from invmap.estimate.config import Model
+from invmap.estimate.engine import engine_estimate
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, OPTION, From, Inputs, gpu_part, model_part
 from invmap.estimate.kvshape import KvShape, kv_shape, token_formula
 from invmap.estimate.layout import Layout, layout_of
-from invmap.estimate.parameters import PARAMETER_FAMILIES, parameters_of, safetensors_total
+from invmap.estimate.parameters import parameters_of, safetensors_total
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
+from invmap.estimate.weights import count
 
 MEMORY_LIMITATIONS = [
     "It leaves out CUDA graphs, runtime workspaces, allocator slack and fragmentation, non-torch memory (CUDA "
@@ -26,8 +28,13 @@ MEMORY_LIMITATIONS = [
 
 
 def memory_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> Estimate:
-    """`ie memory model`, and with a device's memory what is left for KV at a utilization fraction."""
+    """`ie memory model`, and with a device's memory what is left for KV at a utilization fraction;
+    with --engine, the engine's start-up (`engine.py`)."""
     check_all(options)
+    if options.get("engine") is not None:
+        check_clashes("memory", {n for n, v in options.items() if v is not None})
+        return engine_estimate(options, model, gpu)
+    check_needs("memory", {n for n, v in options.items() if v is not None} | ({"gpu"} if gpu is not None else set()))
     inputs = Inputs(options, "memory")
     layout = layout_of(model) if model is not None else None
     counted = parameters_of(model) if model is not None else None
@@ -83,13 +90,14 @@ def _weights(
             f"weights_bytes = metadata.total_size of model.safetensors.index.json = {stored:,} B ({human_bytes(stored)})"
         ]
     if model is not None and inputs.options.get("parameters") is None and counted is None:
-        raise Refused(
-            "parameters",
-            f"invmap does not count the parameters of model_type '{model.model_type}' (it counts "
-            f"{', '.join(PARAMETER_FAMILIES)}): give --parameters, or put model.safetensors.index.json "
-            "beside config.json",
-            "parameters",
-        )
+        generic = count(model)  # any decoder config by its standard keys, quantization_config included
+        inputs.add("parameters", generic.parameters, "parameters", model_part("counted from its config's keys"))
+        weights = generic.total_bytes
+        stored = f", {generic.format.words} for the linear modules" if generic.format else ""
+        return weights, [
+            f"weights_bytes = {generic.parameters:,} parameters counted module by module at {generic.dtype_bytes} B"
+            f"{stored} = {weights:,} B ({human_bytes(weights)})"
+        ]
     parameters = inputs.pick("parameters", (counted[0] if counted else None, model_part("counted from its config")))
     weight_bytes = inputs.pick("weight_bytes", (layout.dtype_bytes if layout else None, MODEL))
     weights = parameters * weight_bytes

@@ -27,6 +27,8 @@ REASONS = {
     "kv_heads": "the KV heads exceed the query heads, or do not divide them",
     "kv_heads_split": "the KV heads do not divide among the tensor-parallel GPUs",
     "latent": "a heads option given for a model whose latent attention caches no heads",
+    "heads_split": "the query heads do not divide among the tensor-parallel GPUs (the engine refuses to start)",
+    "stages": "more pipeline stages than the model has layers",
     "gpu_figure": "the GPU table has no confirmed figure the estimate needs",
     "parameters": "invmap does not count this model family's parameters",
     "scenario": "the roofline scenario is neither prefill nor decode",

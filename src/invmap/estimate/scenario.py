@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from invmap.errors import InvmapError
+from invmap.estimate.checks import check
 from invmap.estimate.config import Model, load_model
 from invmap.estimate.defaults import LABEL
 from invmap.estimate.gpus import Gpu, find_gpu
@@ -18,7 +19,7 @@ from invmap.estimate.memory_estimate import memory_estimate
 from invmap.estimate.refusals import Refusal, Refused, refusal_of
 from invmap.estimate.result import Estimate
 from invmap.estimate.roofline_estimate import roofline_estimate
-from invmap.quantities import ENGINES, KINDS, flags_of, inputs_of
+from invmap.quantities import ENGINES, INPUTS, KINDS, flags_of, inputs_of
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,17 @@ def _checked(scenario: Scenario) -> dict[str, Any]:
     if scenario.engine is not None and scenario.engine not in ENGINES:
         known = f"one of {', '.join(ENGINES)}" if ENGINES else "none yet: leave it out"
         raise Refused("engine", f"estimates model no engine '{scenario.engine}' ({known})", "engine")
-    return {name: scenario.flags.get(name) for name in names}
+    if scenario.engine is not None and "engine" not in names:
+        raise Refused(
+            "engine", f"estimate {kind} models no engine's start-up (estimate memory --engine does)", "engine"
+        )
+    options = {name: scenario.flags.get(name) for name in names}
+    if scenario.engine is not None and "engine" in options:
+        options["engine"] = scenario.engine
+    for name, value in options.items():  # a count typed as vLLM reads one (128k, 32K) becomes its number
+        if isinstance(value, str) and INPUTS[name].kind == "tokens":
+            options[name] = check(name, value)
+    return options
 
 
 def run(scenario: Scenario, tables: _Tables | None = None) -> Outcome:

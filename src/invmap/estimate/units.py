@@ -52,15 +52,28 @@ def human(value: float, unit: str) -> str:
     return f"{grouped(value)} {unit}"
 
 
-SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*([KMGTP]i?B|B)?\s*$", re.I)
+SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*([KMGTP](?:i?B)?|B)?\s*$", re.I)
 
 
-SIZE_SCALE = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15}
+SIZE_SCALE = {
+    "": 1,
+    "B": 1,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "PB": 10**15,
+}
 SIZE_SCALE.update({"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB": 2**50})
 
 
 def parse_size(text: str, name: str = "memory") -> int:
-    """`80GB` (x 10^9), `80GiB` (x 2^30), `85899345920` or `8.5e10` -> bytes; exit 2 naming the option.
+    """`80G` or `80GB` (x 10^9), `80GiB` (x 2^30), `85899345920` or `8.5e10` -> bytes; exit 2 naming the option.
     An exponent too large for a float (`1e400`) is past the bound, never an overflow."""
     found = SIZE.match(text)
     if not found:

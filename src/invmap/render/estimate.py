@@ -8,14 +8,22 @@ from typing import Any
 from invmap.estimate.units import grouped
 
 
+def model_line(m: dict[str, Any]) -> str:
+    """The model and its source in one line: the file read, or for a shipped model where its table
+    says so (`invmap models` lists each URL; a URL on every screen is too long to read)."""
+    read = list(m["read_from"])
+    if read and all(r.startswith("https://") for r in read):
+        return f"model: {m['display']} ({m['model_type']}), shipped config (source: invmap models)"
+    return f"model: {m['display']} ({m['model_type']}), read from {', '.join(read)}"
+
+
 def text(result: dict[str, Any]) -> str:
     """The estimate as a person reads it: label, inputs with where each came from, results, formulas,
     what it assumes and leaves out."""
     title = {"kv": "KV cache", "memory": "Memory", "roofline": "Roofline"}[result["estimate"]]
     lines = [f"{title} estimate ({result['evidence']})"]
     if result["model"]:
-        m = result["model"]
-        lines.append(f"model: {m['display']} ({m['model_type']}), read from {', '.join(m['read_from'])}")
+        lines.append(model_line(result["model"]))
     if result["gpu"]:
         lines.append(f"gpu: {result['gpu']['display']}")
     lines.append("")

@@ -14,12 +14,20 @@ from typing import Any
 
 from invmap.estimate.units import grouped, human
 from invmap.render import Context, Result
+from invmap.render.estimate import model_line
 from invmap.render.lines import greedy, wrapped
 
 # The results a sweep's table shows for each kind of estimate (those a scenario has), then its facts.
 KEY_RESULTS = {
     "kv": ("bytes_per_token", "bytes_per_token_per_gpu", "bytes_per_sequence", "total_bytes", "total_bytes_per_gpu"),
-    "memory": ("weights_bytes", "weights_bytes_per_gpu", "kv_available_bytes", "kv_pool_tokens", "max_concurrency"),
+    "memory": (
+        "weights_bytes",
+        "weights_bytes_per_gpu",
+        "kv_available_bytes",
+        "kv_pool_tokens",
+        "max_concurrency",
+        "longest_request_tokens",
+    ),
     "roofline": (
         "arithmetic_intensity_operations_per_byte",
         "upper_bound_operations_per_second",
@@ -180,8 +188,7 @@ def _subjects(outcomes: Sequence[Any], inputs: list[str]) -> list[str]:
     made = next((o.estimate for o in outcomes if o.estimate is not None), None)
     lines = []
     if "model" not in inputs and made is not None and made.model:
-        m = made.model
-        lines.append(f"model: {m['display']} ({m['model_type']}), read from {', '.join(m['read_from'])}")
+        lines.append(model_line(made.model))
     if "gpu" not in inputs and made is not None and made.gpu:
         lines.append(f"gpu: {made.gpu['display']}")
     return lines
@@ -228,7 +235,7 @@ def text(outcomes: Sequence[Any], width: int = 80) -> str:
     inputs, results = varying(outcomes), key_results(outcomes)
     alike = _constant(outcomes, results)
     results = [n for n in results if n not in alike]
-    lines += [*_subjects(outcomes, inputs), ""]
+    lines += [*(part for line in _subjects(outcomes, inputs) for part in wrapped(line, width, indent="  ")), ""]
     headers, cells = _grid(outcomes, inputs, results)
     right = [True] + [False] * len(inputs) + [True] * len(results)
     lines += _table(headers, cells, right, width) or _blocks(headers, cells)

@@ -1,0 +1,97 @@
+"""The engine model against real start-up logs (issue 42, capacity): `python benchmarks/capacity.py`.
+
+Prints, for every log of tests/fixtures/startup-logs, the available KV memory `estimate memory
+--engine` gives and the one the engine logged (or why the log is not judged), then the median and
+p90 of the absolute error on the development and held-out halves, and how many are within the target
+(5% or 0.5 GiB, whichever is larger). Then the cost: each estimate as a new process of the installed
+`invmap`, as the ratio of its median wall time to `invmap list --json`'s in the same run (target <= 1.5x).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import startup_cases  # noqa: E402
+
+RUNS = 7
+ESTIMATES = {
+    "memory --engine vllm": ["estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"],
+    "memory --engine sglang": [
+        "estimate",
+        "memory",
+        "--engine",
+        "sglang",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+    ],
+    "fit": [
+        "estimate",
+        "fit",
+        "--model",
+        "llama-3-70b-instruct",
+        "--gpu",
+        "h100-sxm",
+        "--concurrency",
+        "32",
+        "--max-model-len",
+        "8k",
+    ],
+}
+
+
+def p90(values: list[float]) -> float:
+    """The nearest-rank 90th percentile: the smallest value at least 90% of the values do not exceed."""
+    ordered = sorted(values)
+    return ordered[math.ceil(0.9 * len(ordered)) - 1]
+
+
+def errors() -> None:
+    judged = [startup_cases.judge(c) for c in startup_cases.cases()]
+    for j in judged:
+        half = "held-out" if j.case.log["held_out"] else "dev"
+        if j.error is None:
+            print(f"  {j.case.name:48} {half:8} not judged: {j.refusal or j.case.skipped}")
+        else:
+            mark = "within" if j.ok else "OUTSIDE"
+            print(
+                f"  {j.case.name:48} {half:8} {j.estimated:7.2f} GiB vs {j.logged:7.2f} GiB {100 * j.error:+7.1f}% {mark}"
+            )
+    for held_out in (False, True):
+        half = [j for j in judged if j.error is not None and j.case.log["held_out"] == held_out]
+        absolute = [abs(j.error) for j in half]
+        name = "held-out" if held_out else "development"
+        print(
+            f"{name}: {len(half)} judged, {sum(j.ok for j in half)} within the target; "
+            f"median |error| {100 * statistics.median(absolute):.1f}%, p90 {100 * p90(absolute):.1f}%"
+        )
+
+
+def wall(args: list[str]) -> float:
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        subprocess.run(["invmap", *args, "--json"], capture_output=True, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cost() -> None:
+    baseline = wall(["list"])
+    print(f"invmap list --json: median {baseline * 1e3:.0f} ms")
+    for name, args in ESTIMATES.items():
+        took = wall(args)
+        print(f"estimate {name}: median {took * 1e3:.0f} ms, {took / baseline:.2f}x list (target <= 1.5x)")
+
+
+if __name__ == "__main__":
+    errors()
+    cost()

@@ -1,0 +1,460 @@
+"""`estimate memory --engine vllm|vllm-v0|sglang`: the engine's start-up, term by term, as its code
+computes it (tests/fixtures/startup-logs/ENGINES.md cites each line read in the engines' source):
+the weights each GPU holds, the activation peak of vLLM's profiling run, the non-torch memory, then
+the KV pool at the utilization fraction, in blocks, its tokens, the maximum concurrency for
+--max-model-len and the engine's refusal when one request does not fit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from invmap.estimate.config import Model, optional_int
+from invmap.estimate.gpus import Gpu
+from invmap.estimate.inputs import MODEL, From, Inputs, gpu_part, model_part
+from invmap.estimate.kvshape import KvShape, kv_shape
+from invmap.estimate.layout import Layout, layout_of
+from invmap.estimate.refusals import Refused
+from invmap.estimate.result import Estimate, Said, estimate_result
+from invmap.estimate.units import human_bytes, parse_size
+from invmap.estimate.weights import Weights, count
+from invmap.quantities import vllm_serve_batch
+
+GIB = 2**30
+# Non-torch memory the profile adds (NCCL and custom all-reduce buffers, cuBLAS and attention
+# workspaces). No source line sizes it: it is what the engine measures. These are the values vLLM
+# v0.19.0's DEBUG profile lines print in the development half of the fixtures (0.25-0.26 GiB on one
+# GPU, 2.07-2.13 GiB under tensor parallelism); an allowance, said as such on every estimate.
+NON_TORCH_ONE_GPU = int(0.25 * GIB)
+NON_TORCH_TENSOR_PARALLEL = int(2.1 * GIB)
+SAMPLER_FLOAT_COPIES = 2  # the sampler's float32 logits and the probabilities computed from them
+
+
+@dataclass
+class Setup:
+    """The settings of one start-up: engine, parallelism, the device and the profile's batch."""
+
+    engine: str
+    tp: int
+    pp: int
+    memory: int
+    utilization: float
+    batched_tokens: int
+    seqs: int
+    block: int
+    max_model_len: int
+    compute_bytes: int
+
+
+@dataclass
+class Stage:
+    """One pipeline stage's GPU: its layers, weights, activation peak and non-torch memory."""
+
+    layers: range
+    weights: int
+    activation: int
+    non_torch: int
+    windows: list[int | None]
+
+
+def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | None) -> Estimate:
+    """The engine's start-up for `options["engine"]` on `gpu` (or --memory), for a --model."""
+    if model is None:
+        raise Refused("needs", "--engine needs a --model (its config sizes every term)", "engine", "model")
+    inputs = Inputs(options, "memory")
+    layout = layout_of(model)
+    shape, tp_lines, notes = kv_shape(inputs, model, layout)
+    setup = _setup(inputs, model, layout, gpu, shape)
+    weights = count(model)
+    stages = [_stage(setup, model, layout, weights, s) for s in _stage_layers(layout.layers, setup.pp)]
+    pool = _pool(setup, shape, stages)
+    formulas = [*_formulas(setup, weights, stages, pool), *tp_lines]
+    results, units = _results(setup, pool)
+    fits, verdict = _verdict(setup, pool)
+    said = Said(formulas, _assumptions(setup, weights, gpu, options), _limitations(setup), list(notes))
+    workload = {"batch_size": setup.seqs, "sequence_length": setup.batched_tokens}
+    return estimate_result(
+        "memory", inputs, model, gpu, results, units, said, workload, {"fits": fits, "verdict": verdict}
+    )
+
+
+# --- the settings ------------------------------------------------------------------------------
+
+
+def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape: KvShape) -> Setup:
+    engine = inputs.options["engine"]
+    inputs.add("engine", engine, "", From("option", "option"))
+    tp = shape.tensor_parallel
+    if layout.attention_heads % tp:
+        raise Refused(
+            "heads_split",
+            f"Total number of attention heads ({layout.attention_heads}) must be divisible by tensor parallel "
+            f"size ({tp}). (vLLM's refusal)",
+            "tensor_parallel",
+        )
+    pp = inputs.pick("pipeline_parallel")
+    if pp > layout.layers:
+        raise Refused(
+            "stages",
+            f"--pipeline-parallel {pp} exceeds the model's {layout.layers} layers",
+            "pipeline_parallel",
+        )
+    memory = _device_memory(inputs, gpu)
+    util = inputs.pick("gpu_memory_utilization", _default_fraction(engine, memory, tp * pp))
+    max_len = inputs.pick("tokens_per_request", (layout.max_positions, model_part("max_position_embeddings")))
+    if max_len is None:
+        raise Refused(
+            "needs",
+            "--engine needs --max-model-len (the config names no max_position_embeddings)",
+            "tokens_per_request",
+        )
+    tokens, seqs = _batch_defaults(engine, memory, gpu, max_len)
+    batched = inputs.pick("max_num_batched_tokens", tokens)
+    seqs = min(inputs.pick("max_num_seqs", seqs), batched)
+    default_block = 1 if engine == "sglang" else 64 if layout.kind == "latent" else 16
+    block = inputs.options.get("block_size") or default_block
+    inputs.add(
+        "block_size",
+        block,
+        "tokens",
+        From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
+    )
+    return Setup(engine, tp, pp, memory, util, batched, seqs, block, max_len, layout.dtype_bytes or 2)
+
+
+def _device_memory(inputs: Inputs, gpu: Gpu | None) -> int:
+    """The total the device reports (what the engine multiplies): --memory, else the GPU table's
+    reported total; a GPU without one is refused rather than guessed."""
+    given = inputs.options.get("memory")
+    if given is not None:
+        value = parse_size(str(given))
+        inputs.add("memory", value, "bytes", From("option", "option"))
+        return value
+    if gpu is None:
+        raise Refused(
+            "needs", "--engine needs a device: give --gpu or --memory (the total the device reports)", "gpu", "memory"
+        )
+    if gpu.memory_reported_bytes is None:
+        raise Refused(
+            "gpu_figure",
+            f"invmap's table has no total {gpu.display} reports to CUDA (what the engine multiplies by its "
+            "utilization; the datasheet's figure is larger): give --memory with the total your engine logs "
+            "or torch.cuda.mem_get_info() gives, for example 79.15GiB",
+            "memory",
+            "gpu",
+        )
+    reported = gpu.reading("memory_reported")
+    inputs.add("memory", gpu.memory_reported_bytes, "bytes", gpu_part(f"{reported.shown()} as the device reports it"))
+    return gpu.memory_reported_bytes
+
+
+def _default_fraction(engine: str, memory: int, parallel: int) -> tuple[float | None, From]:
+    """vLLM's 0.9; SGLang v0.5.2's mem_fraction_static for the GPU's capacity and TP x PP
+    (python/sglang/srt/server_args.py:452-498)."""
+    if engine != "sglang":
+        return 0.9, From("invmap", "vLLM's default")
+    mib = memory / 2**20
+    if mib < 35 * 1024:
+        reserved = (2.8 + parallel / 10) * 1024
+    elif mib < 90 * 1024:
+        reserved = (9.5 + parallel / 2) * 1024
+    elif mib < 160 * 1024:
+        reserved = (12 + parallel / 2) * 1024
+    else:
+        reserved = 32 * 1024
+    return round((mib - reserved) / mib, 3), From("invmap", "SGLang v0.5.2's default for this memory and TP x PP")
+
+
+def _batch_defaults(
+    engine: str, memory: int, gpu: Gpu | None, max_len: int
+) -> tuple[tuple[int, From], tuple[int, From]]:
+    """The profile's batch when not given: vLLM V1 `vllm serve` defaults by device (8192 tokens and
+    1024 sequences on 70 GiB or more unless an A100, else 2048 and 256); V0: chunked prefill above
+    32,768 tokens (2,048 tokens), else max(max_model_len, 2048), and 256 sequences."""
+    if engine == "vllm":
+        tokens, seqs = vllm_serve_batch(memory, gpu.display if gpu is not None else "")
+        words = From("invmap", "vLLM V1's `vllm serve` default for this device")
+        return (tokens, words), (seqs, words)
+    words = From("invmap", "vLLM V0's default")
+    tokens = 2048 if max_len > 32768 else max(max_len, 2048)
+    return (tokens, words), (256, words)
+
+
+def _stage_layers(layers: int, pp: int) -> list[range]:
+    """vLLM's split of the layers over pipeline stages: layers // pp each, the remainder one more on
+    each stage but the last (vllm/distributed/utils.py get_pp_indices)."""
+    sizes = [layers // pp] * pp
+    for i in range(layers % pp):
+        sizes[i] += 1
+    out, start = [], 0
+    for size in sizes:
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
+# --- each stage's terms --------------------------------------------------------------------------
+
+
+def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers: range) -> Stage:
+    first, last = layers.start == 0, layers.stop == layout.layers
+    tied = bool(model.config.get("tie_word_embeddings"))
+    held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied)
+    activation = _activation(setup, model, last)
+    non_torch = 0 if setup.engine == "sglang" else NON_TORCH_TENSOR_PARALLEL if setup.tp > 1 else NON_TORCH_ONE_GPU
+    return Stage(layers, held, activation, non_torch, [layout.windows[i] for i in layers])
+
+
+def _activation(setup: Setup, model: Model, last: bool) -> int:
+    """vLLM's profiling run: the hidden and residual states of `max_num_batched_tokens` tokens, the
+    largest MLP intermediates (gate-up and activation outputs, or the fused-MoE caches of top-k
+    experts), and on the last stage the sampler's logits over the vocabulary for each sequence (in
+    the model's dtype, then float32 and the probabilities). SGLang runs no profile."""
+    if setup.engine == "sglang":
+        return 0
+    c, where, b, tokens = model.config, model.where, setup.compute_bytes, setup.batched_tokens
+    hidden = optional_int(c, "hidden_size", where) or 0
+    forward = 2 * tokens * hidden * b
+    experts_used = (
+        optional_int(c, "num_experts_per_tok", where) if isinstance(c.get("num_experts_per_tok"), int) else None
+    )
+    moe_inter = (
+        optional_int(c, "moe_intermediate_size", where) if isinstance(c.get("moe_intermediate_size"), int) else None
+    )
+    inter = optional_int(c, "intermediate_size", where) or 0
+    if experts_used:
+        n = (moe_inter or inter) // setup.tp
+        forward += tokens * experts_used * (3 * n + hidden) * b
+    else:
+        forward += tokens * 3 * (inter // setup.tp) * b
+    if not last:
+        return forward
+    vocab = optional_int(c, "vocab_size", where) or 0
+    return forward + setup.seqs * vocab * (b + 4 * SAMPLER_FLOAT_COPIES)
+
+
+# --- the pool -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Pool:
+    """The pool of the stage with the fewest blocks (the engine takes the minimum over workers)."""
+
+    stage: Stage
+    budget: int
+    available: int
+    per_layer_token: int
+    blocks: int
+    tokens: int
+    per_request: int  # bytes of KV one request of max_model_len needs
+    blocks_per_request: int
+    concurrency: float
+    longest: int  # the largest max_model_len one request fits in
+
+
+def _pool(setup: Setup, shape: KvShape, stages: list[Stage]) -> Pool:
+    pools = [_stage_pool(setup, shape, s) for s in stages]
+    return min(pools, key=lambda p: (p.tokens, p.available))
+
+
+def _stage_pool(setup: Setup, shape: KvShape, stage: Stage) -> Pool:
+    budget = int(setup.memory * setup.utilization)
+    if setup.engine == "sglang":
+        available = budget - stage.weights  # rest = free x fraction - weights (model_runner.py)
+    else:
+        available = budget - stage.weights - stage.activation - stage.non_torch
+    per_layer = shape.per_layer_token(per_gpu=True)
+    layers = len(stage.windows)
+    page = setup.block * per_layer
+    if setup.engine == "vllm":
+        group, groups = _groups(stage.windows)
+        blocks = max(available, 0) // page // group
+        tokens = blocks // groups * setup.block
+        per_request_blocks = _request_blocks(setup, stage.windows, setup.max_model_len, group)
+        concurrency = blocks / per_request_blocks if per_request_blocks else 0.0
+    else:
+        blocks = max(available, 0) // (page * layers)
+        tokens = blocks * setup.block
+        per_request_blocks = -(-setup.max_model_len // setup.block)
+        concurrency = tokens / setup.max_model_len
+    per_request = _request_bytes(setup, stage.windows, setup.max_model_len, per_layer)
+    longest = _longest(setup, stage.windows, per_layer, available, tokens)
+    return Pool(
+        stage, budget, available, per_layer, blocks, tokens, per_request, per_request_blocks, concurrency, longest
+    )
+
+
+def _groups(windows: list[int | None]) -> tuple[int, int]:
+    """vLLM V1's KV cache groups: layers of each attention type in groups of the smallest type's count
+    (one group for a uniform model); returns (layers per group, number of groups)."""
+    counts: dict[int | None, int] = {}
+    for w in windows:
+        counts[w] = counts.get(w, 0) + 1
+    size = min(counts.values())
+    return size, sum(-(-n // size) for n in counts.values())
+
+
+def _layer_blocks(setup: Setup, window: int | None, length: int) -> int:
+    """Blocks one layer needs for one request of `length` (kv_cache_interface.py max_memory_usage_bytes):
+    full attention cdiv(length, block); a sliding window cdiv(min(W - 1 + max_num_batched_tokens, length), block) + 1."""
+    if window is None or setup.engine != "vllm":
+        return -(-length // setup.block)
+    return -(-min(window - 1 + setup.batched_tokens, length) // setup.block) + 1
+
+
+def _request_blocks(setup: Setup, windows: list[int | None], length: int, group: int) -> int:
+    return -(-sum(_layer_blocks(setup, w, length) for w in windows) // group)
+
+
+def _request_bytes(setup: Setup, windows: list[int | None], length: int, per_layer: int) -> int:
+    if setup.engine == "sglang":
+        return length * per_layer * len(windows)
+    return sum(_layer_blocks(setup, w, length) for w in windows) * setup.block * per_layer
+
+
+def _longest(setup: Setup, windows: list[int | None], per_layer: int, available: int, tokens: int) -> int:
+    """The largest max_model_len one request fits in: V1's binary search over the request's memory
+    (kv_cache_utils.py estimate_max_model_len); V0 and SGLang: the pool's tokens."""
+    if setup.engine != "vllm":
+        return min(tokens, setup.max_model_len) if tokens < setup.max_model_len else setup.max_model_len
+    low, high = 0, setup.max_model_len
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _request_bytes(setup, windows, mid, per_layer) <= available:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+# --- what is said --------------------------------------------------------------------------------
+
+
+def _results(setup: Setup, pool: Pool) -> tuple[dict[str, Any], dict[str, str]]:
+    s = pool.stage
+    results = {
+        "memory_bytes": setup.memory,
+        "budget_bytes": pool.budget,
+        "weights_bytes": s.weights,
+        "activation_bytes": s.activation,
+        "non_torch_bytes": s.non_torch,
+        "kv_available_bytes": pool.available,
+        "kv_bytes_per_token": pool.per_layer_token * len(s.windows),
+        "kv_blocks": pool.blocks,
+        "kv_pool_tokens": pool.tokens,
+        "max_concurrency": round(pool.concurrency, 2),
+        "longest_request_tokens": pool.longest,
+    }
+    units = dict.fromkeys(results, "bytes")
+    units.update(
+        kv_blocks=f"blocks of {setup.block} tokens",
+        kv_pool_tokens="tokens",
+        max_concurrency=f"requests of {setup.max_model_len:,} tokens",
+        longest_request_tokens="tokens",
+    )
+    return results, units
+
+
+def _verdict(setup: Setup, pool: Pool) -> tuple[bool, str]:
+    """The engine's own words: the pool it logs, or its refusal."""
+    if pool.available <= 0:
+        if setup.engine == "sglang":
+            return False, "Not enough memory. Please try to increase --mem-fraction-static. (SGLang's refusal)"
+        return False, (
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+            "the engine. (vLLM's refusal)"
+        )
+    if setup.engine == "vllm" and pool.per_request > pool.available:
+        return False, (
+            f"To serve at least one request with the models's max seq len ({setup.max_model_len}), "
+            f"({pool.per_request / GIB:.2f} GiB KV cache is needed, which is larger than the available KV cache "
+            f"memory ({pool.available / GIB:.2f} GiB). Based on the available memory, the estimated maximum model "
+            f"length is {pool.longest}. (vLLM's refusal)"
+        )
+    if setup.engine == "vllm-v0" and pool.tokens < setup.max_model_len:
+        return False, (
+            f"The model's max seq len ({setup.max_model_len}) is larger than the maximum number of tokens that can "
+            f"be stored in KV cache ({pool.tokens}). (vLLM's refusal)"
+        )
+    if setup.engine == "sglang":
+        return True, f"KV Cache is allocated. #tokens: {pool.tokens} ({human_bytes(pool.available)} of K and V)"
+    return True, (
+        f"Available KV cache memory: {pool.available / GIB:.2f} GiB; GPU KV cache size: {pool.tokens:,} tokens; "
+        f"Maximum concurrency for {setup.max_model_len:,} tokens per request: {pool.concurrency:.2f}x"
+    )
+
+
+def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -> list[str]:
+    s, b = pool.stage, setup.compute_bytes
+    lines = [
+        f"budget = memory x utilization = {setup.memory:,} x {setup.utilization:g} = {pool.budget:,} B "
+        f"({human_bytes(pool.budget)})",
+        f"weights (per GPU) = counted parameters {weights.parameters:,}, "
+        + (f"{weights.format.name} linear modules at {weights.format.bytes_per_weight:g} B, " if weights.format else "")
+        + f"the rest at {weights.dtype_bytes} B, / TP {setup.tp}"
+        + (f", layers {s.layers.start}-{s.layers.stop - 1} of {len(stages)} stages" if setup.pp > 1 else "")
+        + f" = {s.weights:,} B ({human_bytes(s.weights)})",
+    ]
+    if setup.engine != "sglang":
+        lines.append(
+            f"activation peak = 2 x T x H x b + MLP intermediates (T x 3 x I/TP x b, or T x k x (3 x I_e/TP + H) x b) "
+            f"+ sampler R x V x ({b} + 4 x {SAMPLER_FLOAT_COPIES}), T = {setup.batched_tokens:,}, R = {setup.seqs:,} "
+            f"= {s.activation:,} B ({human_bytes(s.activation)})"
+        )
+        lines.append(
+            f"non-torch = {human_bytes(s.non_torch)} (invmap's allowance for {'TP > 1' if setup.tp > 1 else 'one GPU'})"
+        )
+        lines.append(
+            f"available KV = budget - weights - activation - non-torch = {pool.budget:,} - {s.weights:,} - "
+            f"{s.activation:,} - {s.non_torch:,} = {pool.available:,} B ({human_bytes(pool.available)})"
+        )
+    else:
+        lines.append(
+            f"rest (K + V) = memory x mem_fraction_static - weights = {pool.budget:,} - {s.weights:,} = "
+            f"{pool.available:,} B ({human_bytes(pool.available)})"
+        )
+    lines.append(
+        f"KV per layer and token = {pool.per_layer_token:,} B; pool = {pool.blocks:,} blocks of {setup.block} tokens "
+        f"= {pool.tokens:,} tokens (floor(available / (block x per-layer bytes x layers)))"
+    )
+    lines.append(
+        f"max concurrency = blocks / blocks per request of {setup.max_model_len:,} tokens = {pool.concurrency:.2f}x"
+        + ("" if setup.engine != "sglang" else " (SGLang logs no concurrency: tokens / context length)")
+    )
+    return lines
+
+
+def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[str, Any]) -> list[str]:
+    said = [
+        f"Weights are counted from the config's keys ({weights.parameters:,} parameters), "
+        + (f"linear modules as {weights.format.words}; " if weights.format else "")
+        + "embeddings, norms and routers at the model's dtype; split evenly over the tensor-parallel GPUs "
+        "except norms and routers.",
+    ]
+    if setup.engine != "sglang":
+        said.append(
+            "Non-torch memory is an allowance (0.25 GiB on one GPU, 2.1 GiB under tensor parallelism): what vLLM "
+            "v0.19.0's profile measured in the development logs, not a figure read in source."
+        )
+    else:
+        said.append(
+            "SGLang's total is the free memory after its CUDA context and NCCL start; invmap takes the device's "
+            "reported total, a little more."
+        )
+    return said
+
+
+def _limitations(setup: Setup) -> list[str]:
+    out = [
+        "CUDA graphs are captured after the pool is sized (vLLM; SGLang keeps them in 1 - mem_fraction_static), so "
+        "they are not subtracted; a multimodal encoder's profile, LoRA, speculative decoding and other processes "
+        "on the device are left out."
+    ]
+    if setup.engine != "sglang":
+        out.append(
+            "The activation peak is invmap's reading of the profile's largest tensors, not the allocator's measured peak."
+        )
+    return out
+
+
+__all__ = ["engine_estimate", "MODEL"]

@@ -1,0 +1,233 @@
+"""A model's weights from its config alone, whatever its `model_type`: the parameters counted from the
+standard keys, module by module (embeddings, attention by its projections, dense and expert MLPs,
+routers, norms), and their bytes with the config's `quantization_config` (quantized modules at the
+format's bytes per weight with its scales, the rest at the model's dtype). Per GPU under tensor and
+pipeline parallelism, as an engine splits them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from invmap.estimate.config import Model, head_dim_of, need, optional_int
+from invmap.estimate.refusals import RefusedFile
+
+# The modules a count is made of; a quantized checkpoint quantizes the linear ones (not embeddings,
+# norms or routers), less those its config excludes.
+LINEAR = ("attention", "mlp", "experts")
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2, "float": 4, "half": 2}
+EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+
+
+@dataclass(frozen=True)
+class Part:
+    """Parameters of one kind of module in one layer (layer None: outside the layers)."""
+
+    module: str  # embedding, attention, mlp, experts, router, norm
+    parameters: int
+    layer: int | None = None
+    split: bool = True  # split across tensor-parallel GPUs (norms and routers are replicated)
+
+
+@dataclass(frozen=True)
+class Format:
+    """How quantized weights are stored: bytes per weight (scales included) for the modules it covers."""
+
+    name: str
+    bytes_per_weight: float
+    covers: tuple[str, ...]
+    words: str
+
+
+@dataclass
+class Weights:
+    """A model's parameters module by module and the format its linear modules are stored in."""
+
+    parts: list[Part]
+    dtype_bytes: int
+    format: Format | None
+    layers: int
+
+    @property
+    def parameters(self) -> int:
+        return sum(p.parameters for p in self.parts)
+
+    def part_bytes(self, part: Part) -> float:
+        if self.format is not None and part.module in self.format.covers:
+            return part.parameters * self.format.bytes_per_weight
+        return float(part.parameters * self.dtype_bytes)
+
+    @property
+    def total_bytes(self) -> int:
+        return int(sum(self.part_bytes(p) for p in self.parts))
+
+    def per_gpu_bytes(self, tp: int, stage_layers: range, first: bool, last: bool, tied: bool) -> int:
+        """The bytes one GPU holds: the layers of its pipeline stage (the embedding on the first, the
+        output head on the last; tied embeddings on both), split parts divided by the TP size."""
+        total = 0.0
+        for part in self.parts:
+            if part.layer is None:
+                keep = (part.module == "embedding" and (first or tied)) or (part.module == "head" and last)
+                keep = keep or (part.module == "norm" and last)
+            else:
+                keep = part.layer in stage_layers
+            if keep:
+                total += self.part_bytes(part) / (tp if part.split else 1)
+        return int(total)
+
+
+def _experts(c: dict[str, Any], where: str) -> int | None:
+    """The routed experts of each MoE layer, by whichever key the family names them with."""
+    return (
+        optional_int(c, "num_local_experts", where)
+        or optional_int(c, "num_experts", where)
+        or optional_int(c, "n_routed_experts", where)
+    )
+
+
+def _moe_layers(c: dict[str, Any], layers: int, where: str) -> set[int]:
+    """The layers whose MLP is a mixture of experts (none when the config names no experts): all but
+    DeepSeek's `first_k_dense_replace` first layers and Qwen's `mlp_only_layers`, every
+    `decoder_sparse_step`-th."""
+    if not _experts(c, where):
+        return set()
+    dense_first = c.get("first_k_dense_replace") if isinstance(c.get("first_k_dense_replace"), int) else 0
+    only = c.get("mlp_only_layers")
+    only_dense = {i for i in only if isinstance(i, int)} if isinstance(only, list) else set()
+    step = c.get("decoder_sparse_step")
+    step = step if isinstance(step, int) and step > 0 else 1
+    return {i for i in range(layers) if i >= dense_first and i not in only_dense and (i + 1) % step == 0}
+
+
+def attention_parameters(c: dict[str, Any], where: str) -> int:
+    """One layer's attention projections: q, k, v and o (biases too), or latent attention's down and
+    up projections (multi-head latent attention: `kv_lora_rank`)."""
+    hidden = need(c, "hidden_size", where)
+    heads = need(c, "num_attention_heads", where)
+    if c.get("kv_lora_rank") is not None:
+        rank, rope = need(c, "kv_lora_rank", where), need(c, "qk_rope_head_dim", where)
+        nope = need(c, "qk_nope_head_dim", where)
+        value = need(c, "v_head_dim", where)
+        q_rank = optional_int(c, "q_lora_rank", where)
+        q_head = heads * (nope + rope)
+        query = hidden * q_head if not q_rank else hidden * q_rank + q_rank + q_rank * q_head
+        return query + hidden * (rank + rope) + rank + rank * heads * (nope + value) + heads * value * hidden
+    kv_heads = optional_int(c, "num_key_value_heads", where) or heads
+    head_dim = head_dim_of(c, heads, where)
+    q, kv = heads * head_dim, kv_heads * head_dim
+    total = hidden * q + 2 * hidden * kv + q * hidden
+    if c.get("attention_bias") or c.get("model_type") == "qwen2":
+        total += q + 2 * kv
+    return total
+
+
+def _mlp(c: dict[str, Any], where: str, moe: bool) -> list[tuple[str, int, bool]]:
+    """One layer's MLP as (module, parameters, split): gated (3 x H x I), experts with their router
+    and shared experts, biases where the config has them."""
+    hidden = need(c, "hidden_size", where)
+    bias = bool(c.get("mlp_bias")) or c.get("model_type") == "gpt_oss"
+    if not moe:
+        inter = need(c, "intermediate_size", where)
+        return [("mlp", 3 * hidden * inter + ((2 * inter + hidden) if bias else 0), True)]
+    experts = _experts(c, where) or 1
+    inter = optional_int(c, "moe_intermediate_size", where) or need(c, "intermediate_size", where)
+    one = 3 * hidden * inter + ((2 * inter + hidden) if bias else 0)
+    out = [("experts", experts * one, True), ("router", hidden * experts + (experts if bias else 0), False)]
+    shared = c.get("n_shared_experts") or 0
+    shared_inter = optional_int(c, "shared_expert_intermediate_size", where)
+    if shared_inter:
+        out.append(("mlp", 3 * hidden * shared_inter + hidden, True))  # with its one-output gate
+    elif isinstance(shared, int) and shared > 0:
+        out.append(("mlp", shared * 3 * hidden * inter, True))
+    if c.get("enable_moe_block") and c.get("intermediate_size"):
+        out.append(("mlp", 3 * hidden * need(c, "intermediate_size", where), True))  # dense MLP beside the experts
+    return out
+
+
+def count(model: Model) -> Weights:
+    """Every parameter the config describes, module by module (exit 3 naming a missing key)."""
+    c, where = model.config, model.where
+    layers = need(c, "num_hidden_layers", where)
+    hidden = need(c, "hidden_size", where)
+    vocab = need(c, "vocab_size", where)
+    moe = _moe_layers(c, layers, where)
+    attention = attention_parameters(c, where)
+    parts = [Part("embedding", vocab * hidden)]
+    if not c.get("tie_word_embeddings"):
+        parts.append(Part("head", vocab * hidden))
+    parts.append(Part("norm", hidden, None, False))
+    for i in range(layers):
+        parts.append(Part("attention", attention, i))
+        parts += [Part(m, n, i, s) for m, n, s in _mlp(c, where, i in moe)]
+        parts.append(Part("norm", 2 * hidden, i, False))
+    return Weights(parts, _dtype_bytes(c), quantization_format(c, where), layers)
+
+
+def _dtype_bytes(c: dict[str, Any]) -> int:
+    name = c.get("torch_dtype") or c.get("dtype")
+    return DTYPE_BYTES.get(str(name).removeprefix("torch."), 2)
+
+
+def _excluded(names: list[Any]) -> tuple[str, ...]:
+    """The modules a quantization config leaves at the model's dtype, by its exclusion list."""
+    text = " ".join(str(n) for n in names)
+    return ("attention",) if "self_attn" in text else ()
+
+
+def quantization_format(c: dict[str, Any], where: str) -> Format | None:
+    """The format of a config's `quantization_config` (None: unquantized); an unknown method is refused."""
+    q = c.get("quantization_config")
+    if not isinstance(q, dict):
+        return None
+    method = str(q.get("quant_method", "")).lower()
+    excluded = _excluded(list(q.get("modules_to_not_convert") or []) + list(q.get("ignore") or []))
+    covers = tuple(m for m in LINEAR if m not in excluded)
+    if method == "fp8":
+        block = q.get("weight_block_size")
+        if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+            return Format(
+                "fp8",
+                1 + 4 / (block[0] * block[1]),
+                covers,
+                f"FP8 with a float32 scale per {block[0]}x{block[1]} block",
+            )
+        return Format("fp8", 1.0, covers, "FP8 with one scale per tensor")
+    if method == "mxfp4":
+        return Format("mxfp4", 17 / 32, covers, "MXFP4: 4-bit values with a one-byte scale per 32")
+    if method in ("gptq", "awq"):
+        bits, group = _bits_group(q, where)
+        return Format(
+            method, bits / 8 + (2 + bits / 8) / group, covers, f"{bits}-bit with an fp16 scale and a zero per {group}"
+        )
+    if method == "compressed-tensors":
+        bits, group = _compressed(q, where)
+        return Format(method, bits / 8 + 2 / group, covers, f"{bits}-bit with an fp16 scale per {group}")
+    if method == "bitsandbytes":
+        if q.get("load_in_8bit"):
+            return Format(method, 1.0, covers, "8-bit (LLM.int8)")
+        return Format(method, 0.5 + 4 / 64, covers, "4-bit with a float32 absmax per 64")
+    raise RefusedFile(
+        "config",
+        where,
+        f"quantization_config quant_method {method!r} is not counted: give --weight-bytes",
+        "quantization_config",
+    )
+
+
+def _bits_group(q: dict[str, Any], where: str) -> tuple[int, int]:
+    bits = q.get("bits", q.get("w_bit"))
+    group = q.get("group_size", q.get("q_group_size", 128))
+    if not isinstance(bits, int) or bits not in (2, 3, 4, 8):
+        raise RefusedFile("config", where, "quantization_config names no bits (2, 3, 4 or 8)", "quantization_config")
+    return bits, group if isinstance(group, int) and group > 0 else 128
+
+
+def _compressed(q: dict[str, Any], where: str) -> tuple[int, int]:
+    for group in (q.get("config_groups") or {}).values():
+        w = group.get("weights") if isinstance(group, dict) else None
+        if isinstance(w, dict) and isinstance(w.get("num_bits"), int):
+            size = w.get("group_size")
+            return w["num_bits"], size if isinstance(size, int) and size > 0 else 10**9
+    raise RefusedFile(
+        "config", where, "quantization_config has no config_groups weights num_bits", "quantization_config"
+    )

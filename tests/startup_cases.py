@@ -1,0 +1,190 @@
+"""The start-up logs of tests/fixtures/startup-logs as `estimate memory --engine` scenarios, and the
+figure each log gives to judge the estimate by (issue 42, capacity). Shared by
+tests/test_engine_model.py and benchmarks/capacity.py.
+
+A log becomes a scenario from what the log or its thread states: the engine (vLLM V1 or V0,
+SGLang), the model's config, the device's total memory as the engine saw it, the parallelism and the
+flags that size the pool. The figure to match is the available KV memory the log prints, else the
+pool it prints in tokens or blocks times the model's KV bytes per token. A log is left out only for
+a reason said here (its model's config is not stored, or it uses a feature the model leaves out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli
+
+from invmap import estimate as core
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LOGS = FIXTURES / "startup-logs"
+CONFIGS = FIXTURES / "configs"
+GIB = 2**30
+
+# A log's model read from another model's config where that model's own is not stored: the
+# Instruct models whose architecture keys are their base model's.
+SAME_ARCHITECTURE = {
+    "meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
+    "meta-llama/Meta-Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1": "mistralai/Mixtral-8x7B-v0.1",
+}
+# Models of the logs that invmap ships (src/invmap/data/models.toml), by their shipped name.
+SHIPPED = {
+    "Qwen/Qwen2.5-7B-Instruct": "qwen2.5-7b-instruct",
+    "mistralai/Mistral-7B-Instruct-v0.1": "mistral-7b-instruct-v0.1",
+}
+# The GPU a log names, as invmap's table names it (only GPUs whose reported total is in the table;
+# for the others the log must state the total).
+GPUS = {
+    "H100": "h100-sxm",
+    "H100 80GB": "h100-sxm",
+    "H100-80G": "h100-sxm",
+    "H200": None,
+    "RTX 3090": "rtx-3090",
+    "L40S": "l40s",
+}
+# NVIDIA A100-SXM4-80GB reports 79.15 GiB to CUDA: "total_gpu_memory (79.15GiB)" in a vLLM 0.8.2 start-up
+# on that GPU (a stored Phi-4 GRPO tutorial; the A100 logs here do not print their total).
+A100_80GB = "79.15GiB"
+# Settings the engine model leaves out: a log that uses one is not judged.
+NOT_MODELLED = {
+    "kv_transfer_config": "an LMCache connector",
+    "decode_context_parallel_size": "decode context parallelism",
+    "data_parallel_size": "data parallelism with expert parallelism",
+    "enable_dp_attention": "DP attention",
+    "quantization": "quantization given on the command line, not in the config",
+    "load_format": "a dummy or bitsandbytes load format",
+}
+FLAGS = {
+    "max_model_len": "tokens_per_request",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "mem_fraction_static": "gpu_memory_utilization",
+    "tensor_parallel_size": "tensor_parallel",
+    "tp_size": "tensor_parallel",
+    "pipeline_parallel_size": "pipeline_parallel",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "max_num_seqs": "max_num_seqs",
+    "kv_cache_dtype": "kv_cache_dtype",
+}
+
+
+@dataclass
+class Case:
+    log: dict[str, Any]
+    scenario: core.Scenario | None
+    skipped: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.log["file"]
+
+
+def logs() -> list[dict[str, Any]]:
+    return tomli.loads((LOGS / "index.toml").read_text())["log"]
+
+
+def _config_folders() -> dict[str, Path]:
+    sources = tomli.loads((CONFIGS / "SOURCES.toml").read_text())["config"]
+    return {c["hub_id"]: CONFIGS / c["hub_id"].replace("/", "--") for c in sources}
+
+
+def _memory(log: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(--memory, --gpu): the total the log prints (SGLang: the free memory before the weights, the
+    total it sizes on), else the table's reported total for the GPU named, else A100 80GB's."""
+    logged = log["logged"]
+    if log["engine"] == "sglang" and "avail_before_weights_gib" in logged:
+        return f"{logged['avail_before_weights_gib']}GiB", None
+    if "total_gpu_memory_gib" in logged:
+        return f"{logged['total_gpu_memory_gib']}GiB", None
+    if log["gpu"] == "NVIDIA A100 80GB":
+        return A100_80GB, None
+    return None, GPUS.get(log["gpu"])
+
+
+def case(log: dict[str, Any], folders: dict[str, Path]) -> Case:
+    hub = SAME_ARCHITECTURE.get(log["model"], log["model"])
+    model = str(folders[hub]) if hub in folders else SHIPPED.get(hub)
+    if model is None:
+        return Case(log, None, f"no stored config for {log['model']}")
+    flags = log["flags"]
+    left_out = [words for key, words in NOT_MODELLED.items() if key in flags]
+    if left_out:
+        return Case(log, None, f"uses {left_out[0]}")
+    memory, gpu = _memory(log)
+    if memory is None and gpu is None:
+        return Case(
+            log, None, f"the log states no total and invmap's table has no reported total for {log['gpu'] or 'its GPU'}"
+        )
+    given = {FLAGS[k]: v for k, v in flags.items() if k in FLAGS}
+    logged = log["logged"]
+    given.setdefault("tokens_per_request", logged.get("tokens_per_request") or logged.get("context_len"))
+    if "max_num_batched_tokens" in logged:
+        given.setdefault(
+            "max_num_batched_tokens", logged["max_num_batched_tokens"]
+        )  # the value the log says is in force
+    if log["tensor_parallel"] > 1:
+        given.setdefault("tensor_parallel", log["tensor_parallel"])
+    if log["pipeline_parallel"] > 1:
+        given.setdefault("pipeline_parallel", log["pipeline_parallel"])
+    if memory is not None:
+        given["memory"] = memory
+    engine = "sglang" if log["engine"] == "sglang" else "vllm" if log.get("v1") else "vllm-v0"
+    flags_given = {k: v for k, v in given.items() if v is not None}
+    return Case(log, core.Scenario("memory", model=model, gpu=gpu, engine=engine, flags=flags_given))
+
+
+def cases() -> list[Case]:
+    folders = _config_folders()
+    return [case(log, folders) for log in logs()]
+
+
+def logged_available(log: dict[str, Any], per_token: int) -> float | None:
+    """The available KV memory (GiB) the log gives: printed, else its pool in tokens or blocks times
+    the KV bytes per token (`per_token`, of the GPU's share of the layers)."""
+    logged = log["logged"]
+    if "available_kv_gib" in logged:
+        return float(logged["available_kv_gib"])
+    if "k_size_gb" in logged:
+        return float(logged["k_size_gb"] + logged["v_size_gb"])
+    if "kv_size_gb" in logged:
+        return float(logged["kv_size_gb"])
+    for key, block in (("kv_tokens", 1), ("max_total_num_tokens", 1), ("gpu_blocks", 16)):
+        if key in logged:
+            return logged[key] * block * per_token / GIB
+    return None
+
+
+def within(estimated: float, logged: float) -> bool:
+    """Issue 42's target: within 5% or 0.5 GiB of the logged figure, whichever is larger."""
+    return abs(estimated - logged) <= max(0.05 * abs(logged), 0.5)
+
+
+@dataclass
+class Judged:
+    case: Case
+    estimated: float | None = None
+    logged: float | None = None
+    refusal: str = ""
+
+    @property
+    def error(self) -> float | None:
+        if self.estimated is None or self.logged is None:
+            return None
+        return (self.estimated - self.logged) / abs(self.logged) if self.logged else None
+
+    @property
+    def ok(self) -> bool:
+        return self.estimated is not None and self.logged is not None and within(self.estimated, self.logged)
+
+
+def judge(c: Case) -> Judged:
+    if c.scenario is None:
+        return Judged(c)
+    outcome = core.run(c.scenario)
+    if outcome.refusal is not None:
+        return Judged(c, refusal=outcome.refusal.message)
+    results = outcome.estimate.results
+    return Judged(c, results["kv_available_bytes"] / GIB, logged_available(c.log, results["kv_bytes_per_token"]))

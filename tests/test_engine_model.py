@@ -1,0 +1,219 @@
+"""`estimate memory --engine` against real start-up logs, and the engine's manners (issue 42, capacity).
+
+Every log of tests/fixtures/startup-logs is run as the scenario its log and thread state
+(tests/startup_cases.py); the available KV memory must be within 5% or 0.5 GiB of what the engine
+logged. The floors below are what the model reaches on the logs it can judge; raise them, never
+lower them. benchmarks/capacity.py prints every log's error and the median and p90.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import startup_cases
+
+from invmap.quantities import ENGINES, INPUTS
+
+CASES = startup_cases.cases()
+JUDGED = {j.case.name: j for j in map(startup_cases.judge, CASES)}
+CONFIGS = Path(__file__).parent / "fixtures" / "configs"
+PHI4 = str(CONFIGS / "microsoft--phi-4")
+
+# Within the target, per half (development, held out), of the logs the model judges.
+MIN_WITHIN = {False: 6, True: 6}
+MIN_JUDGED = 15
+
+
+def run_json(cli, *args: str) -> dict:
+    result = cli(*args, "--json")
+    assert result.code == 0 and result.err == "", (args, result.err)
+    return json.loads(result.out)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_every_log_is_judged_or_says_why_not(case):
+    judged = JUDGED[case.name]
+    if case.scenario is None:
+        assert case.skipped, case.name
+        return
+    assert judged.refusal == "", (case.name, judged.refusal)
+    assert judged.logged is not None, f"{case.name}: the log gives no pool to judge by"
+
+
+def test_the_available_kv_memory_is_within_the_target_on_each_half():
+    judged = [j for j in JUDGED.values() if j.error is not None]
+    assert len(judged) >= MIN_JUDGED
+    for held_out, floor in MIN_WITHIN.items():
+        half = [j for j in judged if j.case.log["held_out"] == held_out]
+        within = [j.case.name for j in half if j.ok]
+        assert len(within) >= floor, (held_out, within)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, j in JUDGED.items() if j.ok))
+def test_a_log_within_the_target_stays_within_it(name):
+    judged = JUDGED[name]
+    assert startup_cases.within(judged.estimated, judged.logged), (judged.estimated, judged.logged)
+
+
+def test_the_engine_model_names_the_engines_quantities(cli):
+    result = run_json(
+        cli, "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h100-sxm", "--max-model-len", "8192",
+        "--gpu-memory-utilization", "0.95",
+    )  # fmt: skip
+    r = result["results"]
+    assert result["fits"] is True
+    assert result["verdict"].startswith(f"Available KV cache memory: {r['kv_available_bytes'] / 2**30:.2f} GiB; ")
+    assert f"GPU KV cache size: {r['kv_pool_tokens']:,} tokens" in result["verdict"]
+    assert r["kv_pool_tokens"] == r["kv_blocks"] * 16
+    assert (
+        r["kv_available_bytes"] == r["budget_bytes"] - r["weights_bytes"] - r["activation_bytes"] - r["non_torch_bytes"]
+    )
+    assert any("non-torch" in f for f in result["formulas"]) and any("allowance" in a for a in result["assumptions"])
+
+
+def test_one_request_that_does_not_fit_is_the_engines_refusal_with_the_longest_that_does(cli):
+    result = run_json(
+        cli, "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--memory", "40GiB", "--max-model-len", "128k",
+    )  # fmt: skip
+    longest = result["results"]["longest_request_tokens"]
+    assert result["fits"] is False and 0 < longest < 128_000
+    assert result["verdict"].startswith("To serve at least one request with the models's max seq len (128000)")
+    assert f"the estimated maximum model length is {longest}." in result["verdict"]
+
+
+def test_a_tensor_parallel_size_that_does_not_divide_the_query_heads_is_vllms_refusal(cli):
+    result = cli(
+        "estimate", "memory", "--engine", "vllm", "--model", "qwen2.5-7b-instruct", "--gpu", "h100-sxm", "-tp", "8"
+    )
+    assert result.code == 2 and result.out == ""
+    assert "Total number of attention heads (28) must be divisible by tensor parallel size (8)." in result.err
+
+
+@pytest.mark.parametrize(
+    "name", ["tensor_parallel", "tokens_per_request", "gpu_memory_utilization", "pipeline_parallel"]
+)
+def test_every_spelling_of_an_input_gives_the_same_estimate(cli, name):
+    q = INPUTS[name]
+    value = {"tensor_parallel": "2", "tokens_per_request": "4096", "gpu_memory_utilization": "0.8"}.get(name, "2")
+    base = ("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h100-sxm")
+    outs = {flag: run_json(cli, *base, flag, value)["results"] for flag in q.flags}
+    assert len(q.flags) > 1 and len({json.dumps(r, sort_keys=True) for r in outs.values()}) == 1, outs
+
+
+@pytest.mark.parametrize(
+    ("typed", "tokens"), [("128k", 128_000), ("32K", 32_768), ("1.5e4", 15_000), ("131,072", 131_072), ("8192", 8192)]
+)
+def test_token_counts_are_read_as_vllm_reads_them(cli, typed, tokens):
+    result = run_json(
+        cli, "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h100-sxm", "--max-model-len", typed
+    )
+    assert result["configuration"]["tokens_per_request"] == tokens
+
+
+def test_a_token_count_vllm_would_refuse_is_refused(cli):
+    result = cli(
+        "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h100-sxm", "--max-model-len", "1.5K"
+    )
+    assert result.code == 2 and "--tokens-per-request takes a count such as 8192, 128k" in result.err
+
+
+@pytest.mark.parametrize(
+    ("typed", "size"), [("80G", 80 * 10**9), ("80GB", 80 * 10**9), ("80GiB", 80 * 2**30), ("1.5e12", 15 * 10**11)]
+)
+def test_memory_sizes_are_read_as_people_type_them(cli, typed, size):
+    result = run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--memory", typed)
+    assert result["results"]["memory_bytes"] == size
+
+
+def test_each_engine_is_declared_and_runs(cli):
+    for engine in ENGINES:
+        result = run_json(
+            cli, "estimate", "memory", "--engine", engine, "--model", PHI4, "--gpu", "h100-sxm", "--max-model-len", "8k"
+        )
+        assert result["configuration"]["engine"] == engine and result["results"]["kv_pool_tokens"] > 0
+
+
+def test_a_gpu_without_a_reported_total_asks_for_memory(cli):
+    result = cli("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h200")
+    assert result.code == 2 and "give --memory with the total your engine logs" in result.err
+
+
+def test_quantized_weights_are_counted_at_their_formats_bytes(cli):
+    base = ("estimate", "memory", "--engine", "vllm", "--memory", "141GB", "--max-model-len", "4096", "-tp", "8")
+    v3 = run_json(cli, *base, "--model", str(CONFIGS / "deepseek-ai--DeepSeek-V3"))
+    weights = v3["results"]["weights_bytes"] * 8
+    assert 640e9 < weights < 700e9  # 671B parameters, linear layers at FP8 with block scales: not 2 bytes each
+    oss = run_json(
+        cli,
+        "estimate",
+        "memory",
+        "--engine",
+        "vllm",
+        "--memory",
+        "80GB",
+        "--model",
+        str(CONFIGS / "openai--gpt-oss-20b"),
+    )
+    assert 11e9 < oss["results"]["weights_bytes"] < 15e9  # MXFP4 experts: about 13 GB, not the 42 GB of bf16
+
+
+def test_a_phi3_config_is_read_by_its_standard_keys(cli):
+    result = run_json(cli, "estimate", "kv", "--model", PHI4, "--tokens", "1000", "--concurrency", "1")
+    assert result["results"]["bytes_per_token"] == 40 * 10 * 128 * 2 * 2
+
+
+def test_an_engine_only_input_without_an_engine_is_refused(cli):
+    result = cli("estimate", "memory", "--model", PHI4, "--gpu", "h100-sxm", "--max-num-seqs", "8")
+    assert result.code == 2 and "give --engine" in result.err
+
+
+# --- estimate fit ----------------------------------------------------------------------------------
+
+FIT = ("estimate", "fit", "--model", "llama-3-70b-instruct", "--gpu", "h100-sxm", "--max-model-len", "8192")
+
+
+def test_fit_tries_each_tensor_parallel_size_and_names_the_smallest_that_holds_the_requests(cli):
+    from invmap.quantities import FIT_TENSOR_PARALLEL
+
+    found = run_json(cli, *FIT, "--concurrency", "32")
+    scenarios = found["scenarios"]
+    assert [s["configuration"]["tensor_parallel"] for s in scenarios] == list(FIT_TENSOR_PARALLEL) == [1, 2, 4, 8]
+    concurrency = [s["results"]["max_concurrency"] for s in scenarios]
+    assert scenarios[0]["fits"] is False and concurrency == sorted(concurrency)  # 140 GB of weights on one GPU
+    chosen = next(s for s in scenarios if s["fits"] and s["results"]["max_concurrency"] >= 32)
+    assert found["answer"]["tensor_parallel"] == chosen["configuration"]["tensor_parallel"]
+    assert found["answer"]["max_concurrency"] == chosen["results"]["max_concurrency"]
+    assert found["verdict"].startswith("The smallest that holds 32 requests of 8,192 tokens: tensor parallel ")
+    each = run_json(cli, "estimate", "memory", *FIT[2:], "--engine", "vllm", "-tp", "4")
+    assert each["results"] == scenarios[2]["results"]  # a row is `estimate memory --engine` at that size
+
+
+def test_fit_is_one_table_at_each_width(cli):
+    from conftest import screen
+
+    for cols in (60, 80, 120):
+        lines = screen([*FIT, "--concurrency", "32"], cols)
+        assert lines[0].startswith("The smallest that holds 32 requests")
+        assert any(line.startswith("4  8 ") or line.startswith("# 4") for line in lines), lines
+        assert all(len(line) <= cols for line in lines)
+
+
+def test_fit_refuses_a_size_whose_heads_do_not_divide_with_the_engines_reason(cli):
+    found = run_json(
+        cli, "estimate", "fit", "--model", "qwen2.5-7b-instruct", "--gpu", "h100-sxm", "--concurrency", "4"
+    )
+    refused = [s for s in found["scenarios"] if "refused" in s]
+    assert [s["scenario"]["flags"]["tensor_parallel"] for s in refused] == [8]
+    assert refused[0]["refused"]["reason"] == "heads_split"
+    assert (
+        "Total number of attention heads (28) must be divisible by tensor parallel size (8)."
+        in refused[0]["refused"]["message"]
+    )
+    assert found["answer"]["tensor_parallel"] == 1
+
+
+def test_fit_without_a_size_that_holds_them_says_so(cli):
+    found = run_json(cli, *FIT, "--concurrency", "100000")
+    assert found["answer"] is None and found["verdict"].startswith("No tensor-parallel size up to 8 holds 100,000")
