@@ -771,7 +771,7 @@ COMMANDS: tuple[Command, ...] = (
         summary="Serve the map's queries to a coding agent: a Model Context Protocol server on stdio.",
         view="",
         examples=(
-            'invmap mcp  # started by the agent\'s client: command invmap, args ["mcp"]',
+            "invmap mcp  # an agent's client starts it",
             "invmap --catalog my-map.toml mcp",
         ),
     ),
