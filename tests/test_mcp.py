@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -301,6 +302,29 @@ def test_a_call_never_writes(tmp_path, mine):
     session(*calls, catalog=str(mine))
     assert mine.read_bytes() == before
     assert not any(p for p in tmp_path.iterdir() if p != mine)
+
+
+# --- the page ------------------------------------------------------------------------------------------------------
+
+PAGE = Path(__file__).parent.parent / "docs" / "agents.md"
+
+
+def test_the_page_lists_every_tool_with_its_command():
+    rows = re.findall(r"^\| `(\w+)` \| `invmap ([a-z ]+)`", PAGE.read_text(encoding="utf-8"), re.M)
+    assert rows == list(TOOLS.items())
+
+
+def test_the_pages_example_calls_answer(cli):
+    """Each `→ tool {arguments}` line of the page, called; its scrape URL served by a local engine."""
+    calls = re.findall(r"^→ (\w+) (\{.*\})$", PAGE.read_text(encoding="utf-8"), re.M)
+    assert len(calls) >= 4
+    with misbehaving.Server(misbehaving.fixed(misbehaving.answer(SCRAPE.read_bytes()))) as engine:
+        local = [(name, text.replace("http://localhost:8000", engine.url)) for name, text in calls]
+        results = session(*(tool(name, json.loads(text)) for name, text in local))
+    for (name, text), result in zip(calls, results):
+        assert not result.is_error, (name, text, result.content[0].text)
+    first = results[0].structured_content["result"][0]
+    assert first["code"] == "L2" and "sarathi-serve" in [s["id"] for s in first["sources"]]
 
 
 # --- the program itself --------------------------------------------------------------------------------------------
