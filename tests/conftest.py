@@ -33,7 +33,7 @@ def installed_invmap() -> str:
     beside = Path(sys.executable).with_name("invmap")
     found = str(beside) if beside.exists() else shutil.which("invmap")
     if not found:
-        pytest.fail("the invmap console script is not installed in this environment (pip install '.[test]')")
+        pytest.fail("the invmap console script is not installed in this environment (pip install '.[test,mcp]')")
     return found
 
 

@@ -112,6 +112,17 @@ def decode_bound(opts: TriageOptions) -> Any:
 def measure_of(opts: TriageOptions, stdin: Any) -> Any:
     """The assessment of --metrics (one or two scrapes, or one URL scraped twice) or --bench, read
     from files, URLs or `stdin`; None when nothing was measured. Usage errors come first."""
+    return _measure(opts, lambda source: read_scrape(source, stdin), lambda: read_bench_source(opts.bench, stdin))
+
+
+def measure_texts(opts: TriageOptions) -> Any:
+    """As `measure_of`, for a caller that holds the measurements as text (the MCP server's triage):
+    each of `opts.metrics` is a scrape's text or an http(s) URL, `opts.bench` a benchmark's text.
+    The same checks, the same size caps as a file, the same deadlines and caps for a URL."""
+    return _measure(opts, scrape_text, lambda: bench_text(opts.bench or ""))
+
+
+def _measure(opts: TriageOptions, scrape_one: Any, read_the_bench: Any) -> Any:
     check(opts)
     if not opts.measuring:
         return None
@@ -120,17 +131,21 @@ def measure_of(opts: TriageOptions, stdin: Any) -> Any:
     from invmap import measure
 
     if opts.bench:
-        from invmap.measure import bench
-
-        read = bench.read_path(opts.bench) if opts.bench != "-" else read_bench(stdin)
-        return measure.assess_bench(read, bound)
-    scrapes = [read_scrape(source, stdin) for source in opts.metrics]
+        return measure.assess_bench(read_the_bench(), bound)
+    scrapes = [scrape_one(source) for source in opts.metrics]
     if len(opts.metrics) == 1 and seconds is not None:  # one URL, scraped again `seconds` later
         import time
 
         time.sleep(seconds)
-        scrapes.append(read_scrape(opts.metrics[0], stdin))
+        scrapes.append(scrape_one(opts.metrics[0]))
     return measure.assess_scrapes(scrapes, seconds, bound)
+
+
+def read_bench_source(source: str | None, stdin: Any) -> Any:
+    """--bench FILE, or '-' for `stdin`."""
+    from invmap.measure import bench
+
+    return bench.read_path(source) if source != "-" else read_bench(stdin)
 
 
 def is_url(source: str) -> bool:
@@ -151,6 +166,33 @@ def read_scrape(source: str, stdin: Any) -> Any:
     return scrape.read_path(source)
 
 
+def scrape_text(text: str) -> Any:
+    """One scrape given as text, or an http(s) URL (one line) to fetch; over `scrape.CAP`, exit 3."""
+    import io
+
+    from invmap import measure
+    from invmap.errors import CatalogError
+    from invmap.measure import scrape
+
+    if is_url(text.strip()) and "\n" not in text.strip():
+        return measure.scrape_url(text.strip())
+    data = text.encode("utf-8", "backslashreplace")
+    if len(data) > scrape.CAP:
+        raise CatalogError("metrics", [scrape.TOO_LARGE])
+    return scrape.read(io.BytesIO(data), "metrics")
+
+
+def bench_text(text: str) -> Any:
+    """A benchmark's results given as text; over `bench.MAX_BYTES`, exit 3."""
+    from invmap.errors import CatalogError
+    from invmap.measure import bench
+
+    data = text.encode("utf-8", "backslashreplace")
+    if len(data) > bench.MAX_BYTES:
+        raise CatalogError("bench", ["is larger than 256 MiB; not a benchmark result invmap reads"])
+    return bench.read(data, "bench")
+
+
 def read_bench(stdin: Any) -> Any:
     """A benchmark's results from `stdin`."""
     from invmap.measure import bench
@@ -169,7 +211,10 @@ def read_bench(stdin: Any) -> Any:
 def run(idx: Any, filters: Any, opts: TriageOptions, measured: Any = None) -> Triage:
     """The levels for the words (if any) and, with `measured`, combined with the measurements."""
     from invmap import triage as levels
+    from invmap.errors import NotFoundError
 
+    if not idx.level_details():
+        raise NotFoundError("this catalog has no level data (see 'invmap layers')")
     if opts.words:
         found, notes = levels.triage(idx, opts.words, filters, opts.limit, opts.every)
     else:

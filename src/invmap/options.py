@@ -764,6 +764,17 @@ COMMANDS: tuple[Command, ...] = (
             "invmap open gqa --print",
         ),
     ),
+    Command(
+        name="mcp",
+        group="Triage and search",
+        module="mcp",
+        summary="Serve the map's queries to a coding agent: a Model Context Protocol server on stdio.",
+        view="",
+        examples=(
+            "invmap mcp  # an agent's client starts it",
+            "invmap --catalog my-map.toml mcp",
+        ),
+    ),
     # --- authoring
     Command(
         name="where",

@@ -145,7 +145,6 @@ def reports_cmd(ctx: typer.Context, args: Args) -> None:
 def settings(ctx: typer.Context, args: Args) -> None:
     """Every name is resolved first (a miss fails the whole command); no name: every source."""
     from invmap.engines import SETTING_FIELDS, SETTING_SHOWN, engines_in, settings_of
-    from invmap.errors import NotFoundError
 
     out = output(ctx, args)
     idx = index(ctx)
@@ -213,8 +212,6 @@ def triage(ctx: typer.Context, args: Args) -> None:
     measured = diagnose.measure_of(opts, run.env.stdin)  # bad input fails first
     out = output(ctx, args)
     idx = index(ctx)
-    if not idx.level_details():
-        raise NotFoundError("this catalog has no level data (see 'invmap layers')")
     found = diagnose.run(idx, filters(ctx, args), opts, measured)
     to_person = run.env.stdout_isatty and not out.machine
     if to_person:
