@@ -130,6 +130,8 @@ def test_an_unknown_resource_is_an_error_naming_it():
 
 # --- the schemas: the CLI's options, by the same declarations ---------------------------------------------------
 
+from invmap.quantities import INPUTS  # noqa: E402
+
 JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
@@ -146,7 +148,11 @@ def test_a_tools_inputs_are_its_commands_options(name):
         prop = schema["properties"][p.name]
         annotation = p.type_descriptor.annotation
         multiple = p.multiple or p.nargs == -1
-        assert prop["type"] == ("array" if multiple else JSON_TYPES[annotation]), p.name
+        spelled = p.name in INPUTS and INPUTS[p.name].kind in ("tokens", "size")  # `128k`, `80GB` or a number
+        if multiple:
+            assert prop["type"] == "array", p.name
+        else:
+            assert prop["type"] == (["integer", "string"] if spelled else JSON_TYPES[annotation]), p.name
         if multiple:
             assert prop["items"]["type"] == "string"
         help_text = (

@@ -86,6 +86,16 @@ def _choices(complete: str | None) -> tuple[str, ...]:
     return choice_values(complete)[0]
 
 
+# The estimate inputs a user may spell with a suffix take a number or the text (see quantities.read_count).
+SPELLED = {"tokens": ["integer", "string"], "size": ["integer", "string"]}
+
+
+def _quantity(item: decl.Opt | decl.Arg) -> Any:
+    from invmap.quantities import INPUTS
+
+    return INPUTS.get(item.dest) if isinstance(item, decl.Opt) else None
+
+
 def _property(command: decl.Command, item: decl.Opt | decl.Arg) -> dict[str, Any]:
     kind = getattr(item, "kind", "text")
     one: dict[str, Any] = {
@@ -93,6 +103,9 @@ def _property(command: decl.Command, item: decl.Opt | decl.Arg) -> dict[str, Any
     }
     if kind == "count":
         one["minimum"] = 1
+    quantity = _quantity(item)
+    if quantity is not None and quantity.kind in SPELLED:
+        one["type"] = SPELLED[quantity.kind]  # a count or a size as typed (`128k`, `80GB`), or its number
     choices = _choices(item.complete)
     if choices:
         one["enum"] = list(choices)
