@@ -520,22 +520,56 @@ def test_plain_and_table_show_the_evidence(cli, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    "text, where, message",
     [
-        ('{"completed": 10}\n', "line 1 is not Prometheus text exposition (Invalid labels): '{\"completed\": 10}'"),
+        ('{"completed": 10}\n', "1:1", "not Prometheus text exposition: a line is a comment (#), a sample"),
         (
             "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_running{a=1} 2\n",
-            "line 3 is not Prometheus text exposition (Invalid labels): 'vllm:num_requests_running{a=1} 2'",
+            "3:27",
+            'not Prometheus text exposition: expected a label (name="value") or a closing brace',
         ),
-        ("other_metric 1\n<html><body>502 Bad Gateway</body></html>\n", "line 2 is not Prometheus text exposition"),
-        ("vllm:num_requests_running{} one\n", "line 1 is not Prometheus text exposition (could not convert string"),
+        ("other_metric 1\n<html><body>502 Bad Gateway</body></html>\n", "2:1", "not Prometheus text exposition"),
+        ("vllm:num_requests_running{} one\n", "1:29", "not Prometheus text exposition: 'one' is not a sample value"),
+        ("hello world\n", "1:7", "not Prometheus text exposition: 'world' is not a sample value"),
+        (
+            '# TYPE x gauge\nx 1\nx{a="b" c="d"} 1\n',
+            "3:9",
+            "not Prometheus text exposition: expected a comma or a closing brace after a label",
+        ),
+        (
+            "up 1\nup 1 17 extra\n",
+            "2:9",
+            "not Prometheus text exposition: after the value only a timestamp (whole milliseconds) may follow",
+        ),
+        (
+            "process_cpu_seconds_total\n",
+            "1:26",
+            "not Prometheus text exposition: a sample's name (and labels) must be followed by a space and a value",
+        ),
     ],
 )
-def test_text_that_is_not_prometheus_names_its_line(cli, tmp_path, text, message):
+def test_text_that_is_not_prometheus_names_its_line_and_column(cli, tmp_path, text, where, message):
+    """Parsed or skipped by its name, a line that is neither a comment, a sample nor blank is refused."""
     path = write(tmp_path, "bad.prom", text)
     result = run(cli, "--metrics", path)
     assert (result.code, result.out) == (3, "")
-    assert result.err.startswith(f"Error: {path}: {message}")
+    assert result.err.startswith(f"Error: {path}:{where}: {message}")
+
+
+def test_text_with_comments_but_no_sample_is_refused(cli, tmp_path):
+    path = write(tmp_path, "c.prom", "# HELP nothing here\n# just a note\n")
+    result = run(cli, "--metrics", path)
+    assert (result.code, result.out, result.err) == (
+        3,
+        "",
+        f"Error: {path}: holds 2 comment lines and not one sample line; not Prometheus text exposition\n",
+    )
+
+
+def test_the_syntax_check_echoes_no_control_character(cli, tmp_path):
+    path = write(tmp_path, "esc.prom", "up \x1b[31mred\n")
+    result = run(cli, "--metrics", path)
+    assert result.code == 3 and "\x1b" not in result.err and "'\\x1b[31mred'" in result.err
 
 
 def test_a_missing_or_binary_scrape_is_exit_3(cli, tmp_path):
