@@ -225,7 +225,7 @@ def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
             name, info = known.of(stripped)
             if info is None or not info[1] or name in scrape.full:
                 _check(scrape.source, lines.number, line)  # not parsed: its syntax checked here
-            if _skipped(scrape, name, info):
+            if _skipped(scrape, name, info) and not _last_bucket(name, stripped):
                 continue
         elif stripped:
             scrape.comments += 1
@@ -262,6 +262,12 @@ def _check(source: str, number: int, line: str) -> None:
     if problem is not None:
         column, message = problem
         raise CatalogError(f"{source}:{number}:{column}", [message])
+
+
+def _last_bucket(name: str, stripped: str) -> bool:
+    """A declared histogram's `+Inf` bucket, parsed though its other buckets are not: it is the
+    histogram's count where an excerpt lost the `_count` line (requests per model)."""
+    return name.endswith("_bucket") and 'le="+Inf"' in stripped and names.wanted(names.canonical(name, False))
 
 
 def _skipped(scrape: Scrape, name: str, info: tuple[str | None, bool] | None) -> bool:

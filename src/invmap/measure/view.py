@@ -141,6 +141,14 @@ class View:
         suffix = "_count" if signal.kind == "histogram" else ""
         return any(self._found(self.after, n, suffix) for n in self._names(key))
 
+    def exposes(self, key: str, name: names.Name | None = None) -> bool:
+        """Whether the scrape holds any series of the signal (of one of its names; a histogram's sum,
+        count or buckets alike): that the engine runs the mechanism, whatever the numbers say."""
+        signal = names.BY_SIGNAL[key]
+        parts = ("_count", "_sum", "_bucket") if signal.kind == "histogram" else ("",)
+        held = [n for n in self._names(key) if name is None or n == name]
+        return any(self._found(self.after, n, suffix) for n in held for suffix in parts)
+
     def gauge(self, key: str, both: bool = False, least: bool = False) -> Reading | None:
         """The gauge's value (series summed, or the largest for a `max` signal; over every name the
         engine gives a `sum_names` signal); with two scrapes, `both` takes the higher of their values,
@@ -240,6 +248,22 @@ class View:
             return _merge(buckets, sum(sums.values()), sum(counts.values()), name.scale), name.metric
         return None
 
+    def count_by(self, key: str, label: str) -> dict[str, float]:
+        """A histogram's observations over the window by a label's value (requests per model)."""
+        for name in self._names(key):
+            counts = _with_last_buckets(self._found(self.after, name, "_count"), self._found(self.after, name, "_bucket"))
+            if counts:
+                if self.before is not None:
+                    earlier = self._found(self.before, name, "_bucket")
+                    counts = _minus(counts, _with_last_buckets(self._found(self.before, name, "_count"), earlier))
+                out: dict[str, float] = {}
+                for labels, v in counts.items():
+                    group = dict(labels).get(label)
+                    if group is not None:
+                        out[group] = out.get(group, 0.0) + v
+                return out
+        return {}
+
     def info(self, key: str) -> dict[str, str] | None:
         """The labels of an info-style gauge's latest series (its value a timestamp)."""
         for name in self._names(key):
@@ -248,6 +272,21 @@ class View:
                 labels, _ = max(series.items(), key=lambda item: item[1])
                 return dict(labels)
         return None
+
+
+def _with_last_buckets(counts: dict[Labels, float] | None, buckets: dict[Labels, float] | None) -> dict[Labels, float]:
+    """A histogram's counts by series, each series without a `_count` line counted by its fullest
+    bucket (the `+Inf` one, or at least as many as the largest bucket an excerpt kept)."""
+    out = dict(counts or {})
+    fullest: dict[Labels, float] = {}
+    for labels, value in (buckets or {}).items():
+        held = dict(labels)
+        held.pop("le", None)
+        series = tuple(sorted(held.items()))
+        fullest[series] = max(value, fullest.get(series, 0.0))
+    for series, value in fullest.items():
+        out.setdefault(series, value)
+    return out
 
 
 def _title(engine: str | None) -> str:

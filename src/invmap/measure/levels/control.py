@@ -17,13 +17,31 @@ def failed_requests(view: Any, rule: Rule) -> Finding | Missing | None:
         return Missing(f"at least {count(rule.t('requests'))} finished requests {view.span()}")
     if aborted.value >= rule.t("failed") * finished.value:
         share = aborted.value / finished.value
+        split = disaggregated(view)
         return Finding(
             f"{count(aborted.value)} of {count(finished.value)} finished requests were aborted or failed "
-            f"({share:.1%}, >= {rule.t('failed'):.0%}) {view.span()}",
+            f"({share:.1%}, >= {rule.t('failed'):.0%}) {view.span()}"
+            + (f" on a disaggregated prefill/decode server (it exposes {split}): the hand-off between the two "
+               "is where requests are lost" if split else ""),  # fmt: skip
             {"aborted": round(aborted.value), "requests": round(finished.value), "window_s": view.seconds},
             strength=past(share, rule.t("failed"), 0.5),
+            levels=("L5",) if split else ("L2", "L6"),
         )
     return None
+
+
+DISAGGREGATED = ("kv_transfer_failures", "kv_transfer_ms", "kv_transfer_time")  # signals only a P/D split exposes
+
+
+def disaggregated(view: Any) -> str:
+    """The metric that says a server hands KV between prefill and decode instances ("" when none)."""
+    import invmap.measure.names as names
+
+    for key in DISAGGREGATED:
+        for name in names.BY_SIGNAL[key].names:
+            if name.engine == view.engine and view.exposes(key, name):
+                return name.metric
+    return ""
 
 
 def bench_overload(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
