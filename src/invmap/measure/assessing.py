@@ -234,6 +234,7 @@ def assess_bench(bench: Any, bound: Any = None) -> Assessment:
         run["_bound"] = bound
     result.notes.append(f"benchmark: {bench.tool}, {plural(len(runs), 'run')} ({bench.source})")
     result.notes.extend(getattr(bench, "notes", []))
+    result.notes.extend(getattr(bench, "cut", []))
     labelled = len(runs) > 1
     subjects = [(run, run.get("label", "") if labelled else "", True) for run in runs]
     found, left, checked = _apply(subjects, lambda rule, run: rule.kind == "bench")

@@ -31,6 +31,8 @@ import csv
 import io
 import json
 import math
+import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +55,7 @@ class Bench:
         self.tool = tool
         self.runs = runs
         self.notes: list[str] = []  # numbers left out, each with where it was
+        self.cut: list[str] = []  # what a block cut short lacks, said once
 
 
 def read_path(path: str) -> Bench:
@@ -74,7 +77,7 @@ def read(data: bytes, source: str) -> Bench:
 
 def _parsed(text: str, source: str) -> Bench:
     stripped = text.lstrip()
-    if MARK in text:
+    if MARK in text or SECTION.search(text):
         return _summary(text, source)
     if stripped.startswith("Metric,"):
         return _genai_csv(text, source)
@@ -230,6 +233,29 @@ SUMMARY_LABELS = {
     "Peak concurrent requests": "peak_concurrency",
 }
 RATE_LABELS = ("Request rate configured (RPS)", "Traffic request rate")
+SPEC_LABELS = {"Acceptance rate (%)": ("spec_acceptance", 0.01), "Acceptance length": ("spec_length", 1.0),
+               "Accept length": ("spec_length", 1.0)}  # fmt: skip
+# A section rule of the printed block ("-----Time to First Token-----"): a paste cut above the title.
+SECTION = re.compile(r"^[ \t#]*-{3,}(Time to First Token|Time per Output Token.*|Inter-token Latency|"
+                     r"Speculative Decoding|End-to-end Latency)-{3,}[ \t]*$", re.M)  # fmt: skip
+# What a whole block holds, by section: said once when a paste stops before one.
+SECTIONS = (("ttft_median", "TTFT"), ("tpot_median", "TPOT"), ("itl_median", "ITL"))
+# The benchmark commands whose options a block is pasted with, and the options read from them.
+COMMANDS = re.compile(r"vllm bench serve|sglang\.bench_serving|bench_serving\.py|benchmark_serving\.py|"
+                      r"genai-perf profile|guidellm benchmark")  # fmt: skip
+OPTIONS = {
+    "--num-prompts": "num_prompts",
+    "--request-rate": "request_rate",
+    "--rate": "request_rate",  # guidellm
+    "--max-concurrency": "max_concurrency",
+    "--concurrency": "max_concurrency",  # genai-perf
+    "--random-input-len": "random_input_len",
+    "--random-output-len": "random_output_len",
+    "--dataset-name": "dataset",
+    "--dataset-path": "dataset",
+    "--dataset": "dataset",
+    "--data": "dataset",  # guidellm
+}
 
 
 def _summary(text: str, source: str) -> Bench:
@@ -237,21 +263,86 @@ def _summary(text: str, source: str) -> Bench:
     that name the rate."""
     lines = text.splitlines()
     starts = [n for n, line in enumerate(lines) if MARK in line]
+    if not starts:  # a paste cut above the title: one block from its first section rule
+        starts = [next(n for n, line in enumerate(lines) if SECTION.match(line)) - 1]
     runs, sglang = [], False
+    notes: list[str] = []
     for k, start in enumerate(starts):
         run, backend = _summary_block(
             lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)], start + 2
         )
         sglang = sglang or backend
+        above = starts[k - 1] + 1 if k else 0
+        _command_above(run, lines[above : max(start, 0)], above + 1)
         if "request_rate" not in run:  # vLLM prints the rate above the block (or, when bounded, inside it)
-            above = starts[k - 1] + 1 if k else 0
-            _rate_above(run, lines[above:start], sglang, above + 1)
-        if not any(k.endswith(("_mean", "_median")) for k in run) and "completed" not in run:
+            _rate_above(run, lines[above : max(start, 0)], sglang, above + 1)
+        _sent_not_done(run)
+        notes += _cut_short(run, lines, start, starts[k + 1] if k + 1 < len(starts) else len(lines), len(starts) > 1, k)
+        if not any(k.endswith(("_mean", "_median")) for k in run) and not {"completed", "spec_acceptance"} & set(run):
             raise CatalogError(source, [f"line {start + 1} opens a '{MARK}' block that holds no result lines"])
         runs.append(run)
     _name_runs(runs)
     tool = "SGLang bench_serving summary" if sglang else "vllm bench serve summary"
-    return Bench(source, tool, runs)
+    bench = Bench(source, tool, runs)
+    bench.cut.extend(notes)
+    return bench
+
+
+def _command_above(run: dict[str, Any], lines: list[str], first: int) -> None:
+    """The options of the benchmark command pasted above a block (its `\\` continuations joined): the
+    prompts sent, the rate, the concurrency, the random lengths, the dataset. The block's own lines
+    win where both say (they are filled first); with no --request-rate, vLLM's default sends every
+    request at once (`inf`)."""
+    at = next((i for i in range(len(lines) - 1, -1, -1) if COMMANDS.search(lines[i])), None)
+    if at is None:
+        return
+    joined, n = lines[at], at
+    while joined.rstrip().endswith("\\") and n + 1 < len(lines):
+        n += 1
+        joined = joined.rstrip()[:-1] + " " + lines[n]
+    try:
+        words = shlex.split(joined[COMMANDS.search(joined).start() :], comments=True)  # type: ignore[union-attr]
+    except ValueError:
+        words = joined.split()
+    given: dict[str, str] = {}
+    for i, word in enumerate(words):
+        flag, eq, value = word.partition("=")
+        if flag in OPTIONS and (eq or i + 1 < len(words)):
+            given[OPTIONS[flag]] = value if eq else words[i + 1]
+    origin = ("line", first + at, "the command line")
+    run["_command"] = " ".join(f"{k} {v}" for k, v in given.items())
+    for key, value in given.items():
+        if key == "dataset":
+            run.setdefault("dataset", value[:80])
+        elif key == "request_rate":
+            if "request_rate" not in run:
+                _rate(run, value, origin)
+        elif key not in run:
+            _put(run, key, _number(value), origin)
+    vllm = re.search(r"vllm bench serve|benchmark_serving\.py", joined)
+    if vllm and "request_rate" not in given and "request_rate" not in run:
+        # its default (vllm/benchmarks/serve.py: "--request-rate ... Default inf"): every request at once
+        run["request_rate"], run["unbounded"] = math.inf, True
+
+
+def _sent_not_done(run: dict[str, Any]) -> None:
+    """Requests sent (the command's --num-prompts) less those that succeeded are the failed ones,
+    where the block does not print a failed count."""
+    sent, done = run.get("num_prompts"), run.get("completed")
+    if "failed" not in run and isinstance(sent, float) and isinstance(done, float) and sent >= done:
+        _put(run, "failed", sent - done, run.get("_from", {}).get("num_prompts"))
+        run["failed_from_sent"] = True
+
+
+def _cut_short(run: dict[str, Any], lines: list[str], start: int, end: int, several: bool, k: int) -> list[str]:
+    """A block that stops before its sections end (a paste cut after 'Mean TTFT'): what it lacks, once."""
+    closed = any(_body(line).startswith("=" * 10) for line in lines[start + 1 : end])
+    lacks = [name for key, name in SECTIONS if key not in run]
+    if closed or not lacks or not any(k2.endswith(("_mean", "_median", "_p99")) for k2 in run):
+        return []
+    last = next((line.strip() for line in reversed(lines[start + 1 : end]) if line.strip()), "")
+    of = f"run {k + 1}: " if several else ""
+    return [f"{of}the block stops at {last[:60]!r}: no {', '.join(lacks)} lines; read for what it has"]
 
 
 def _body(line: str) -> str:
@@ -290,7 +381,12 @@ def _summary_line(run: dict[str, Any], label: str, value: str, origin: Any) -> N
         return
     if number is None:
         return
-    if label in SUMMARY_LABELS:
+    if label in SPEC_LABELS:
+        key, scale = SPEC_LABELS[label]
+        _put(run, key, number * scale, origin)
+    elif label.startswith("Position ") and label[len("Position ") :].isdigit():
+        _put(run, f"spec_position_{label[len('Position ') :]}", number / 100, origin)
+    elif label in SUMMARY_LABELS:
         _put(run, SUMMARY_LABELS[label], number, origin)
     elif label.endswith("(ms)"):
         stat, _, metric = label[: -len("(ms)")].strip().partition(" ")

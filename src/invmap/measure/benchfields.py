@@ -47,7 +47,13 @@ def field_range(name: str) -> Range | None:
     return FAMILIES.get(family) if stat else None
 
 
-FLAGS = ("label", "unbounded")  # a run's entries that are not numbers read from the file
+FLAGS = (
+    "label",
+    "unbounded",
+    "dataset",
+    "failed_from_sent",
+    "_command",
+)  # a run's entries that are not numbers read from the file
 
 
 def checked(bench: Any, text: str) -> Any:

@@ -44,7 +44,9 @@ SAMPLE = re.compile(
     rf"[ \t]+{_VALUE}(?:[ \t]+-?\d+)?[ \t]*\r?\n?"
 )
 # The usual line, tried first: no spaces inside, no escapes, a plain number, no timestamp.
-_PLAIN = re.compile(r'[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*",?)*\})? -?\d+(?:\.\d+)?(?:e[+-]?\d+)?\n')
+_PLAIN = re.compile(
+    r'[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*",?)*\})? -?\d+(?:\.\d+)?(?:e[+-]?\d+)?\n'
+)
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_AT = re.compile(rf"[ \t]*{_LABEL}[ \t]*")
 

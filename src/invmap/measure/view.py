@@ -251,7 +251,9 @@ class View:
     def count_by(self, key: str, label: str) -> dict[str, float]:
         """A histogram's observations over the window by a label's value (requests per model)."""
         for name in self._names(key):
-            counts = _with_last_buckets(self._found(self.after, name, "_count"), self._found(self.after, name, "_bucket"))
+            counts = _with_last_buckets(
+                self._found(self.after, name, "_count"), self._found(self.after, name, "_bucket")
+            )
             if counts:
                 if self.before is not None:
                     earlier = self._found(self.before, name, "_bucket")

@@ -91,7 +91,9 @@ def _rank_finding(view: Any, rule: Rule, label: str, found: Any, verb: str, unit
     )
     shown = (lambda v: f"{count(v)} {unit}".strip()) if unit else _gauge_text
     when = view.span() if not momentary else "at the scrape"
-    spread = ", ".join(f"{label} {r}: {_gauge_text(v)}" for r, v in sorted(ranks.items(), key=lambda kv: _rank_key(kv[0])))
+    spread = ", ".join(
+        f"{label} {r}: {_gauge_text(v)}" for r, v in sorted(ranks.items(), key=lambda kv: _rank_key(kv[0]))
+    )
     return Finding(
         f"data-parallel ranks {verb} {shown(most)} ({label} {top}) to {shown(least)} ({label} {low}) {when}: "
         f"{ratio} (>= {rule.t('ratio'):g}x)" + (f" ({spread})" if momentary else ""),
