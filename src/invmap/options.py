@@ -436,9 +436,11 @@ COMMANDS: tuple[Command, ...] = (
             Opt(
                 "bench",
                 ("--bench",),
-                "A benchmark's results: vllm bench serve or SGLang bench_serving (JSON, or the printed summary), "
-                "GenAI-Perf (JSON or CSV export), GuideLLM (JSON report).",
+                "A benchmark's results: vllm bench serve or SGLang bench_serving (JSON, or the printed summary, "
+                "with the command pasted above it), GenAI-Perf (JSON or CSV export), GuideLLM (JSON report). Give "
+                "it twice (before, after) to compare two runs.",
                 "FILE",
+                multiple=True,
             ),
             MODEL_OPT._replace(
                 help="With --metrics or --bench: the model served (a config.json, its folder, or a shipped name), "

@@ -199,7 +199,7 @@ def triage(ctx: typer.Context, args: Args) -> None:
     opts = diagnose.TriageOptions(
         words=list(args.symptom or []),
         metrics=list(args.metrics or []),
-        bench=args.bench,
+        bench=list(args.bench or []),
         interval=args.interval,
         model=args.model,
         gpu=args.gpu,

@@ -311,3 +311,57 @@ def _bench_numbers(numbers: dict[str, Any]) -> str:
         "itl_p99": ("ITL p99", ms),
     }
     return ", ".join(f"{labels[k][0]} {labels[k][1](v)}" for k, v in numbers.items())
+
+
+# What the two runs must share for their latencies to be compared as like for like.
+LOAD = (("max_concurrency", "max concurrency"), ("request_rate", "request rate"), ("num_prompts", "prompts"),
+        ("random_input_len", "input length"), ("random_output_len", "output length"))  # fmt: skip
+IMPROVED = (("ttft_median", "TTFT median"), ("ttft_p99", "TTFT p99"), ("tpot_median", "TPOT median"),
+            ("tpot_p99", "TPOT p99"), ("itl_p99", "ITL p99"))  # fmt: skip
+
+
+def assess_compare(before: Any, after: Any, bound: Any = None) -> Assessment:
+    """Two benchmark results compared, run for run (the same number of runs), else the last run of
+    each: what got worse beyond the thresholds (`[rule.compare]`), each change an evidence item
+    with `{before, after, change}`; whether the runs were driven alike; what improved."""
+    from invmap.measure.levels.comparing import change
+
+    result = Assessment(windowed=True)
+    result.notes.append(f"compared: {before.source} ({before.tool}) -> {after.source} ({after.tool})")
+    result.notes.extend([*before.notes, *before.cut, *after.notes, *after.cut])
+    if len(before.runs) == len(after.runs):
+        pairs = list(zip(before.runs, after.runs))
+    else:
+        pairs = [(before.runs[-1], after.runs[-1])]
+        result.notes.append(
+            f"{before.source} holds {plural(len(before.runs), 'run')} and {after.source} "
+            f"{plural(len(after.runs), 'run')}: the last run of each is compared"
+        )
+    labelled = len(pairs) > 1
+    subjects = []
+    for n, (a, b) in enumerate(pairs, 1):
+        subjects.append(({"before": a, "after": b}, f"run {n}" if labelled else "", True))
+        differs = [f"{name} {a[k]:g} vs {b[k]:g}" for k, name in LOAD
+                   if isinstance(a.get(k), float) and isinstance(b.get(k), float) and a[k] != b[k]]  # fmt: skip
+        if differs:
+            of = f"run {n}: " if labelled else ""
+            result.notes.append(
+                f"{of}the runs were not driven alike ({'; '.join(differs)}): a change may be the load's"
+            )
+        better = [
+            f"{name} {c[2]:+.0%}"
+            for k, name in IMPROVED
+            if (c := change({"before": a, "after": b}, k)) and c[2] <= -0.2
+        ]
+        if better:
+            result.notes.append(f"{'run %d: ' % n if labelled else ''}improved: {', '.join(better)}")
+    found, left, checked = _apply(subjects, lambda rule, pair: rule.kind == "compare")
+    result.levels = _levels(found)
+    if found:
+        if left:
+            result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in left))
+    elif checked:
+        result.notes.append("no change beyond the declared thresholds (compare-* rules in data/rules.toml)")
+    else:
+        result.notes.append("not enough signal: " + "; ".join(sorted({needs for _, needs in left})))
+    return result
