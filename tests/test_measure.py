@@ -171,7 +171,29 @@ def _failed() -> str:
     return reg.text()
 
 
+def _spec_positions() -> str:
+    reg = scrapes.vllm().counter("vllm:spec_decode_num_drafts", 1000)
+    for position, accepted in (("0", 700), ("1", 300), ("2", 60)):
+        reg.counter("vllm:spec_decode_num_accepted_tokens_per_pos", accepted, position=position)
+    return reg.text()
+
+
+def _cold_cache() -> str:
+    return scrapes.vllm().counter("vllm:prefix_cache_queries", 200_000).counter("vllm:prefix_cache_hits", 4_000).text()
+
+
 FIRES = {
+    "spec-position": (
+        _spec_positions,
+        "RL",
+        "draft position 2 accepted in under 10% of drafts over 1,000 drafts since the engine started (by position "
+        "0: 70%, 1: 30%, 2: 6%)",
+    ),
+    "prefix-cache-cold": (
+        _cold_cache,
+        "L3",
+        "prefix cache hit rate 2.0% (< 10%): 4,000 of 200,000 prompt tokens found since the engine started; whether",
+    ),
     "failed-requests": (_failed, "L2", "10 of 200 finished requests were aborted or failed (5.0%, >= 5%)"),
     "kv-full-preempting": (lambda: kv_pressure(0.97, 48), "L3", "kv usage 0.97 (>= 0.90) and 48 preemptions"),
     "preempting": (
@@ -779,7 +801,7 @@ def test_every_rule_is_declared_whole_and_documented_on_the_measurements_page():
         assert f"| `{rule.id}` |" in readme, rule.id
         assert rule.levels and rule.why.endswith((".", ")")) and rule.signals, rule.id
         assert rule.thresholds and all(t.rationale for t in rule.thresholds), rule.id
-        assert all(s in names.BY_SIGNAL or rule.kind == "bench" for s in rule.signals), rule.id
+        assert all(s in names.BY_SIGNAL or rule.kind in ("bench", "compare") for s in rule.signals), rule.id
 
 
 def test_every_declared_name_says_where_it_was_read():
@@ -810,3 +832,69 @@ def test_every_signal_at_zero_divides_by_nothing(cli, tmp_path, engine):
     before = write(tmp_path, "before.prom", text)
     result = run(cli, "--metrics", before, "--metrics", write(tmp_path, "after.prom", text), "--interval", "10s")
     assert (result.code, result.out) == (0, "[]\n"), result.err
+
+
+# --- issue 41: structure read from labels, gauges per rank, a P/D server's aborts --------------------------------
+
+
+def _sglang_ranks(values: dict[str, float], metric: str = "sglang:gen_throughput") -> str:
+    return "".join(scrapes.sglang(dp_rank=rank).gauge(metric, v).text() for rank, v in values.items())
+
+
+def test_rank_imbalance_reads_gauges_per_rank(cli, tmp_path):
+    """The aibrix#1614 shape: gen_throughput ~141 tok/s on some ranks, ~35 on others, queues empty."""
+    text = _sglang_ranks({"0": 35.4, "1": 35.4, "2": 141.7, "3": 141.7})
+    items = levels(run(cli, "--metrics", write(tmp_path, "r.prom", text)))
+    assert [(i["code"], i["confidence"]) for i in items] == [("L5", "medium")]
+    assert items[0]["evidence"][0]["text"] == (
+        "data-parallel ranks read generation throughput of 142 (dp_rank 2) to 35 (dp_rank 0) at the scrape: 4.0x "
+        "(>= 2x) (dp_rank 0: 35, dp_rank 1: 35, dp_rank 2: 142, dp_rank 3: 142)"
+    )
+    assert items[0]["evidence"][0]["signals"] == {
+        "gen_throughput_by_rank": {"0": 35.4, "1": 35.4, "2": 141.7, "3": 141.7}
+    }
+    even = _sglang_ranks({"0": 120.0, "1": 100.0})
+    assert levels(run(cli, "--metrics", write(tmp_path, "e.prom", even))) == []
+    idle = _sglang_ranks({"0": 0.0, "1": 6.0})  # under 10 tok/s everywhere: nothing to split
+    assert levels(run(cli, "--metrics", write(tmp_path, "i.prom", idle))) == []
+
+
+def test_several_models_on_one_engine_are_l4_structure_with_numbers_per_model(cli, tmp_path):
+    text = (
+        scrapes.vllm(model="meta-llama/Llama-2-7b-hf").counter("vllm:request_success", 2, finished_reason="stop").text()
+        + scrapes.vllm(model="sql-lora").counter("vllm:request_success", 1, finished_reason="stop").text()
+    )
+    items = levels(run(cli, "--metrics", write(tmp_path, "m.prom", text)))
+    assert [(i["code"], i["confidence"]) for i in items] == [("L4", "low")]
+    assert items[0]["evidence"][0]["text"].startswith(
+        "2 models share one engine (requests finished since the engine started: meta-llama/Llama-2-7b-hf: 2, "
+        "sql-lora: 1)"
+    )
+
+
+def test_aborts_on_a_disaggregated_server_point_to_the_hand_off(cli, tmp_path):
+    reg = scrapes.sglang().counter("sglang:num_requests", 217).counter("sglang:num_aborted_requests", 157)
+    reg.histogram("sglang:kv_transfer_latency_ms", [])
+    items = levels(run(cli, "--metrics", write(tmp_path, "pd.prom", reg.text())))
+    assert items[0]["code"] == "L5" and items[0]["evidence"][0]["rule"] == "failed-requests"
+    assert (
+        "on a disaggregated prefill/decode server (it exposes sglang:kv_transfer_latency_ms)"
+        in (items[0]["evidence"][0]["text"])
+    )
+    alone = scrapes.sglang().counter("sglang:num_requests", 217).counter("sglang:num_aborted_requests", 157)
+    assert [i["code"] for i in levels(run(cli, "--metrics", write(tmp_path, "a.prom", alone.text())))] == ["L2", "L6"]
+
+
+def test_a_long_speculative_draft_that_pays_is_not_low_acceptance(cli, tmp_path):
+    """The MTP-8 shape of vllm#48892: 44% of draft tokens accepted, yet 4.5 tokens a step."""
+    reg = scrapes.vllm().counter("vllm:spec_decode_num_drafts", 11043)
+    reg.counter("vllm:spec_decode_num_draft_tokens", 88344).counter("vllm:spec_decode_num_accepted_tokens", 38611)
+    assert levels(run(cli, "--metrics", write(tmp_path, "s.prom", reg.text()))) == []
+
+
+def test_a_components_scrape_is_recognised_not_diagnosed(cli, tmp_path):
+    result = run(cli, "--metrics", write(tmp_path, "l.prom", "lmcache:num_retrieve_requests_total 0\n"))
+    assert (result.code, result.out) == (0, "[]\n")
+    assert "holds samples of a component beside an engine (1 of LMCache): recognised, but no rule reads it" in (
+        result.err
+    )

@@ -113,7 +113,12 @@ def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None, bound: 
 def _no_engine(after: Any) -> str:
     import invmap.measure.names as names
 
-    engines = ", ".join(e.title for e in names.ENGINES)
+    parts = [names.BY_KEY[e] for e in after.engines if names.BY_KEY[e].kind == "component"]
+    if parts:
+        shown = ", ".join(f"{after.engines[p.key]:,} of {p.title}" for p in parts)
+        return (f"not enough signal: {after.source} holds samples of a component beside an engine ({shown}): "
+                "recognised, but no rule reads it; give the engine's own scrape")  # fmt: skip
+    engines = ", ".join(e.title for e in names.ENGINES if e.kind in names.PROCESSES)
     what = "holds no samples" if after.samples == 0 else f"holds {after.samples:,} samples but none of a known engine"
     return f"not enough signal: {after.source} {what} ({engines})"
 

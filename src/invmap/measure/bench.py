@@ -188,7 +188,11 @@ SERVING_FIGURES = (
         for stat in STATS
     ),
 )
-SERVING_ACCEPTANCE = (Field(("spec_decode_acceptance_rate",), "spec_acceptance", per=100),)  # vLLM: a percentage
+SERVING_ACCEPTANCE = (
+    Field(("spec_decode_acceptance_rate",), "spec_acceptance", per=100),  # vLLM: a percentage
+    Field(("spec_decode_acceptance_length",), "spec_length"),
+    Field(("accept_length",), "spec_length"),  # SGLang
+)
 
 
 def _serving_json(obj: dict[str, Any], tool: str) -> dict[str, Any]:

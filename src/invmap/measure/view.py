@@ -296,10 +296,12 @@ def _title(engine: str | None) -> str:
 
 
 def _engine(scrape: Scrape) -> str | None:
-    if not scrape.engines:
+    """The engine or router with the most samples (a component's are recognised, never read)."""
+    held = [e for e in scrape.engines if names.BY_KEY[e].kind in names.PROCESSES]
+    if not held:
         return None
     order = [e.key for e in names.ENGINES]
-    return max(scrape.engines, key=lambda e: (scrape.engines[e], -order.index(e)))
+    return max(held, key=lambda e: (scrape.engines[e], -order.index(e)))
 
 
 def dominant(scrape: Scrape | None, kind: str) -> str | None:

@@ -89,13 +89,14 @@ def _rank_finding(view: Any, rule: Rule, label: str, found: Any, verb: str, unit
         if least > 0
         else "while the other had none"
     )
-    shown = (lambda v: f"{count(v)} {unit}".strip()) if unit else _gauge_text
+    shown = count if unit else _gauge_text
     when = view.span() if not momentary else "at the scrape"
     spread = ", ".join(
         f"{label} {r}: {_gauge_text(v)}" for r, v in sorted(ranks.items(), key=lambda kv: _rank_key(kv[0]))
     )
     return Finding(
-        f"data-parallel ranks {verb} {shown(most)} ({label} {top}) to {shown(least)} ({label} {low}) {when}: "
+        f"data-parallel ranks {verb} {shown(most)} ({label} {top}) to {shown(least)} ({label} {low})"
+        f"{' ' + unit if unit else ''} {when}: "
         f"{ratio} (>= {rule.t('ratio'):g}x)" + (f" ({spread})" if momentary else ""),
         {key: {r: round(v, 4) for r, v in sorted(ranks.items())}},
         strength=past(most / least if least > 0 else 10.0, rule.t("ratio"), 4 * rule.t("ratio")),

@@ -62,7 +62,8 @@ def compare_tpot(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     if median_up:
         why, levels = "the median moved, so every request's tokens cost more: the per-token (kernel) cost", ("L1",)
     else:
-        why, levels = "only the tail moved: some decode steps stall, as behind other requests' prefills", ("L2", "L1")
+        why = "only the tail moved: some decode steps stall, as behind other requests' prefills (L2; else a slower kernel for some shapes, L1)"
+        levels = ("L2",)
     return Finding(
         f"{shown} (>= {rule.t('change'):+.0%}){' while ' + flat + ' is flat' if flat else ''}: {why}",
         _signals(key, worse[key]),

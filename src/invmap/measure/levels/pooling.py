@@ -15,11 +15,10 @@ def multiplexed(view: Any, rule: Rule) -> Finding | Missing | None:
     found = _adapters_waiting(view, rule) or _adapter_slots_full(view, waiting)
     if found is not None:
         return found
-    queues = _model_queues(view, rule) if waiting is not None else None
-    served = queues or _models_served(view, rule)
-    if served is None and waiting is None and not _model_label(view):
+    found = (_model_queues(view, rule) if waiting is not None else None) or _models_served(view, rule)
+    if found is None and waiting is None:
         return Missing("a requests-waiting metric")
-    return served
+    return found
 
 
 def _model_label(view: Any) -> str | None:
