@@ -898,3 +898,22 @@ def test_a_components_scrape_is_recognised_not_diagnosed(cli, tmp_path):
     assert "holds samples of a component beside an engine (1 of LMCache): recognised, but no rule reads it" in (
         result.err
     )
+
+
+def test_the_measurements_pages_refusal_and_comparison_examples_are_what_invmap_says(cli):
+    from conftest import REPO
+
+    page = (REPO / "docs" / "measurements.md").read_text(encoding="utf-8")
+    refused = cli("triage", "--metrics", "-", input="hello world\n")
+    assert refused.code == 3 and f"  {refused.err.strip()}\n" in page
+    fixtures = REPO / "tests" / "fixtures" / "measurements"
+    compared = cli(
+        "triage",
+        "--bench",
+        str(fixtures / "vllm-kimi-k2-fp8-dcp8-1.txt"),
+        "--bench",
+        str(fixtures / "vllm-kimi-k2-fp8-tp-1.txt"),
+        "--json",
+    )
+    shown = [f"  {i['code']}  {e['rule']}  {e['text']}" for i in json.loads(compared.out) for e in i["evidence"]]
+    assert shown and all(f"{line}\n" in page for line in shown), shown

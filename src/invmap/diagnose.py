@@ -28,6 +28,7 @@ class TriageOptions:
     efficiency: float | None = None  # the fraction of the bandwidth a decode step reaches
     limit: int = 3
     every: bool = False
+    verbose: bool = False  # every rule that could not run, not the first few families
     catalog_on_stdin: bool = False  # `--catalog -`: stdin is taken
 
     @property
@@ -136,16 +137,20 @@ def _measure(opts: TriageOptions, scrape_one: Any, read_one: Any) -> Any:
 
     if opts.bench:
         read = [read_one(source) for source in opts.bench]
-        if len(read) == 2:
-            return measure.assess_compare(read[0], read[1], bound)
-        return measure.assess_bench(read[0], bound)
+        done = (
+            measure.assess_compare(read[0], read[1], bound) if len(read) == 2 else measure.assess_bench(read[0], bound)
+        )
+        done.notes.extend(done.not_checked(opts.verbose))
+        return done
     scrapes = [scrape_one(source) for source in opts.metrics]
     if len(opts.metrics) == 1 and seconds is not None:  # one URL, scraped again `seconds` later
         import time
 
         time.sleep(seconds)
         scrapes.append(scrape_one(opts.metrics[0]))
-    return measure.assess_scrapes(scrapes, seconds, bound)
+    done = measure.assess_scrapes(scrapes, seconds, bound)
+    done.notes.extend(done.not_checked(opts.verbose))
+    return done
 
 
 def read_bench_source(source: str | None, stdin: Any) -> Any:

@@ -419,6 +419,14 @@ COMMANDS: tuple[Command, ...] = (
             Opt("limit", ("--limit", "-n"), "At most N levels (at least 1).", "N", kind="count", default=3),
             Opt("every", ("--all",), "Every level, with its score (none left out).", kind="flag", default=False),
             Opt(
+                "verbose",
+                ("--verbose",),
+                "With --metrics or --bench: every rule that could not run and what it lacks (else the first "
+                "few families).",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
                 "metrics",
                 ("--metrics",),
                 "An engine's Prometheus metrics: a file of a /metrics scrape, '-' for stdin, or an http(s) URL to "

@@ -207,6 +207,7 @@ def triage(ctx: typer.Context, args: Args) -> None:
         efficiency=args.efficiency,
         limit=args.limit,
         every=args.every,
+        verbose=args.verbose,
         catalog_on_stdin=run.location.is_stdin,
     )
     measured = diagnose.measure_of(opts, run.env.stdin)  # bad input fails first

@@ -22,6 +22,25 @@ class Assessment:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     windowed: bool = False
+    unchecked: list[tuple[str, str]] = field(default_factory=list)  # (rule id, what it lacks): said last
+
+    def not_checked(self, verbose: bool = False) -> list[str]:
+        """The rules that could not run, one line per missing family (what they lack, and which rules):
+        the first few, or with `verbose` every one."""
+        families: dict[str, list[str]] = {}
+        for rule, needs in self.unchecked:
+            families.setdefault(needs, []).append(rule)
+        lines = [f"not checked: {needs} ({', '.join(ids)})" for needs, ids in families.items()]
+        if verbose or len(lines) <= SHOWN_UNCHECKED:
+            return lines
+        more = len(lines) - SHOWN_UNCHECKED
+        return [
+            *lines[:SHOWN_UNCHECKED],
+            f"not checked: {more} more ({'one family' if more == 1 else 'families'} of signals; --verbose lists them)",
+        ]
+
+
+SHOWN_UNCHECKED = 3  # lines of "not checked" without --verbose
 
 
 Found = tuple[declared.Rule, declared.Finding, bool]  # a rule, what it found, whether over a window
@@ -256,7 +275,7 @@ def assess_bench(bench: Any, bound: Any = None) -> Assessment:
     if runs and len(empty) == len(runs) and not found:
         result.notes.append("not enough signal: no request completed, so no latency was measured")
         if left:
-            result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in left))
+            result.unchecked.extend((r.id, needs) for r, needs in left)
         return result
     said = _bench_numbers(numbers)
     if bench.notes and said:
@@ -280,7 +299,7 @@ def _verdict(
         result.notes.append("not enough signal: " + "; ".join(sorted({needs for _, needs in missing})))
         return
     if missing:
-        result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in missing))
+        result.unchecked.extend((r.id, needs) for r, needs in missing)
 
 
 def _numbers(summary: dict[str, Any]) -> str:
@@ -364,7 +383,7 @@ def assess_compare(before: Any, after: Any, bound: Any = None) -> Assessment:
     result.levels = _levels(found)
     if found:
         if left:
-            result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in left))
+            result.unchecked.extend((r.id, needs) for r, needs in left)
     elif checked:
         result.notes.append("no change beyond the declared thresholds (compare-* rules in data/rules.toml)")
     else:
