@@ -917,3 +917,38 @@ def test_the_measurements_pages_refusal_and_comparison_examples_are_what_invmap_
     )
     shown = [f"  {i['code']}  {e['rule']}  {e['text']}" for i in json.loads(compared.out) for e in i["evidence"]]
     assert shown and all(f"{line}\n" in page for line in shown), shown
+
+
+def test_histograms_that_contradict_the_scrape_are_flagged_not_diagnosed(cli, tmp_path):
+    """Issue 41 section 3: a TTFT sum implying microsecond first tokens, or far more first tokens than prompts,
+    is left out with the reason, so queue-in-ttft (which would fire on these numbers) does not."""
+    micro = scrapes.vllm().histogram("vllm:time_to_first_token_seconds", [0.000001] * 100)
+    micro.histogram("vllm:request_queue_time_seconds", [0.0000008] * 100)
+    result = run(cli, "--metrics", write(tmp_path, "u.prom", micro.text()))
+    assert levels(result) == []
+    assert "inconsistent: its sum implies a mean TTFT of 1 us over 100 requests, which no engine gives" in result.err
+    more = scrapes.vllm().histogram("vllm:time_to_first_token_seconds", [2.0] * 500)
+    more.histogram("vllm:request_prompt_tokens", [100] * 100).histogram("vllm:request_queue_time_seconds", [1.6] * 500)
+    result = run(cli, "--metrics", write(tmp_path, "m.prom", more.text()))
+    assert levels(result) == []
+    assert "inconsistent: 500 first tokens observed but 100 prompts (vllm:request_prompt_tokens)" in result.err
+    alike = scrapes.vllm().histogram("vllm:time_to_first_token_seconds", [2.0] * 100)
+    alike.histogram("vllm:request_prompt_tokens", [100] * 100).histogram("vllm:request_queue_time_seconds", [1.6] * 100)
+    assert [i["code"] for i in levels(run(cli, "--metrics", write(tmp_path, "a.prom", alike.text())))] == ["L2"]
+
+
+def test_not_checked_comes_after_the_verdict_one_line_a_family_and_all_with_verbose(cli, tmp_path):
+    path = write(tmp_path, "w.prom", _waiting())
+    short = run(cli, "--metrics", path).err.splitlines()
+    full = run(cli, "--metrics", path, "--verbose").err.splitlines()
+    unchecked = [line for line in full if line.startswith("not checked: ")]
+    assert len(unchecked) == len(set(unchecked)) > 3
+    assert [line for line in short if line.startswith("not checked: ")] == [
+        *unchecked[:3],
+        f"not checked: {len(unchecked) - 3} more (families of signals; --verbose lists them)",
+    ]
+    assert all(line.startswith("not checked: ") for line in short[-4:])  # said last, after the verdict
+    idle = run(cli, "--metrics", write(tmp_path, "i.prom", scrapes.vllm().gauge("vllm:num_requests_running", 0).text()))
+    said = idle.err.splitlines()
+    verdict = next(n for n, line in enumerate(said) if line.startswith(("healthy by", "not enough signal")))
+    assert [n for n, line in enumerate(said) if line.startswith("not checked: ")] == list(range(verdict + 1, len(said)))

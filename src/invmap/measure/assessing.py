@@ -117,6 +117,7 @@ def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None, bound: 
     _part_notes(result, parts, scrapes, seconds)
     for view in parts:
         view.bound = bound
+        _inconsistent(view)
     label = len(parts) > 1
     subjects = [(view, view.engine_title if label else "", view.windowed) for view in parts]
     found, missing, checked = _apply(subjects, lambda rule, view: rule.reads(view.kind))
@@ -127,6 +128,27 @@ def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None, bound: 
     result.levels = _levels(found)
     _verdict(result, found, missing, checked, _scrape_numbers(parts))
     return result
+
+
+# Histograms whose counts contradict the scrape's other numbers are left out, not diagnosed.
+FASTEST_TTFT_S = 1e-5  # a mean first token under 10 us is no engine's: a sum in the wrong unit
+MORE_FIRST_TOKENS = 2.0  # TTFT observations past twice the prompts observed (and 10 more) cannot be
+
+
+def _inconsistent(view: Any) -> None:
+    ttft = view.hist("ttft")
+    if ttft is None or ttft[0].count <= 0:
+        return
+    hist, metric = ttft
+    where = f"{view.after.source}: {metric}"
+    if hist.mean is not None and 0 <= hist.mean < FASTEST_TTFT_S:
+        view.flag("ttft", f"{where}: inconsistent: its sum implies a mean TTFT of {hist.mean * 1e6:.3g} us over "
+                          f"{hist.count:,.0f} requests, which no engine gives")  # fmt: skip
+        return
+    prompts = view.hist("prompt_len")
+    if prompts is not None and prompts[0].count > 0 and hist.count > MORE_FIRST_TOKENS * prompts[0].count + 10:
+        view.flag("ttft", f"{where}: inconsistent: {hist.count:,.0f} first tokens observed but "
+                          f"{prompts[0].count:,.0f} prompts ({prompts[1]})")  # fmt: skip
 
 
 def _no_engine(after: Any) -> str:

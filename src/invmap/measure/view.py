@@ -84,6 +84,7 @@ class View:
         self.others = sorted(e for e in after.engines if e != self.engine)
         self.bound: Any = None
         self.derived: dict[str, str] = {}  # signal -> why a share computed from it cannot be read
+        self.flagged: set[str] = set()  # signals left out as inconsistent with the scrape's others
 
     @property
     def windowed(self) -> bool:
@@ -114,7 +115,16 @@ class View:
         return {**out, **self.derived}
 
     def _usable(self, key: str) -> bool:
-        return key not in self.after.left_out and (self.before is None or key not in self.before.left_out)
+        return (
+            key not in self.after.left_out
+            and (self.before is None or key not in self.before.left_out)
+            and key not in self.flagged
+        )
+
+    def flag(self, key: str, why: str) -> None:
+        """Leave a signal out as inconsistent with another (said with the others left out)."""
+        self.flagged.add(key)
+        self.derived[key] = why
 
     def _names(self, key: str) -> list[names.Name]:
         if not self._usable(key):
