@@ -249,7 +249,11 @@ def test_a_benchmark_decoding_at_the_bandwidth_bound_points_to_l1(cli, tmp_path)
         "decode takes 5 ms per token (TPOT median), within 1.2x of the 4.84 ms a step needs to read Llama 3.1 8B's "
         "weights and the KV of 1 requests of 1,088 tokens at 3.35 TB/s: decode is memory-bandwidth bound"
     ]
-    assert "bench-decode-near-bandwidth needs the model's size" in bench(cli, path).err
+    unchecked = cli("triage", "--bench", path, "--verbose").err
+    assert "not checked: the model's size and the GPU's memory bandwidth (--model, and --gpu or --bandwidth) (" in (
+        unchecked
+    )
+    assert "bench-decode-near-bandwidth)" in unchecked
 
 
 @pytest.mark.parametrize("rule", sorted(FIRES))
@@ -291,7 +295,7 @@ def test_genai_perf_json_and_csv_read_alike(cli, tmp_path):
     two = fired(bench(cli, write(tmp_path, "g.csv", GENAI_CSV)))
     assert [r for _, r, _ in one] == ["bench-single-stream"]
     assert [r for _, r, _ in two] == []  # the CSV does not say the concurrency
-    assert "bench-single-stream needs the concurrency" in bench(cli, write(tmp_path, "g.csv", GENAI_CSV)).err
+    assert "not checked: the concurrency (bench-single-stream)" in bench(cli, write(tmp_path, "g.csv", GENAI_CSV)).err
 
 
 def test_a_healthy_benchmark_prints_nothing_and_says_so(cli, tmp_path):

@@ -32,13 +32,13 @@ import io
 import json
 import math
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import CatalogError
 from invmap.inputfile import STREAM_HINT, read_capped
 from invmap.measure.benchfields import checked
+from invmap.measure.pasted import COMMANDS, SECTION, command_options, cut_short
 from invmap.reading import utf8_text
 
 MAX_BYTES = 256 * 2**20
@@ -239,27 +239,6 @@ SUMMARY_LABELS = {
 RATE_LABELS = ("Request rate configured (RPS)", "Traffic request rate")
 SPEC_LABELS = {"Acceptance rate (%)": ("spec_acceptance", 0.01), "Acceptance length": ("spec_length", 1.0),
                "Accept length": ("spec_length", 1.0)}  # fmt: skip
-# A section rule of the printed block ("-----Time to First Token-----"): a paste cut above the title.
-SECTION = re.compile(r"^[ \t#]*-{3,}(Time to First Token|Time per Output Token.*|Inter-token Latency|"
-                     r"Speculative Decoding|End-to-end Latency)-{3,}[ \t]*$", re.M)  # fmt: skip
-# What a whole block holds, by section: said once when a paste stops before one.
-SECTIONS = (("ttft_median", "TTFT"), ("tpot_median", "TPOT"), ("itl_median", "ITL"))
-# The benchmark commands whose options a block is pasted with, and the options read from them.
-COMMANDS = re.compile(r"vllm bench serve|sglang\.bench_serving|bench_serving\.py|benchmark_serving\.py|"
-                      r"genai-perf profile|guidellm benchmark")  # fmt: skip
-OPTIONS = {
-    "--num-prompts": "num_prompts",
-    "--request-rate": "request_rate",
-    "--rate": "request_rate",  # guidellm
-    "--max-concurrency": "max_concurrency",
-    "--concurrency": "max_concurrency",  # genai-perf
-    "--random-input-len": "random_input_len",
-    "--random-output-len": "random_output_len",
-    "--dataset-name": "dataset",
-    "--dataset-path": "dataset",
-    "--dataset": "dataset",
-    "--data": "dataset",  # guidellm
-}
 
 
 def _summary(text: str, source: str) -> Bench:
@@ -281,7 +260,7 @@ def _summary(text: str, source: str) -> Bench:
         if "request_rate" not in run:  # vLLM prints the rate above the block (or, when bounded, inside it)
             _rate_above(run, lines[above : max(start, 0)], sglang, above + 1)
         _sent_not_done(run)
-        notes += _cut_short(run, lines, start, starts[k + 1] if k + 1 < len(starts) else len(lines), len(starts) > 1, k)
+        notes += cut_short(run, lines, start, starts[k + 1] if k + 1 < len(starts) else len(lines), len(starts) > 1, k)
         if not any(k.endswith(("_mean", "_median")) for k in run) and not {"completed", "spec_acceptance"} & set(run):
             raise CatalogError(source, [f"line {start + 1} opens a '{MARK}' block that holds no result lines"])
         runs.append(run)
@@ -300,19 +279,7 @@ def _command_above(run: dict[str, Any], lines: list[str], first: int) -> None:
     at = next((i for i in range(len(lines) - 1, -1, -1) if COMMANDS.search(lines[i])), None)
     if at is None:
         return
-    joined, n = lines[at], at
-    while joined.rstrip().endswith("\\") and n + 1 < len(lines):
-        n += 1
-        joined = joined.rstrip()[:-1] + " " + lines[n]
-    try:
-        words = shlex.split(joined[COMMANDS.search(joined).start() :], comments=True)  # type: ignore[union-attr]
-    except ValueError:
-        words = joined.split()
-    given: dict[str, str] = {}
-    for i, word in enumerate(words):
-        flag, eq, value = word.partition("=")
-        if flag in OPTIONS and (eq or i + 1 < len(words)):
-            given[OPTIONS[flag]] = value if eq else words[i + 1]
+    joined, given = command_options(lines, at)
     origin = ("line", first + at, "the command line")
     run["_command"] = " ".join(f"{k} {v}" for k, v in given.items())
     for key, value in given.items():
@@ -336,17 +303,6 @@ def _sent_not_done(run: dict[str, Any]) -> None:
     if "failed" not in run and isinstance(sent, float) and isinstance(done, float) and sent >= done:
         _put(run, "failed", sent - done, run.get("_from", {}).get("num_prompts"))
         run["failed_from_sent"] = True
-
-
-def _cut_short(run: dict[str, Any], lines: list[str], start: int, end: int, several: bool, k: int) -> list[str]:
-    """A block that stops before its sections end (a paste cut after 'Mean TTFT'): what it lacks, once."""
-    closed = any(_body(line).startswith("=" * 10) for line in lines[start + 1 : end])
-    lacks = [name for key, name in SECTIONS if key not in run]
-    if closed or not lacks or not any(k2.endswith(("_mean", "_median", "_p99")) for k2 in run):
-        return []
-    last = next((line.strip() for line in reversed(lines[start + 1 : end]) if line.strip()), "")
-    of = f"run {k + 1}: " if several else ""
-    return [f"{of}the block stops at {last[:60]!r}: no {', '.join(lacks)} lines; read for what it has"]
 
 
 def _body(line: str) -> str:
