@@ -490,3 +490,13 @@ def test_three_benchmarks_are_a_usage_error(cli, tmp_path):
     result = cli("triage", "--bench", path, "--bench", path, "--bench", path)
     assert (result.code, result.out) == (2, "")
     assert "--bench takes at most two results (before and after), not 3" in result.err
+
+
+def test_a_change_from_almost_nothing_is_no_infinite_ratio(cli, tmp_path):
+    """A before of 1e-300 ms (within the range) and an after of 1e9 ms make no ratio: nothing is said about
+    that statistic, and the JSON stays finite (the cli fixture parses it strictly)."""
+    tiny, huge = vllm_result(), vllm_result()
+    tiny["median_tpot_ms"], huge["median_tpot_ms"] = 1e-300, 1e9
+    result = cli("triage", "--bench", write(tmp_path, "a.json", json.dumps(tiny)), "--bench",
+                 write(tmp_path, "b.json", json.dumps(huge)), "--json")  # fmt: skip
+    assert result.code == 0 and "tpot_median" not in result.out

@@ -5,6 +5,7 @@ and returns one `Finding` (its signals `{before, after, change}`, for the statis
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from invmap.measure.findings import Finding, Missing, Rule, past, stat
@@ -18,7 +19,8 @@ def change(pair: dict[str, Any], key: str) -> tuple[float, float, float] | None:
     before, after = stat(pair["before"], key), stat(pair["after"], key)
     if before is None or after is None or before <= 0:
         return None
-    return before, after, (after - before) / before
+    rel = (after - before) / before
+    return (before, after, rel) if math.isfinite(rel) else None  # a before near 0 makes no ratio
 
 
 def _said(key: str, moved: tuple[float, float, float]) -> str:
