@@ -28,7 +28,7 @@ QUIET = ("healthy", "not-enough-signal")
 OPTION = {"scrape": "--metrics", "bench": "--bench"}
 TARGETS = {"levels": 0.80, "quiet": 0.85}
 TIMEOUT_S = 60
-VERDICTS = ("healthy by these signals", "not enough signal", "Error")
+VERDICTS = ("healthy by these signals", "not enough signal", "no change beyond", "Error")
 
 
 def program() -> str:

@@ -41,6 +41,8 @@ def _levels(levels: tuple[str, ...]) -> str:
 def _reads(rule) -> str:  # noqa: ANN001 - a measure.rules.Rule
     if rule.kind == "bench":
         return "a benchmark"
+    if rule.kind == "compare":
+        return "two benchmark runs"
     return {"engine": "an engine's scrape", "router": "a router's scrape", "both": "an engine's or a router's scrape"}[
         rule.applies
     ]
@@ -50,7 +52,7 @@ def rule_table() -> str:
     from invmap.measure import rules
 
     rows = ["| rule | level | reads | fires when |", "| --- | --- | --- | --- |"]
-    for kind in ("metrics", "bench"):  # a scrape's rules first, then a benchmark's
+    for kind in ("metrics", "bench", "compare"):  # a scrape's rules first, then a benchmark's, then two runs'
         for r in rules.RULES:
             if r.kind == kind:
                 rows.append(f"| `{r.id}` | {_levels(r.levels)} | {_reads(r)} | {r.fires} |")

@@ -218,7 +218,22 @@ FIRES = {
         "RL",
         "speculative acceptance 0.31 (< 0.50) over the benchmark",
     ),
+    "bench-queue-share": (
+        "queue.txt",
+        lambda: (MEASURED / "vllm-max-num-seqs-queue-1.txt").read_text(encoding="utf-8"),
+        "L2",
+        "the median request waited 148 s for its first token, 48% of the 306.78 s run (>= 25%), with requests sent all "
+        "at once",
+    ),
+    "bench-spec-position": (
+        "positions.txt",
+        lambda: SPEC_SECTION.replace("23.65", "7.10"),
+        "RL",
+        "draft position 7 accepted in under 10% of drafts over the benchmark (by position 0: 76%",
+    ),
 }
+MEASURED = ASSETS.parent / "fixtures" / "measurements"
+SPEC_SECTION = (MEASURED / "vllm-mtp8-acceptance-1.txt").read_text(encoding="utf-8")
 
 
 def test_every_bench_rule_has_a_result_that_fires_it():
@@ -234,7 +249,11 @@ def test_a_benchmark_decoding_at_the_bandwidth_bound_points_to_l1(cli, tmp_path)
         "decode takes 5 ms per token (TPOT median), within 1.2x of the 4.84 ms a step needs to read Llama 3.1 8B's "
         "weights and the KV of 1 requests of 1,088 tokens at 3.35 TB/s: decode is memory-bandwidth bound"
     ]
-    assert "bench-decode-near-bandwidth needs the model's size" in bench(cli, path).err
+    unchecked = cli("triage", "--bench", path, "--verbose").err
+    assert "not checked: the model's size and the GPU's memory bandwidth (--model, and --gpu or --bandwidth) (" in (
+        unchecked
+    )
+    assert "bench-decode-near-bandwidth)" in unchecked
 
 
 @pytest.mark.parametrize("rule", sorted(FIRES))
@@ -276,7 +295,7 @@ def test_genai_perf_json_and_csv_read_alike(cli, tmp_path):
     two = fired(bench(cli, write(tmp_path, "g.csv", GENAI_CSV)))
     assert [r for _, r, _ in one] == ["bench-single-stream"]
     assert [r for _, r, _ in two] == []  # the CSV does not say the concurrency
-    assert "bench-single-stream needs the concurrency" in bench(cli, write(tmp_path, "g.csv", GENAI_CSV)).err
+    assert "not checked: the concurrency (bench-single-stream)" in bench(cli, write(tmp_path, "g.csv", GENAI_CSV)).err
 
 
 def test_a_healthy_benchmark_prints_nothing_and_says_so(cli, tmp_path):
@@ -354,3 +373,130 @@ def test_a_markdown_map_that_is_not_utf8_is_refused_and_writes_nothing(cli, tmp_
     result = cli("import", str(path), "-o", str(target))
     assert (result.code, result.out, result.err) == (3, "", f"Error: {path}: not UTF-8 text\n")
     assert not target.exists()
+
+
+# --- benchmarks as pasted (issue 41, section 2) ----------------------------------------------------------------
+
+
+def runs_of(path) -> list[dict]:
+    from invmap.measure import bench as reading
+
+    return reading.read_path(str(path)).runs
+
+
+def test_the_command_pasted_above_a_block_is_read_and_the_block_wins(tmp_path):
+    block = (MEASURED / "vllm-recipes-dsv32-tp8-1.txt").read_text(encoding="utf-8")
+    command = (
+        "vllm bench serve --model m --dataset-name random --random-input-len 2048 \\\n"
+        "    --random-output-len 1024 --num-prompts 120 --request-rate 20 --max-concurrency 64\n"
+    )
+    [run] = runs_of(write(tmp_path, "b.txt", command + block))
+    assert {k: run[k] for k in ("num_prompts", "random_input_len", "random_output_len", "max_concurrency")} == {
+        "num_prompts": 120.0,
+        "random_input_len": 2048.0,
+        "random_output_len": 1024.0,
+        "max_concurrency": 64.0,
+    }
+    assert run["dataset"] == "random"
+    assert (run["request_rate"], run["completed"], run["failed"]) == (10.0, 100.0, 0.0)  # the block's own lines win
+
+
+def test_requests_sent_less_those_that_succeeded_failed(cli, tmp_path):
+    """The brief's case: 3,000 prompts at --request-rate inf, 1,648 successful, no failed line."""
+    block = (MEASURED / "sglang-online-reference-1.txt").read_text(encoding="utf-8").splitlines()
+    body = [line for line in block[1:] if not line.startswith(("Successful requests", "Traffic request rate"))]
+    text = "\n".join(
+        ["python3 -m sglang.bench_serving --backend sglang --num-prompts 3000 --request-rate inf", body[0],
+         "Successful requests:                     1648", *body[1:]]
+    ) + "\n"  # fmt: skip
+    result = cli("triage", "--bench", write(tmp_path, "s.txt", text), "--json")
+    [evidence] = {e for _, r, e in fired(result) if r == "bench-overload"}  # one finding, under L2 and L6
+    assert evidence.startswith(
+        "1,352 of 3,000 requests failed (sent 3,000 by the command's --num-prompts, 1,648 succeeded) (45.1%, >= 5%)"
+    )
+
+
+def test_a_block_cut_short_is_read_for_what_it_has_and_says_what_is_missing_once(cli, tmp_path):
+    path = str(MEASURED / "vllm-max-num-seqs-queue-1.txt")
+    result = cli("triage", "--bench", path, "--json")
+    assert result.code == 0
+    said = [line for line in result.err.splitlines() if "the block stops at" in line]
+    assert said == ["the block stops at 'P99 TTFT (ms):                           286485.34': no TPOT, ITL lines; read "
+                    "for what it has"]  # fmt: skip
+
+
+def test_a_speculative_section_alone_is_read(cli):
+    result = cli("triage", "--bench", str(MEASURED / "vllm-mtp8-acceptance-1.txt"), "--json")
+    assert (result.code, result.out) == (0, "[]\n")  # 44% of tokens accepted, but 4.5 tokens a step: it pays
+    [run] = runs_of(MEASURED / "vllm-mtp8-acceptance-1.txt")
+    assert [round(run[k], 4) for k in ("spec_acceptance", "spec_length", "spec_position_7")] == [0.4371, 4.5, 0.2365]
+
+
+# --- two runs compared: the development set's three real A/B pairs ---------------------------------------------
+
+PAIRS = [
+    ("vllm-ascend-async-a-1.txt", "vllm-ascend-async-b-1.txt"),
+    ("vllm-kimi-k2-thinking-tp8-1.txt", "vllm-kimi-k2-thinking-dcp8-1.txt"),
+    ("vllm-kimi-k2-fp8-tp-1.txt", "vllm-kimi-k2-fp8-dcp8-1.txt"),
+]
+
+
+def compare(cli, before: str, after: str):
+    result = cli("triage", "--bench", str(MEASURED / before), "--bench", str(MEASURED / after), "--json")
+    assert result.code == 0, result.err
+    return json.loads(result.out), result.err
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[p[1] for p in PAIRS])
+def test_a_configuration_that_helps_is_no_regression(cli, pair):
+    """No version-regression pair exists among the real fixtures: each of the three is a change that helped
+    (or held), so compared in order nothing got worse past the thresholds."""
+    items, err = compare(cli, *pair)
+    assert items == [] and "no change beyond the declared thresholds" in err
+
+
+def test_the_same_real_pair_read_backwards_names_each_change_and_its_level(cli):
+    """Kimi-K2 FP8 with DCP8 as 'before' and without it as 'after' is a regression of the recipe's own numbers."""
+    items, err = compare(cli, "vllm-kimi-k2-fp8-dcp8-1.txt", "vllm-kimi-k2-fp8-tp-1.txt")
+    got = {(i["code"], e["rule"]): e["signals"] for i in items for e in i["evidence"]}
+    assert got == {
+        ("L1", "compare-tpot"): {"statistic": "itl_p99", "before": 52.01, "after": 91.18, "change": 0.7531},
+        ("L1", "compare-throughput"): {
+            "statistic": "output_throughput", "before": 339.38, "after": 254.99, "change": -0.2487},
+        ("L2", "compare-ttft"): {"statistic": "ttft_median", "before": 1932.03, "after": 4285.54, "change": 1.2182},
+    }  # fmt: skip
+    tpot = next(e["text"] for i in items for e in i["evidence"] if e["rule"] == "compare-tpot")
+    assert tpot.startswith("TPOT median 45.1 ms -> 58.2 ms (+29%); TPOT p99 46.5 ms -> 61.4 ms (+32%)")
+    assert tpot.endswith("the median moved, so every request's tokens cost more: the per-token (kernel) cost")
+    assert all(set(i) == set(__import__("invmap.triage", fromlist=["KEYS"]).KEYS) for i in items)
+
+
+def test_only_the_tail_rising_points_to_interference_first(cli, tmp_path):
+    before = write(tmp_path, "a.json", json.dumps(vllm_result()))
+    slower = vllm_result()
+    slower["p99_tpot_ms"] = slower["p99_tpot_ms"] * 1.85
+    after = write(tmp_path, "b.json", json.dumps(slower))
+    result = cli("triage", "--bench", before, "--bench", after, "--json")
+    items = json.loads(result.out)
+    assert [i["code"] for i in items] == ["L2"]
+    assert (
+        "(+85%) (>= +20%) while TTFT median 2.4 s -> 2.4 s (+0%) is flat: only the tail moved"
+        in (items[0]["evidence"][0]["text"])
+    )
+
+
+def test_three_benchmarks_are_a_usage_error(cli, tmp_path):
+    path = write(tmp_path, "a.json", json.dumps(vllm_result()))
+    result = cli("triage", "--bench", path, "--bench", path, "--bench", path)
+    assert (result.code, result.out) == (2, "")
+    assert "--bench takes at most two results (before and after), not 3" in result.err
+
+
+def test_a_change_from_almost_nothing_is_no_infinite_ratio(cli, tmp_path):
+    """A before of 1e-300 ms (within the range) and an after of 1e9 ms make no ratio: nothing is said about
+    that statistic, and the JSON stays finite (the cli fixture parses it strictly)."""
+    tiny, huge = vllm_result(), vllm_result()
+    tiny["median_tpot_ms"], huge["median_tpot_ms"] = 1e-300, 1e9
+    result = cli("triage", "--bench", write(tmp_path, "a.json", json.dumps(tiny)), "--bench",
+                 write(tmp_path, "b.json", json.dumps(huge)), "--json")  # fmt: skip
+    assert result.code == 0 and "tpot_median" not in result.out

@@ -214,8 +214,8 @@ def test_triage_reads_scrapes_and_benchmarks_as_text(cli):
     one, window, from_bench, both = session(
         tool("triage", {"metrics": [scrape]}),
         tool("triage", {"metrics": [scrape, scrape], "interval": "30s"}),
-        tool("triage", {"bench": bench}),
-        tool("triage", {"symptom": ["queue", "grows"], "bench": bench, "every": True}),
+        tool("triage", {"bench": [bench]}),
+        tool("triage", {"symptom": ["queue", "grows"], "bench": [bench], "every": True}),
     )
     assert one.structured_content == structured(cli("triage", "--metrics", str(SCRAPE), "--json").out)
     two = cli("triage", "--metrics", str(SCRAPE), "--metrics", str(SCRAPE), "--interval", "30s", "--json")

@@ -171,7 +171,29 @@ def _failed() -> str:
     return reg.text()
 
 
+def _spec_positions() -> str:
+    reg = scrapes.vllm().counter("vllm:spec_decode_num_drafts", 1000)
+    for position, accepted in (("0", 700), ("1", 300), ("2", 60)):
+        reg.counter("vllm:spec_decode_num_accepted_tokens_per_pos", accepted, position=position)
+    return reg.text()
+
+
+def _cold_cache() -> str:
+    return scrapes.vllm().counter("vllm:prefix_cache_queries", 200_000).counter("vllm:prefix_cache_hits", 4_000).text()
+
+
 FIRES = {
+    "spec-position": (
+        _spec_positions,
+        "RL",
+        "draft position 2 accepted in under 10% of drafts over 1,000 drafts since the engine started (by position "
+        "0: 70%, 1: 30%, 2: 6%)",
+    ),
+    "prefix-cache-cold": (
+        _cold_cache,
+        "L3",
+        "prefix cache hit rate 2.0% (< 10%): 4,000 of 200,000 prompt tokens found since the engine started; whether",
+    ),
     "failed-requests": (_failed, "L2", "10 of 200 finished requests were aborted or failed (5.0%, >= 5%)"),
     "kv-full-preempting": (lambda: kv_pressure(0.97, 48), "L3", "kv usage 0.97 (>= 0.90) and 48 preemptions"),
     "preempting": (
@@ -269,10 +291,10 @@ def test_a_level_the_catalog_lacks_is_shown_and_said(cli, tmp_path):
 
 
 def test_the_bandwidth_rule_says_what_it_lacks(cli, tmp_path):
-    result = run(cli, "--metrics", write(tmp_path, "s.prom", _itl_tail()))
+    result = run(cli, "--metrics", write(tmp_path, "s.prom", _itl_tail()), "--verbose")
     assert (
-        "decode-near-bandwidth needs the model's size and the GPU's memory bandwidth (--model, and --gpu or --bandwidth)"
-        in result.err
+        "not checked: the model's size and the GPU's memory bandwidth (--model, and --gpu or --bandwidth) "
+        "(decode-near-bandwidth)" in result.err.splitlines()
     )
 
 
@@ -520,22 +542,56 @@ def test_plain_and_table_show_the_evidence(cli, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    "text, where, message",
     [
-        ('{"completed": 10}\n', "line 1 is not Prometheus text exposition (Invalid labels): '{\"completed\": 10}'"),
+        ('{"completed": 10}\n', "1:1", "not Prometheus text exposition: a line is a comment (#), a sample"),
         (
             "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_running{a=1} 2\n",
-            "line 3 is not Prometheus text exposition (Invalid labels): 'vllm:num_requests_running{a=1} 2'",
+            "3:27",
+            'not Prometheus text exposition: expected a label (name="value") or a closing brace',
         ),
-        ("other_metric 1\n<html><body>502 Bad Gateway</body></html>\n", "line 2 is not Prometheus text exposition"),
-        ("vllm:num_requests_running{} one\n", "line 1 is not Prometheus text exposition (could not convert string"),
+        ("other_metric 1\n<html><body>502 Bad Gateway</body></html>\n", "2:1", "not Prometheus text exposition"),
+        ("vllm:num_requests_running{} one\n", "1:29", "not Prometheus text exposition: 'one' is not a sample value"),
+        ("hello world\n", "1:7", "not Prometheus text exposition: 'world' is not a sample value"),
+        (
+            '# TYPE x gauge\nx 1\nx{a="b" c="d"} 1\n',
+            "3:9",
+            "not Prometheus text exposition: expected a comma or a closing brace after a label",
+        ),
+        (
+            "up 1\nup 1 17 extra\n",
+            "2:9",
+            "not Prometheus text exposition: after the value only a timestamp (whole milliseconds) may follow",
+        ),
+        (
+            "process_cpu_seconds_total\n",
+            "1:26",
+            "not Prometheus text exposition: a sample's name (and labels) must be followed by a space and a value",
+        ),
     ],
 )
-def test_text_that_is_not_prometheus_names_its_line(cli, tmp_path, text, message):
+def test_text_that_is_not_prometheus_names_its_line_and_column(cli, tmp_path, text, where, message):
+    """Parsed or skipped by its name, a line that is neither a comment, a sample nor blank is refused."""
     path = write(tmp_path, "bad.prom", text)
     result = run(cli, "--metrics", path)
     assert (result.code, result.out) == (3, "")
-    assert result.err.startswith(f"Error: {path}: {message}")
+    assert result.err.startswith(f"Error: {path}:{where}: {message}")
+
+
+def test_text_with_comments_but_no_sample_is_refused(cli, tmp_path):
+    path = write(tmp_path, "c.prom", "# HELP nothing here\n# just a note\n")
+    result = run(cli, "--metrics", path)
+    assert (result.code, result.out, result.err) == (
+        3,
+        "",
+        f"Error: {path}: holds 2 comment lines and not one sample line; not Prometheus text exposition\n",
+    )
+
+
+def test_the_syntax_check_echoes_no_control_character(cli, tmp_path):
+    path = write(tmp_path, "esc.prom", "up \x1b[31mred\n")
+    result = run(cli, "--metrics", path)
+    assert result.code == 3 and "\x1b" not in result.err and "'\\x1b[31mred'" in result.err
 
 
 def test_a_missing_or_binary_scrape_is_exit_3(cli, tmp_path):
@@ -745,7 +801,7 @@ def test_every_rule_is_declared_whole_and_documented_on_the_measurements_page():
         assert f"| `{rule.id}` |" in readme, rule.id
         assert rule.levels and rule.why.endswith((".", ")")) and rule.signals, rule.id
         assert rule.thresholds and all(t.rationale for t in rule.thresholds), rule.id
-        assert all(s in names.BY_SIGNAL or rule.kind == "bench" for s in rule.signals), rule.id
+        assert all(s in names.BY_SIGNAL or rule.kind in ("bench", "compare") for s in rule.signals), rule.id
 
 
 def test_every_declared_name_says_where_it_was_read():
@@ -776,3 +832,123 @@ def test_every_signal_at_zero_divides_by_nothing(cli, tmp_path, engine):
     before = write(tmp_path, "before.prom", text)
     result = run(cli, "--metrics", before, "--metrics", write(tmp_path, "after.prom", text), "--interval", "10s")
     assert (result.code, result.out) == (0, "[]\n"), result.err
+
+
+# --- issue 41: structure read from labels, gauges per rank, a P/D server's aborts --------------------------------
+
+
+def _sglang_ranks(values: dict[str, float], metric: str = "sglang:gen_throughput") -> str:
+    return "".join(scrapes.sglang(dp_rank=rank).gauge(metric, v).text() for rank, v in values.items())
+
+
+def test_rank_imbalance_reads_gauges_per_rank(cli, tmp_path):
+    """The aibrix#1614 shape: gen_throughput ~141 tok/s on some ranks, ~35 on others, queues empty."""
+    text = _sglang_ranks({"0": 35.4, "1": 35.4, "2": 141.7, "3": 141.7})
+    items = levels(run(cli, "--metrics", write(tmp_path, "r.prom", text)))
+    assert [(i["code"], i["confidence"]) for i in items] == [("L5", "medium")]
+    assert items[0]["evidence"][0]["text"] == (
+        "data-parallel ranks read generation throughput of 142 (dp_rank 2) to 35 (dp_rank 0) at the scrape: 4.0x "
+        "(>= 2x) (dp_rank 0: 35, dp_rank 1: 35, dp_rank 2: 142, dp_rank 3: 142)"
+    )
+    assert items[0]["evidence"][0]["signals"] == {
+        "gen_throughput_by_rank": {"0": 35.4, "1": 35.4, "2": 141.7, "3": 141.7}
+    }
+    even = _sglang_ranks({"0": 120.0, "1": 100.0})
+    assert levels(run(cli, "--metrics", write(tmp_path, "e.prom", even))) == []
+    idle = _sglang_ranks({"0": 0.0, "1": 6.0})  # under 10 tok/s everywhere: nothing to split
+    assert levels(run(cli, "--metrics", write(tmp_path, "i.prom", idle))) == []
+
+
+def test_several_models_on_one_engine_are_l4_structure_with_numbers_per_model(cli, tmp_path):
+    text = (
+        scrapes.vllm(model="meta-llama/Llama-2-7b-hf").counter("vllm:request_success", 2, finished_reason="stop").text()
+        + scrapes.vllm(model="sql-lora").counter("vllm:request_success", 1, finished_reason="stop").text()
+    )
+    items = levels(run(cli, "--metrics", write(tmp_path, "m.prom", text)))
+    assert [(i["code"], i["confidence"]) for i in items] == [("L4", "low")]
+    assert items[0]["evidence"][0]["text"].startswith(
+        "2 models share one engine (requests finished since the engine started: meta-llama/Llama-2-7b-hf: 2, "
+        "sql-lora: 1)"
+    )
+
+
+def test_aborts_on_a_disaggregated_server_point_to_the_hand_off(cli, tmp_path):
+    reg = scrapes.sglang().counter("sglang:num_requests", 217).counter("sglang:num_aborted_requests", 157)
+    reg.histogram("sglang:kv_transfer_latency_ms", [])
+    items = levels(run(cli, "--metrics", write(tmp_path, "pd.prom", reg.text())))
+    assert items[0]["code"] == "L5" and items[0]["evidence"][0]["rule"] == "failed-requests"
+    assert (
+        "on a disaggregated prefill/decode server (it exposes sglang:kv_transfer_latency_ms)"
+        in (items[0]["evidence"][0]["text"])
+    )
+    alone = scrapes.sglang().counter("sglang:num_requests", 217).counter("sglang:num_aborted_requests", 157)
+    assert [i["code"] for i in levels(run(cli, "--metrics", write(tmp_path, "a.prom", alone.text())))] == ["L2", "L6"]
+
+
+def test_a_long_speculative_draft_that_pays_is_not_low_acceptance(cli, tmp_path):
+    """The MTP-8 shape of vllm#48892: 44% of draft tokens accepted, yet 4.5 tokens a step."""
+    reg = scrapes.vllm().counter("vllm:spec_decode_num_drafts", 11043)
+    reg.counter("vllm:spec_decode_num_draft_tokens", 88344).counter("vllm:spec_decode_num_accepted_tokens", 38611)
+    assert levels(run(cli, "--metrics", write(tmp_path, "s.prom", reg.text()))) == []
+
+
+def test_a_components_scrape_is_recognised_not_diagnosed(cli, tmp_path):
+    result = run(cli, "--metrics", write(tmp_path, "l.prom", "lmcache:num_retrieve_requests_total 0\n"))
+    assert (result.code, result.out) == (0, "[]\n")
+    assert "holds samples of a component beside an engine (1 of LMCache): recognised, but no rule reads it" in (
+        result.err
+    )
+
+
+def test_the_measurements_pages_refusal_and_comparison_examples_are_what_invmap_says(cli):
+    from conftest import REPO
+
+    page = (REPO / "docs" / "measurements.md").read_text(encoding="utf-8")
+    refused = cli("triage", "--metrics", "-", input="hello world\n")
+    assert refused.code == 3 and f"  {refused.err.strip()}\n" in page
+    fixtures = REPO / "tests" / "fixtures" / "measurements"
+    compared = cli(
+        "triage",
+        "--bench",
+        str(fixtures / "vllm-kimi-k2-fp8-dcp8-1.txt"),
+        "--bench",
+        str(fixtures / "vllm-kimi-k2-fp8-tp-1.txt"),
+        "--json",
+    )
+    shown = [f"  {i['code']}  {e['rule']}  {e['text']}" for i in json.loads(compared.out) for e in i["evidence"]]
+    assert shown and all(f"{line}\n" in page for line in shown), shown
+
+
+def test_histograms_that_contradict_the_scrape_are_flagged_not_diagnosed(cli, tmp_path):
+    """Issue 41 section 3: a TTFT sum implying microsecond first tokens, or far more first tokens than prompts,
+    is left out with the reason, so queue-in-ttft (which would fire on these numbers) does not."""
+    micro = scrapes.vllm().histogram("vllm:time_to_first_token_seconds", [0.000001] * 100)
+    micro.histogram("vllm:request_queue_time_seconds", [0.0000008] * 100)
+    result = run(cli, "--metrics", write(tmp_path, "u.prom", micro.text()))
+    assert levels(result) == []
+    assert "inconsistent: its sum implies a mean TTFT of 1 us over 100 requests, which no engine gives" in result.err
+    more = scrapes.vllm().histogram("vllm:time_to_first_token_seconds", [2.0] * 500)
+    more.histogram("vllm:request_prompt_tokens", [100] * 100).histogram("vllm:request_queue_time_seconds", [1.6] * 500)
+    result = run(cli, "--metrics", write(tmp_path, "m.prom", more.text()))
+    assert levels(result) == []
+    assert "inconsistent: 500 first tokens observed but 100 prompts (vllm:request_prompt_tokens)" in result.err
+    alike = scrapes.vllm().histogram("vllm:time_to_first_token_seconds", [2.0] * 100)
+    alike.histogram("vllm:request_prompt_tokens", [100] * 100).histogram("vllm:request_queue_time_seconds", [1.6] * 100)
+    assert [i["code"] for i in levels(run(cli, "--metrics", write(tmp_path, "a.prom", alike.text())))] == ["L2"]
+
+
+def test_not_checked_comes_after_the_verdict_one_line_a_family_and_all_with_verbose(cli, tmp_path):
+    path = write(tmp_path, "w.prom", _waiting())
+    short = run(cli, "--metrics", path).err.splitlines()
+    full = run(cli, "--metrics", path, "--verbose").err.splitlines()
+    unchecked = [line for line in full if line.startswith("not checked: ")]
+    assert len(unchecked) == len(set(unchecked)) > 3
+    assert [line for line in short if line.startswith("not checked: ")] == [
+        *unchecked[:3],
+        f"not checked: {len(unchecked) - 3} more (families of signals; --verbose lists them)",
+    ]
+    assert all(line.startswith("not checked: ") for line in short[-4:])  # said last, after the verdict
+    idle = run(cli, "--metrics", write(tmp_path, "i.prom", scrapes.vllm().gauge("vllm:num_requests_running", 0).text()))
+    said = idle.err.splitlines()
+    verdict = next(n for n, line in enumerate(said) if line.startswith(("healthy by", "not enough signal")))
+    assert [n for n, line in enumerate(said) if line.startswith("not checked: ")] == list(range(verdict + 1, len(said)))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import scrapes
+import tomli
 
 from conftest import REPO
 from invmap.measure import declaring, names, rules
@@ -80,8 +81,8 @@ METRIC_CASES = {
         "or declare the signal `sum_names = true` (series to add up)",
     ),
     "an engine without model_label (issue 48: multiplexed silently off)": (
-        ('prefixes = ["nv_trt_llm_", "nv_inference_"]\nrank_label = ""\nmodel_label = "model"\n',
-         'prefixes = ["nv_trt_llm_", "nv_inference_"]\nrank_label = ""\n'),  # fmt: skip
+        ('rank_label = ""\nmodel_label = "model"\ndoc = "NVIDIA/TensorRT-LLM@0d53',
+         'rank_label = ""\ndoc = "NVIDIA/TensorRT-LLM@0d53'),  # fmt: skip
         'key = "triton"',
         "engine 'triton' lacks 'model_label' (text)",
     ),
@@ -210,8 +211,8 @@ RULE_CASES = {
     ),
     "a scrape half that does not say which processes it reads": (
         (
-            'test = "rank_imbalance"\nsignals = ["generation_tokens"]\napplies = "engine"\n',
-            'test = "rank_imbalance"\nsignals = ["generation_tokens"]\n',
+            'test = "rank_imbalance"\nsignals = ["generation_tokens", "gen_throughput", "running", "waiting", "kv_usage"]\napplies = "engine"\n',
+            'test = "rank_imbalance"\nsignals = ["generation_tokens", "gen_throughput", "running", "waiting", "kv_usage"]\n',
         ),  # fmt: skip
         "[rule.metrics]",
         "[rule.metrics] of rule 'rank-imbalance' lacks 'applies' (one of 'engine', 'router', 'both')",
@@ -248,7 +249,7 @@ def test_a_rule_with_neither_half_is_refused(tmp_path):
     )
     path = scratch(tmp_path, "r.toml", text)
     at = line_of(text, 'id = "nothing"') - 1
-    assert f"{path}:{at}: rule 'nothing' has neither [rule.metrics]" in refused(rules.load, path).message
+    assert f"{path}:{at}: rule 'nothing' has none of [rule.metrics]" in refused(rules.load, path).message
 
 
 def test_one_concept_one_declaration_its_two_halves_share_the_thresholds(tmp_path):
@@ -262,6 +263,7 @@ def test_one_concept_one_declaration_its_two_halves_share_the_thresholds(tmp_pat
         "failed-requests": ["failed-requests", "bench-overload"],
         "decode-near-bandwidth": ["decode-near-bandwidth", "bench-decode-near-bandwidth"],
         "spec-acceptance": ["spec-acceptance", "bench-spec-acceptance"],
+        "spec-position": ["spec-position", "bench-spec-position"],
     }
     for halves in pairs.values():
         assert len({(h.thresholds, h.levels, h.weight, h.why) for h in halves}) == 1
@@ -280,6 +282,68 @@ def test_every_half_reads_declared_signals_through_a_test_of_its_levels_module()
             assert rule.applies in ("engine", "router", "both") and all(s in names.BY_SIGNAL for s in rule.signals)
         else:
             assert rule.applies == "" and all(field_range(s) is not None for s in rule.signals), rule.id
+
+
+# --- every name read where it is defined (issue 41, section 1) -------------------------------------------------
+
+INVENTORY = tomli.loads((REPO / "tests" / "fixtures" / "measurements" / "names-inventory.toml").read_text("utf-8"))
+AT_COMMIT = re.compile(r"[\w.-]+/[\w.-]+@(?:[0-9a-f]{40}|v[\w.+-]+):\S+")
+PULL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/\d+")
+
+
+def _places() -> dict[str, set[str]]:
+    """Each inventoried metric (as a scrape spells it, `_total` or not) -> where the inventory read it."""
+    out: dict[str, set[str]] = {}
+    for entry in INVENTORY["name"]:
+        place = entry["defined_at"] or entry.get("seen_at", "")
+        out.setdefault(names.key(entry["metric"]), set()).add(place)
+    return out
+
+
+def test_every_declared_name_carries_the_file_and_commit_it_was_read_at():
+    """A name's `doc` (its own, else its engine's) is a file at a commit or tag that the inventory read it
+    at; a name defined only in an unmerged pull request says so in a note and names the pull request."""
+    places = _places()
+    faults = []
+    for signal in names.SIGNALS:
+        for name in signal.names:
+            where = places.get(names.key(name.metric), set())
+            at_commit = AT_COMMIT.fullmatch(name.doc) and name.doc in where
+            pr_only = PULL.fullmatch(name.doc) and name.doc in where and "unmerged" in name.note
+            if not (at_commit or pr_only):
+                faults.append((name.engine, name.metric, name.doc))
+    assert faults == []
+    for engine in names.ENGINES:
+        assert AT_COMMIT.fullmatch(engine.doc), engine.key
+
+
+def test_a_rule_never_reads_a_signal_no_engine_declares_a_name_for():
+    named = {s.key for s in names.SIGNALS if s.names}
+    unread = {r.id: [s for s in r.signals if s not in named] for r in rules.RULES if r.kind == "metrics"}
+    assert {k: v for k, v in unread.items() if v} == {}
+
+
+def test_a_signal_without_a_name_is_caught(tmp_path):
+    """The test above fails on a declaration whose rule reads a signal every engine has lost its name for."""
+    text = METRICS.replace('gen_throughput = "sglang:gen_throughput"\n', "")
+    trial = names.load(scratch(tmp_path, "m.toml", text))
+    named = {s.key for s in trial.signals if s.names}
+    assert "gen_throughput" not in named and "gen_throughput" in rules.BY_ID["rank-imbalance"].signals
+
+
+@pytest.mark.parametrize("engine", sorted({e["engine"] for e in INVENTORY["name"]}))
+def test_every_inventoried_name_is_recognised(cli, tmp_path, engine):
+    """A scrape of any name the inventory lists is of a known engine, router or component: never "none of a
+    known engine" (one sample a name, histograms by their count)."""
+    lines = []
+    for entry in INVENTORY["name"]:
+        if entry["engine"] == engine:
+            suffix = "_count" if entry["type"] in ("histogram", "summary") else ""
+            lines.append(f"{entry['metric']}{suffix} 1")
+    unknown = [line for line in lines if names.engine_of(names.canonical(line.split()[0], False)) is None]
+    assert unknown == []
+    result = cli("triage", "--metrics", scratch(tmp_path, "s.prom", "\n".join(lines) + "\n"), "--json")
+    assert result.code == 0 and "none of a known engine" not in result.err, result.err
 
 
 # --- what the declarations say, through the CLI ---------------------------------------------------------------

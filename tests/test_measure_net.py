@@ -92,7 +92,7 @@ def test_a_page_that_is_no_scrape_is_exit_3(cli, endpoint):
     server = endpoint(["<html><body>login</body></html>\n"])
     result = cli("triage", "--metrics", server.url)
     assert (result.code, result.out) == (3, "")
-    assert result.err.startswith(f"Error: {server.url}: line 1 is not Prometheus text exposition")
+    assert result.err.startswith(f"Error: {server.url}:1:1: not Prometheus text exposition")
 
 
 def test_a_url_and_a_file_make_a_window(cli, endpoint, tmp_path):

@@ -20,7 +20,7 @@ class TriageOptions:
 
     words: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)  # scrapes: files, URLs, '-' for stdin
-    bench: str | None = None
+    bench: list[str] = field(default_factory=list)  # benchmark results: one, or two runs to compare
     interval: str | None = None
     model: str | None = None
     gpu: str | None = None
@@ -28,6 +28,7 @@ class TriageOptions:
     efficiency: float | None = None  # the fraction of the bandwidth a decode step reaches
     limit: int = 3
     every: bool = False
+    verbose: bool = False  # every rule that could not run, not the first few families
     catalog_on_stdin: bool = False  # `--catalog -`: stdin is taken
 
     @property
@@ -60,7 +61,11 @@ def check(opts: TriageOptions) -> None:
         raise UsageError(f"--metrics takes at most two scrapes (before and after), not {len(sources)}")
     if sources.count("-") > 1:
         raise UsageError("--metrics - reads stdin once: give the second scrape as a file or URL")
-    if (("-" in sources) or opts.bench == "-") and opts.catalog_on_stdin:
+    if len(opts.bench) > 2:
+        raise UsageError(f"--bench takes at most two results (before and after), not {len(opts.bench)}")
+    if opts.bench.count("-") > 1:
+        raise UsageError("--bench - reads stdin once: give the second result as a file")
+    if (("-" in sources) or "-" in opts.bench) and opts.catalog_on_stdin:
         raise UsageError("stdin is the catalog (--catalog -): the scrape cannot be read from it too")
 
 
@@ -112,17 +117,17 @@ def decode_bound(opts: TriageOptions) -> Any:
 def measure_of(opts: TriageOptions, stdin: Any) -> Any:
     """The assessment of --metrics (one or two scrapes, or one URL scraped twice) or --bench, read
     from files, URLs or `stdin`; None when nothing was measured. Usage errors come first."""
-    return _measure(opts, lambda source: read_scrape(source, stdin), lambda: read_bench_source(opts.bench, stdin))
+    return _measure(opts, lambda source: read_scrape(source, stdin), lambda source: read_bench_source(source, stdin))
 
 
 def measure_texts(opts: TriageOptions) -> Any:
     """As `measure_of`, for a caller that holds the measurements as text (the MCP server's triage):
-    each of `opts.metrics` is a scrape's text or an http(s) URL, `opts.bench` a benchmark's text.
+    each of `opts.metrics` is a scrape's text or an http(s) URL, each of `opts.bench` a benchmark's text.
     The same checks, the same size caps as a file, the same deadlines and caps for a URL."""
-    return _measure(opts, scrape_text, lambda: bench_text(opts.bench or ""))
+    return _measure(opts, scrape_text, bench_text)
 
 
-def _measure(opts: TriageOptions, scrape_one: Any, read_the_bench: Any) -> Any:
+def _measure(opts: TriageOptions, scrape_one: Any, read_one: Any) -> Any:
     check(opts)
     if not opts.measuring:
         return None
@@ -131,14 +136,21 @@ def _measure(opts: TriageOptions, scrape_one: Any, read_the_bench: Any) -> Any:
     from invmap import measure
 
     if opts.bench:
-        return measure.assess_bench(read_the_bench(), bound)
+        read = [read_one(source) for source in opts.bench]
+        done = (
+            measure.assess_compare(read[0], read[1], bound) if len(read) == 2 else measure.assess_bench(read[0], bound)
+        )
+        done.notes.extend(done.not_checked(opts.verbose))
+        return done
     scrapes = [scrape_one(source) for source in opts.metrics]
     if len(opts.metrics) == 1 and seconds is not None:  # one URL, scraped again `seconds` later
         import time
 
         time.sleep(seconds)
         scrapes.append(scrape_one(opts.metrics[0]))
-    return measure.assess_scrapes(scrapes, seconds, bound)
+    done = measure.assess_scrapes(scrapes, seconds, bound)
+    done.notes.extend(done.not_checked(opts.verbose))
+    return done
 
 
 def read_bench_source(source: str | None, stdin: Any) -> Any:

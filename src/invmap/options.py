@@ -419,6 +419,14 @@ COMMANDS: tuple[Command, ...] = (
             Opt("limit", ("--limit", "-n"), "At most N levels (at least 1).", "N", kind="count", default=3),
             Opt("every", ("--all",), "Every level, with its score (none left out).", kind="flag", default=False),
             Opt(
+                "verbose",
+                ("--verbose",),
+                "With --metrics or --bench: every rule that could not run and what it lacks (else the first "
+                "few families).",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
                 "metrics",
                 ("--metrics",),
                 "An engine's Prometheus metrics: a file of a /metrics scrape, '-' for stdin, or an http(s) URL to "
@@ -436,9 +444,11 @@ COMMANDS: tuple[Command, ...] = (
             Opt(
                 "bench",
                 ("--bench",),
-                "A benchmark's results: vllm bench serve or SGLang bench_serving (JSON, or the printed summary), "
-                "GenAI-Perf (JSON or CSV export), GuideLLM (JSON report).",
+                "A benchmark's results: vllm bench serve or SGLang bench_serving (JSON, or the printed summary, "
+                "with the command pasted above it), GenAI-Perf (JSON or CSV export), GuideLLM (JSON report). Give "
+                "it twice (before, after) to compare two runs.",
                 "FILE",
+                multiple=True,
             ),
             MODEL_OPT._replace(
                 help="With --metrics or --bench: the model served (a config.json, its folder, or a shipped name), "

@@ -44,7 +44,7 @@ WRITING = frozenset(o.dest for o in (*decl.RECORD_OPTS, *decl.SIM_RECORD))
 TEXT_INPUTS = {
     "metrics": "Up to two Prometheus scrapes of an engine's /metrics, each its text or an http(s) URL "
     "to fetch (two: a window; one URL with interval: scraped twice).",
-    "bench": "A benchmark's results, as the text of its JSON or CSV output.",
+    "bench": "A benchmark's results, as the text of its JSON or CSV output (or its printed summary); two to compare.",
 }
 # Completion names whose values are a fixed list the command accepts: a tool's `enum`.
 ENUMS = frozenset({"strategy", "allocation", "sort", "kv_cache_dtype", "scenario"})
@@ -249,7 +249,7 @@ def run_triage(location: Any, arguments: dict[str, Any]) -> tuple[Any, list[str]
     opts = diagnose.TriageOptions(
         words=list(values.get("symptom") or []),
         metrics=list(values["metrics"] or []),
-        bench=values["bench"],
+        bench=[values["bench"]] if isinstance(values["bench"], str) else list(values["bench"] or []),
         interval=values["interval"],
         model=values["model"],
         gpu=values["gpu"],

@@ -199,7 +199,7 @@ def triage(ctx: typer.Context, args: Args) -> None:
     opts = diagnose.TriageOptions(
         words=list(args.symptom or []),
         metrics=list(args.metrics or []),
-        bench=args.bench,
+        bench=list(args.bench or []),
         interval=args.interval,
         model=args.model,
         gpu=args.gpu,
@@ -207,6 +207,7 @@ def triage(ctx: typer.Context, args: Args) -> None:
         efficiency=args.efficiency,
         limit=args.limit,
         every=args.every,
+        verbose=args.verbose,
         catalog_on_stdin=run.location.is_stdin,
     )
     measured = diagnose.measure_of(opts, run.env.stdin)  # bad input fails first

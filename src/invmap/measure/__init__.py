@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from invmap.measure.assessing import Assessment, assess_bench, assess_scrapes
+from invmap.measure.assessing import Assessment, assess_bench, assess_compare, assess_scrapes
 from invmap.text import plural
 
-__all__ = ["Assessment", "DecodeBound", "assess_bench", "assess_scrapes", "combine", "scrape_url"]
+__all__ = ["Assessment", "DecodeBound", "assess_bench", "assess_compare", "assess_scrapes", "combine", "scrape_url"]
 
 ACCEPT = "text/plain;version=0.0.4"  # what a scrape asks for: the text format prometheus_client parses
 SCRAPE_DEADLINE = 30.0

@@ -22,6 +22,25 @@ class Assessment:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     windowed: bool = False
+    unchecked: list[tuple[str, str]] = field(default_factory=list)  # (rule id, what it lacks): said last
+
+    def not_checked(self, verbose: bool = False) -> list[str]:
+        """The rules that could not run, one line per missing family (what they lack, and which rules):
+        the first few, or with `verbose` every one."""
+        families: dict[str, list[str]] = {}
+        for rule, needs in self.unchecked:
+            families.setdefault(needs, []).append(rule)
+        lines = [f"not checked: {needs} ({', '.join(ids)})" for needs, ids in families.items()]
+        if verbose or len(lines) <= SHOWN_UNCHECKED:
+            return lines
+        more = len(lines) - SHOWN_UNCHECKED
+        return [
+            *lines[:SHOWN_UNCHECKED],
+            f"not checked: {more} more ({'one family' if more == 1 else 'families'} of signals; --verbose lists them)",
+        ]
+
+
+SHOWN_UNCHECKED = 3  # lines of "not checked" without --verbose
 
 
 Found = tuple[declared.Rule, declared.Finding, bool]  # a rule, what it found, whether over a window
@@ -98,6 +117,7 @@ def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None, bound: 
     _part_notes(result, parts, scrapes, seconds)
     for view in parts:
         view.bound = bound
+        _inconsistent(view)
     label = len(parts) > 1
     subjects = [(view, view.engine_title if label else "", view.windowed) for view in parts]
     found, missing, checked = _apply(subjects, lambda rule, view: rule.reads(view.kind))
@@ -110,10 +130,36 @@ def assess_scrapes(scrapes: Sequence[Any], seconds: float | None = None, bound: 
     return result
 
 
+# Histograms whose counts contradict the scrape's other numbers are left out, not diagnosed.
+FASTEST_TTFT_S = 1e-5  # a mean first token under 10 us is no engine's: a sum in the wrong unit
+MORE_FIRST_TOKENS = 2.0  # TTFT observations past twice the prompts observed (and 10 more) cannot be
+
+
+def _inconsistent(view: Any) -> None:
+    ttft = view.hist("ttft")
+    if ttft is None or ttft[0].count <= 0:
+        return
+    hist, metric = ttft
+    where = f"{view.after.source}: {metric}"
+    if hist.mean is not None and 0 <= hist.mean < FASTEST_TTFT_S:
+        view.flag("ttft", f"{where}: inconsistent: its sum implies a mean TTFT of {hist.mean * 1e6:.3g} us over "
+                          f"{hist.count:,.0f} requests, which no engine gives")  # fmt: skip
+        return
+    prompts = view.hist("prompt_len")
+    if prompts is not None and prompts[0].count > 0 and hist.count > MORE_FIRST_TOKENS * prompts[0].count + 10:
+        view.flag("ttft", f"{where}: inconsistent: {hist.count:,.0f} first tokens observed but "
+                          f"{prompts[0].count:,.0f} prompts ({prompts[1]})")  # fmt: skip
+
+
 def _no_engine(after: Any) -> str:
     import invmap.measure.names as names
 
-    engines = ", ".join(e.title for e in names.ENGINES)
+    parts = [names.BY_KEY[e] for e in after.engines if names.BY_KEY[e].kind == "component"]
+    if parts:
+        shown = ", ".join(f"{after.engines[p.key]:,} of {p.title}" for p in parts)
+        return (f"not enough signal: {after.source} holds samples of a component beside an engine ({shown}): "
+                "recognised, but no rule reads it; give the engine's own scrape")  # fmt: skip
+    engines = ", ".join(e.title for e in names.ENGINES if e.kind in names.PROCESSES)
     what = "holds no samples" if after.samples == 0 else f"holds {after.samples:,} samples but none of a known engine"
     return f"not enough signal: {after.source} {what} ({engines})"
 
@@ -234,6 +280,7 @@ def assess_bench(bench: Any, bound: Any = None) -> Assessment:
         run["_bound"] = bound
     result.notes.append(f"benchmark: {bench.tool}, {plural(len(runs), 'run')} ({bench.source})")
     result.notes.extend(getattr(bench, "notes", []))
+    result.notes.extend(getattr(bench, "cut", []))
     labelled = len(runs) > 1
     subjects = [(run, run.get("label", "") if labelled else "", True) for run in runs]
     found, left, checked = _apply(subjects, lambda rule, run: rule.kind == "bench")
@@ -250,7 +297,7 @@ def assess_bench(bench: Any, bound: Any = None) -> Assessment:
     if runs and len(empty) == len(runs) and not found:
         result.notes.append("not enough signal: no request completed, so no latency was measured")
         if left:
-            result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in left))
+            result.unchecked.extend((r.id, needs) for r, needs in left)
         return result
     said = _bench_numbers(numbers)
     if bench.notes and said:
@@ -274,7 +321,7 @@ def _verdict(
         result.notes.append("not enough signal: " + "; ".join(sorted({needs for _, needs in missing})))
         return
     if missing:
-        result.notes.append("not checked: " + "; ".join(f"{r.id} needs {needs}" for r, needs in missing))
+        result.unchecked.extend((r.id, needs) for r, needs in missing)
 
 
 def _numbers(summary: dict[str, Any]) -> str:
@@ -310,3 +357,57 @@ def _bench_numbers(numbers: dict[str, Any]) -> str:
         "itl_p99": ("ITL p99", ms),
     }
     return ", ".join(f"{labels[k][0]} {labels[k][1](v)}" for k, v in numbers.items())
+
+
+# What the two runs must share for their latencies to be compared as like for like.
+LOAD = (("max_concurrency", "max concurrency"), ("request_rate", "request rate"), ("num_prompts", "prompts"),
+        ("random_input_len", "input length"), ("random_output_len", "output length"))  # fmt: skip
+IMPROVED = (("ttft_median", "TTFT median"), ("ttft_p99", "TTFT p99"), ("tpot_median", "TPOT median"),
+            ("tpot_p99", "TPOT p99"), ("itl_p99", "ITL p99"))  # fmt: skip
+
+
+def assess_compare(before: Any, after: Any, bound: Any = None) -> Assessment:
+    """Two benchmark results compared, run for run (the same number of runs), else the last run of
+    each: what got worse beyond the thresholds (`[rule.compare]`), each change an evidence item
+    with `{before, after, change}`; whether the runs were driven alike; what improved."""
+    from invmap.measure.levels.comparing import change
+
+    result = Assessment(windowed=True)
+    result.notes.append(f"compared: {before.source} ({before.tool}) -> {after.source} ({after.tool})")
+    result.notes.extend([*before.notes, *before.cut, *after.notes, *after.cut])
+    if len(before.runs) == len(after.runs):
+        pairs = list(zip(before.runs, after.runs))
+    else:
+        pairs = [(before.runs[-1], after.runs[-1])]
+        result.notes.append(
+            f"{before.source} holds {plural(len(before.runs), 'run')} and {after.source} "
+            f"{plural(len(after.runs), 'run')}: the last run of each is compared"
+        )
+    labelled = len(pairs) > 1
+    subjects = []
+    for n, (a, b) in enumerate(pairs, 1):
+        subjects.append(({"before": a, "after": b}, f"run {n}" if labelled else "", True))
+        differs = [f"{name} {a[k]:g} vs {b[k]:g}" for k, name in LOAD
+                   if isinstance(a.get(k), float) and isinstance(b.get(k), float) and a[k] != b[k]]  # fmt: skip
+        if differs:
+            of = f"run {n}: " if labelled else ""
+            result.notes.append(
+                f"{of}the runs were not driven alike ({'; '.join(differs)}): a change may be the load's"
+            )
+        better = [
+            f"{name} {c[2]:+.0%}"
+            for k, name in IMPROVED
+            if (c := change({"before": a, "after": b}, k)) and c[2] <= -0.2
+        ]
+        if better:
+            result.notes.append(f"{'run %d: ' % n if labelled else ''}improved: {', '.join(better)}")
+    found, left, checked = _apply(subjects, lambda rule, pair: rule.kind == "compare")
+    result.levels = _levels(found)
+    if found:
+        if left:
+            result.unchecked.extend((r.id, needs) for r, needs in left)
+    elif checked:
+        result.notes.append("no change beyond the declared thresholds (compare-* rules in data/rules.toml)")
+    else:
+        result.notes.append("not enough signal: " + "; ".join(sorted({needs for _, needs in left})))
+    return result

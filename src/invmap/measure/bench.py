@@ -31,12 +31,14 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from invmap.errors import CatalogError
 from invmap.inputfile import STREAM_HINT, read_capped
 from invmap.measure.benchfields import checked
+from invmap.measure.pasted import COMMANDS, SECTION, command_options, cut_short
 from invmap.reading import utf8_text
 
 MAX_BYTES = 256 * 2**20
@@ -53,6 +55,7 @@ class Bench:
         self.tool = tool
         self.runs = runs
         self.notes: list[str] = []  # numbers left out, each with where it was
+        self.cut: list[str] = []  # what a block cut short lacks, said once
 
 
 def read_path(path: str) -> Bench:
@@ -74,7 +77,7 @@ def read(data: bytes, source: str) -> Bench:
 
 def _parsed(text: str, source: str) -> Bench:
     stripped = text.lstrip()
-    if MARK in text:
+    if MARK in text or SECTION.search(text):
         return _summary(text, source)
     if stripped.startswith("Metric,"):
         return _genai_csv(text, source)
@@ -185,7 +188,11 @@ SERVING_FIGURES = (
         for stat in STATS
     ),
 )
-SERVING_ACCEPTANCE = (Field(("spec_decode_acceptance_rate",), "spec_acceptance", per=100),)  # vLLM: a percentage
+SERVING_ACCEPTANCE = (
+    Field(("spec_decode_acceptance_rate",), "spec_acceptance", per=100),  # vLLM: a percentage
+    Field(("spec_decode_acceptance_length",), "spec_length"),
+    Field(("accept_length",), "spec_length"),  # SGLang
+)
 
 
 def _serving_json(obj: dict[str, Any], tool: str) -> dict[str, Any]:
@@ -230,6 +237,8 @@ SUMMARY_LABELS = {
     "Peak concurrent requests": "peak_concurrency",
 }
 RATE_LABELS = ("Request rate configured (RPS)", "Traffic request rate")
+SPEC_LABELS = {"Acceptance rate (%)": ("spec_acceptance", 0.01), "Acceptance length": ("spec_length", 1.0),
+               "Accept length": ("spec_length", 1.0)}  # fmt: skip
 
 
 def _summary(text: str, source: str) -> Bench:
@@ -237,21 +246,63 @@ def _summary(text: str, source: str) -> Bench:
     that name the rate."""
     lines = text.splitlines()
     starts = [n for n, line in enumerate(lines) if MARK in line]
+    if not starts:  # a paste cut above the title: one block from its first section rule
+        starts = [next(n for n, line in enumerate(lines) if SECTION.match(line)) - 1]
     runs, sglang = [], False
+    notes: list[str] = []
     for k, start in enumerate(starts):
         run, backend = _summary_block(
             lines[start + 1 : starts[k + 1] if k + 1 < len(starts) else len(lines)], start + 2
         )
         sglang = sglang or backend
+        above = starts[k - 1] + 1 if k else 0
+        _command_above(run, lines[above : max(start, 0)], above + 1)
         if "request_rate" not in run:  # vLLM prints the rate above the block (or, when bounded, inside it)
-            above = starts[k - 1] + 1 if k else 0
-            _rate_above(run, lines[above:start], sglang, above + 1)
-        if not any(k.endswith(("_mean", "_median")) for k in run) and "completed" not in run:
+            _rate_above(run, lines[above : max(start, 0)], sglang, above + 1)
+        _sent_not_done(run)
+        notes += cut_short(run, lines, start, starts[k + 1] if k + 1 < len(starts) else len(lines), len(starts) > 1, k)
+        if not any(k.endswith(("_mean", "_median")) for k in run) and not {"completed", "spec_acceptance"} & set(run):
             raise CatalogError(source, [f"line {start + 1} opens a '{MARK}' block that holds no result lines"])
         runs.append(run)
     _name_runs(runs)
     tool = "SGLang bench_serving summary" if sglang else "vllm bench serve summary"
-    return Bench(source, tool, runs)
+    bench = Bench(source, tool, runs)
+    bench.cut.extend(notes)
+    return bench
+
+
+def _command_above(run: dict[str, Any], lines: list[str], first: int) -> None:
+    """The options of the benchmark command pasted above a block (its `\\` continuations joined): the
+    prompts sent, the rate, the concurrency, the random lengths, the dataset. The block's own lines
+    win where both say (they are filled first); with no --request-rate, vLLM's default sends every
+    request at once (`inf`)."""
+    at = next((i for i in range(len(lines) - 1, -1, -1) if COMMANDS.search(lines[i])), None)
+    if at is None:
+        return
+    joined, given = command_options(lines, at)
+    origin = ("line", first + at, "the command line")
+    run["_command"] = " ".join(f"{k} {v}" for k, v in given.items())
+    for key, value in given.items():
+        if key == "dataset":
+            run.setdefault("dataset", value[:80])
+        elif key == "request_rate":
+            if "request_rate" not in run:
+                _rate(run, value, origin)
+        elif key not in run:
+            _put(run, key, _number(value), origin)
+    vllm = re.search(r"vllm bench serve|benchmark_serving\.py", joined)
+    if vllm and "request_rate" not in given and "request_rate" not in run:
+        # its default (vllm/benchmarks/serve.py: "--request-rate ... Default inf"): every request at once
+        run["request_rate"], run["unbounded"] = math.inf, True
+
+
+def _sent_not_done(run: dict[str, Any]) -> None:
+    """Requests sent (the command's --num-prompts) less those that succeeded are the failed ones,
+    where the block does not print a failed count."""
+    sent, done = run.get("num_prompts"), run.get("completed")
+    if "failed" not in run and isinstance(sent, float) and isinstance(done, float) and sent >= done:
+        _put(run, "failed", sent - done, run.get("_from", {}).get("num_prompts"))
+        run["failed_from_sent"] = True
 
 
 def _body(line: str) -> str:
@@ -290,7 +341,12 @@ def _summary_line(run: dict[str, Any], label: str, value: str, origin: Any) -> N
         return
     if number is None:
         return
-    if label in SUMMARY_LABELS:
+    if label in SPEC_LABELS:
+        key, scale = SPEC_LABELS[label]
+        _put(run, key, number * scale, origin)
+    elif label.startswith("Position ") and label[len("Position ") :].isdigit():
+        _put(run, f"spec_position_{label[len('Position ') :]}", number / 100, origin)
+    elif label in SUMMARY_LABELS:
         _put(run, SUMMARY_LABELS[label], number, origin)
     elif label.endswith("(ms)"):
         stat, _, metric = label[: -len("(ms)")].strip().partition(" ")

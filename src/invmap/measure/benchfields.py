@@ -29,9 +29,14 @@ FIELDS: dict[str, Range] = {
     "request_throughput": Range(0, 1e12, "requests/s"),
     "output_throughput": Range(0, MOST, "tokens/s"),
     "spec_acceptance": Range(0, 1, "fraction", tolerance=0.001),
+    "spec_length": Range(0, 1e6, "tokens"),  # tokens a verification step yields, on average
+    "num_prompts": COUNT,  # requests sent, from the command line pasted above a block
+    "random_input_len": LENGTH,
+    "random_output_len": LENGTH,
 }
 FAMILIES: dict[str, Range] = {"ttft": LATENCY, "tpot": LATENCY, "itl": LATENCY, "e2e": LATENCY,
-                              "input_len": LENGTH, "output_len": LENGTH}  # fmt: skip
+                              "input_len": LENGTH, "output_len": LENGTH,
+                              "spec_position": Range(0, 1, "fraction", tolerance=0.001)}  # fmt: skip  # spec_position_0: per position
 
 
 def field_range(name: str) -> Range | None:
@@ -42,7 +47,13 @@ def field_range(name: str) -> Range | None:
     return FAMILIES.get(family) if stat else None
 
 
-FLAGS = ("label", "unbounded")  # a run's entries that are not numbers read from the file
+FLAGS = (
+    "label",
+    "unbounded",
+    "dataset",
+    "failed_from_sent",
+    "_command",
+)  # a run's entries that are not numbers read from the file
 
 
 def checked(bench: Any, text: str) -> Any:

@@ -25,7 +25,10 @@ from invmap.measure.bounds import ABSURD, ACTIONS, MOST, Range
 
 SHIPPED = Path(__file__).parent.parent / "data" / "metrics.toml"
 KINDS = ("gauge", "counter", "histogram", "info")
-PROCESSES = ("engine", "router")  # what a scrape can come from
+PROCESSES = ("engine", "router")  # what a scrape's rules read
+# A part beside an engine (a KV-cache layer, a gateway's scheduler, a runtime's workers): its names
+# are recognised, so its scrape is never "of no known engine", but no rule reads it.
+ENGINE_KINDS = (*PROCESSES, "component")
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 Labels = tuple[tuple[str, str], ...]
 
@@ -141,7 +144,7 @@ SIGNAL_KEYS: declaring.Spec = {
 ENGINE_KEYS: declaring.Spec = {
     "key": declaring.text(True),
     "title": declaring.text(True),
-    "kind": declaring.choice(PROCESSES, True),
+    "kind": declaring.choice(ENGINE_KINDS, True),
     "prefixes": declaring.strings(True),
     "rank_label": declaring.text(True),
     "model_label": declaring.text(True),

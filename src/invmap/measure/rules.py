@@ -22,6 +22,7 @@ from typing import Any
 import invmap.measure.declaring as declaring
 import invmap.measure.levels.cache as cache
 import invmap.measure.levels.cluster as cluster
+import invmap.measure.levels.comparing as comparing
 import invmap.measure.levels.control as control
 import invmap.measure.levels.kernels as kernels
 import invmap.measure.levels.levers as levers
@@ -34,8 +35,8 @@ from invmap.vocabulary import LAYER_CODES
 __all__ = ["BY_ID", "RULES", "Finding", "Missing", "Rule", "Threshold", "load"]
 
 SHIPPED = Path(__file__).parent.parent / "data" / "rules.toml"
-LEVEL_MODULES = (kernels, scheduling, cache, pooling, cluster, control, levers)  # where the tests are
-KINDS = ("metrics", "bench")  # the halves a rule may have: a scrape's test, a benchmark's
+LEVEL_MODULES = (kernels, scheduling, cache, pooling, cluster, control, levers, comparing)  # where the tests are
+KINDS = ("metrics", "bench", "compare")  # the halves a rule may have: a scrape's test, a benchmark's, two runs compared
 APPLIES = ("engine", "router", "both")
 
 RULE_KEYS: declaring.Spec = {
@@ -46,6 +47,7 @@ RULE_KEYS: declaring.Spec = {
     "thresholds": declaring.tables(True),
     "metrics": declaring.table(),
     "bench": declaring.table(),
+    "compare": declaring.table(),
 }
 THRESHOLD_KEYS: declaring.Spec = {
     "name": declaring.text(True),
@@ -61,6 +63,12 @@ PART_KEYS: dict[str, declaring.Spec] = {
         "id": declaring.text(),
     },
     "bench": {
+        "test": declaring.text(True),
+        "signals": declaring.strings(True),
+        "fires": declaring.text(True),
+        "id": declaring.text(),
+    },
+    "compare": {
         "test": declaring.text(True),
         "signals": declaring.strings(True),
         "fires": declaring.text(True),
@@ -90,7 +98,8 @@ def load(path: str | Path = SHIPPED, declared: names.Declared | None = None) -> 
     if not source.check(source.data, {"rule": declaring.tables(True)}, 1, "the rules"):
         source.done()
     signals = {s.key for s in (declared or names.DECLARED).signals}
-    known = {"metrics": lambda s: s in signals, "bench": lambda s: field_range(s) is not None}
+    known = {"metrics": lambda s: s in signals, "bench": lambda s: field_range(s) is not None,
+             "compare": lambda s: field_range(s) is not None}  # fmt: skip
     tests = _tests()
     out: list[Rule] = []
     for n, entry in enumerate(source.data["rule"]):
@@ -104,7 +113,10 @@ def load(path: str | Path = SHIPPED, declared: names.Declared | None = None) -> 
             source.fail(source.key_line(line, "levels"), f"{what}: levels must be among {', '.join(LAYER_CODES)}")
         halves = [k for k in KINDS if k in entry]
         if not halves:
-            source.fail(line, f"{what} has neither [rule.metrics] (a scrape's test) nor [rule.bench] (a benchmark's)")
+            source.fail(
+                line,
+                f"{what} has none of [rule.metrics] (a scrape's test), [rule.bench] (a benchmark's), [rule.compare] (two runs')",
+            )
         for kind in halves:
             rule = _half(source, entry, kind, thresholds, tests, known[kind], source.key_line(line, kind))
             if rule is not None:

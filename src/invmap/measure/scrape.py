@@ -4,8 +4,10 @@ The text is parsed by prometheus_client's own parser, fed a line at a time throu
 line it rejects is named by number. The input is streamed: it is cut into runs of at most `CHUNK`
 lines (a run that ends inside a family starts the next with that family's TYPE line again), so the
 parser never holds more than one run's samples, and only the samples of the metrics invmap reads
-(`names.wanted`) are parsed and kept: a sample of any other metric is counted by its name and skipped
-(its syntax is not checked). Peak memory is the run plus those series, and the series are capped
+(`names.wanted`) are parsed and kept: a sample of any other metric is counted by its name and given a
+cheap syntax check (`syntax`: a metric name, labels, a value, an optional timestamp), not parsed. A
+line that is neither a comment, a sample nor blank refuses the scrape (exit 3) as `FILE:LINE:COL:
+message`, as does a text with lines but not one sample. Peak memory is the run plus those series, and the series are capped
 (`series_per_metric`, `series_in_all` in data/metrics.toml): past a cap they are counted, not kept,
 and the signals that read the metric are left out. A scrape is at most `CAP` bytes, from a file,
 stdin or a URL alike.
@@ -18,6 +20,7 @@ the signal out, with the file, line, series and value said (`Scrape.left_out`), 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -33,6 +36,69 @@ MAX_LINE = 1 << 20  # a longer line is not a scrape's (and would be held whole)
 CAP = 256 * 2**20  # bytes: the most of one scrape, from a file, stdin or a URL
 TOO_LARGE = "is larger than 256 MiB, the most invmap reads of one scrape"
 Labels = tuple[tuple[str, str], ...]
+NOT_SCRAPE = "not Prometheus text exposition"
+_VALUE = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[Ii]nf(?:inity)?|NaN|nan)"
+_LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*[ \t]*=[ \t]*"(?:[^"\\\n]|\\.)*"'
+SAMPLE = re.compile(
+    rf"[ \t]*[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{{[ \t]*(?:{_LABEL}[ \t]*(?:,[ \t]*{_LABEL}[ \t]*)*,?[ \t]*)?\}})?"
+    rf"[ \t]+{_VALUE}(?:[ \t]+-?\d+)?[ \t]*\r?\n?"
+)
+# The usual line, tried first: no spaces inside, no escapes, a plain number, no timestamp.
+_PLAIN = re.compile(
+    r'[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*",?)*\})? -?\d+(?:\.\d+)?(?:e[+-]?\d+)?\n'
+)
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL_AT = re.compile(rf"[ \t]*{_LABEL}[ \t]*")
+
+
+def syntax(line: str) -> tuple[int, str] | None:
+    """What is wrong with a sample line, as (column, message), or None: a metric name, optional
+    `{label="value",...}`, a value (a float, `+Inf`, `NaN`) and an optional integer timestamp. The
+    usual line is one regular-expression match; only a bad one is walked to find its column."""
+    if _PLAIN.fullmatch(line) or SAMPLE.fullmatch(line):
+        return None
+    text = line.rstrip("\r\n")
+    at = len(text) - len(text.lstrip(" \t"))
+    name = _NAME.match(text, at)
+    if name is None:
+        return at + 1, f"{NOT_SCRAPE}: a line is a comment (#), a sample (a metric name first) or blank"
+    at = name.end()
+    if text[at : at + 1] == "{":
+        at, problem = _labels_end(text, at + 1)
+        if problem:
+            return at + 1, problem
+    rest = text[at:]
+    parts = rest.split()
+    if not rest[:1].isspace() or not parts:
+        return at + 1, f"{NOT_SCRAPE}: a sample's name (and labels) must be followed by a space and a value"
+    column = at + len(rest) - len(rest.lstrip()) + 1
+    try:
+        float(parts[0])
+    except ValueError:
+        return column, f"{NOT_SCRAPE}: {parts[0][:40]!r} is not a sample value (a number, +Inf, -Inf or NaN)"
+    bad = next((k for k, part in enumerate(parts[1:], 1) if k > 1 or not re.fullmatch(r"-?\d+", part)), None)
+    if bad is not None:
+        for part in parts[1 : bad + 1]:
+            column = text.index(part, column - 1 + len(parts[0])) + 1
+        return column, f"{NOT_SCRAPE}: after the value only a timestamp (whole milliseconds) may follow"
+    return None  # a number Python reads that the pattern does not spell (1_000): the parser decides
+
+
+def _labels_end(text: str, at: int) -> tuple[int, str]:
+    """Where a label set that opens before `at` ends (just past its `}`), or where it goes wrong."""
+    while True:
+        while text[at : at + 1] in (" ", "\t"):
+            at += 1
+        if text[at : at + 1] == "}":
+            return at + 1, ""
+        label = _LABEL_AT.match(text, at)
+        if label is None:
+            return at, f'{NOT_SCRAPE}: expected a label (name="value") or a closing brace'
+        at = label.end()
+        if text[at : at + 1] == ",":
+            at += 1
+        elif text[at : at + 1] != "}":
+            return at, f"{NOT_SCRAPE}: expected a comma or a closing brace after a label"
 
 
 @dataclass
@@ -44,6 +110,7 @@ class Scrape:
     series: dict[str, dict[Labels, float]] = field(default_factory=dict)
     engines: dict[str, int] = field(default_factory=dict)  # engine -> samples seen with its prefix
     samples: int = 0
+    comments: int = 0
     warnings: list[str] = field(default_factory=list)
     non_finite: int = 0
     lines: int = 0
@@ -156,8 +223,14 @@ def _runs(lines: _Lines, scrape: Scrape) -> Iterator[_Run]:
     known = _Known()
     for line in lines:
         stripped = line.lstrip()
-        if stripped and stripped[0] != "#" and _skipped(scrape, *known.of(stripped)):
-            continue
+        if stripped and stripped[0] != "#":
+            name, info = known.of(stripped)
+            if info is None or not info[1] or name in scrape.full:
+                _check(scrape.source, lines.number, line)  # not parsed: its syntax checked here
+            if _skipped(scrape, name, info) and not _last_bucket(name, stripped):
+                continue
+        elif stripped:
+            scrape.comments += 1
         cut = batch.comment(stripped, line) if stripped.startswith("#") else batch.other()
         if cut is not None:
             yield cut
@@ -183,6 +256,20 @@ class _Known:
             valid = names.sample_name(name) == name
             self.names[name] = (names.engine_of(names.canonical(name, False)), names.needed(name)) if valid else None
         return name, self.names[name]
+
+
+def _check(source: str, number: int, line: str) -> None:
+    """Refuse a sample line that is not one (exit 3, `FILE:LINE:COL: message`)."""
+    problem = syntax(line)
+    if problem is not None:
+        column, message = problem
+        raise CatalogError(f"{source}:{number}:{column}", [message])
+
+
+def _last_bucket(name: str, stripped: str) -> bool:
+    """A declared histogram's `+Inf` bucket, parsed though its other buckets are not: it is the
+    histogram's count where an excerpt lost the `_count` line (requests per model)."""
+    return name.endswith("_bucket") and 'le="+Inf"' in stripped and names.wanted(names.canonical(name, False))
 
 
 def _skipped(scrape: Scrape, name: str, info: tuple[str | None, bool] | None) -> bool:
@@ -271,12 +358,15 @@ def read(stream: IO[bytes], source: str) -> Scrape:
             raise
         except Exception as exc:  # the parser raises bare ValueErrors (and worse) on bad text
             number = run.numbers[run.at] or lines.number
+            _check(source, number, run.lines[run.at])  # the column, where the line's syntax is wrong
             text = run.lines[run.at].rstrip("\r\n")
             shown = text if len(text) <= 120 else text[:117] + "..."
             reason = str(exc).split(":", 1)[0].strip() or type(exc).__name__
-            raise CatalogError(
-                source, [f"line {number} is not Prometheus text exposition ({reason}): {shown!r}"]
-            ) from None
+            raise CatalogError(f"{source}:{number}", [f"{NOT_SCRAPE} ({reason}): {shown!r}"]) from None
+    if scrape.samples == 0 and scrape.comments:
+        raise CatalogError(
+            source, [f"holds {plural(scrape.comments, 'comment line')} and not one sample line; {NOT_SCRAPE}"]
+        )
     scrape.lines = lines.number
     scrape.finish()
     return scrape

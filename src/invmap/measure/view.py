@@ -84,6 +84,7 @@ class View:
         self.others = sorted(e for e in after.engines if e != self.engine)
         self.bound: Any = None
         self.derived: dict[str, str] = {}  # signal -> why a share computed from it cannot be read
+        self.flagged: set[str] = set()  # signals left out as inconsistent with the scrape's others
 
     @property
     def windowed(self) -> bool:
@@ -114,7 +115,16 @@ class View:
         return {**out, **self.derived}
 
     def _usable(self, key: str) -> bool:
-        return key not in self.after.left_out and (self.before is None or key not in self.before.left_out)
+        return (
+            key not in self.after.left_out
+            and (self.before is None or key not in self.before.left_out)
+            and key not in self.flagged
+        )
+
+    def flag(self, key: str, why: str) -> None:
+        """Leave a signal out as inconsistent with another (said with the others left out)."""
+        self.flagged.add(key)
+        self.derived[key] = why
 
     def _names(self, key: str) -> list[names.Name]:
         if not self._usable(key):
@@ -140,6 +150,14 @@ class View:
         signal = names.BY_SIGNAL[key]
         suffix = "_count" if signal.kind == "histogram" else ""
         return any(self._found(self.after, n, suffix) for n in self._names(key))
+
+    def exposes(self, key: str, name: names.Name | None = None) -> bool:
+        """Whether the scrape holds any series of the signal (of one of its names; a histogram's sum,
+        count or buckets alike): that the engine runs the mechanism, whatever the numbers say."""
+        signal = names.BY_SIGNAL[key]
+        parts = ("_count", "_sum", "_bucket") if signal.kind == "histogram" else ("",)
+        held = [n for n in self._names(key) if name is None or n == name]
+        return any(self._found(self.after, n, suffix) for n in held for suffix in parts)
 
     def gauge(self, key: str, both: bool = False, least: bool = False) -> Reading | None:
         """The gauge's value (series summed, or the largest for a `max` signal; over every name the
@@ -240,6 +258,24 @@ class View:
             return _merge(buckets, sum(sums.values()), sum(counts.values()), name.scale), name.metric
         return None
 
+    def count_by(self, key: str, label: str) -> dict[str, float]:
+        """A histogram's observations over the window by a label's value (requests per model)."""
+        for name in self._names(key):
+            counts = _with_last_buckets(
+                self._found(self.after, name, "_count"), self._found(self.after, name, "_bucket")
+            )
+            if counts:
+                if self.before is not None:
+                    earlier = self._found(self.before, name, "_bucket")
+                    counts = _minus(counts, _with_last_buckets(self._found(self.before, name, "_count"), earlier))
+                out: dict[str, float] = {}
+                for labels, v in counts.items():
+                    group = dict(labels).get(label)
+                    if group is not None:
+                        out[group] = out.get(group, 0.0) + v
+                return out
+        return {}
+
     def info(self, key: str) -> dict[str, str] | None:
         """The labels of an info-style gauge's latest series (its value a timestamp)."""
         for name in self._names(key):
@@ -250,15 +286,32 @@ class View:
         return None
 
 
+def _with_last_buckets(counts: dict[Labels, float] | None, buckets: dict[Labels, float] | None) -> dict[Labels, float]:
+    """A histogram's counts by series, each series without a `_count` line counted by its fullest
+    bucket (the `+Inf` one, or at least as many as the largest bucket an excerpt kept)."""
+    out = dict(counts or {})
+    fullest: dict[Labels, float] = {}
+    for labels, value in (buckets or {}).items():
+        held = dict(labels)
+        held.pop("le", None)
+        series = tuple(sorted(held.items()))
+        fullest[series] = max(value, fullest.get(series, 0.0))
+    for series, value in fullest.items():
+        out.setdefault(series, value)
+    return out
+
+
 def _title(engine: str | None) -> str:
     return names.BY_KEY[engine].title if engine else "no known engine"
 
 
 def _engine(scrape: Scrape) -> str | None:
-    if not scrape.engines:
+    """The engine or router with the most samples (a component's are recognised, never read)."""
+    held = [e for e in scrape.engines if names.BY_KEY[e].kind in names.PROCESSES]
+    if not held:
         return None
     order = [e.key for e in names.ENGINES]
-    return max(scrape.engines, key=lambda e: (scrape.engines[e], -order.index(e)))
+    return max(held, key=lambda e: (scrape.engines[e], -order.index(e)))
 
 
 def dominant(scrape: Scrape | None, kind: str) -> str | None:

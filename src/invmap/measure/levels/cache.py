@@ -44,3 +44,36 @@ def preempting(view: Any, rule: Rule) -> Finding | Missing | None:
             strength=0.3,
         )
     return None
+
+
+def prefix_cache_cold(view: Any, rule: Rule) -> Finding | Missing | None:
+    """Few prompt tokens found in the prefix cache: a weak lead (the scrape cannot say whether the
+    prompts share prefixes at all)."""
+    queried, hits = view.counter("prefix_queries"), view.counter("prefix_hits")
+    caveat = "; whether the prompts share prefixes is not in the scrape, so this matters only if they do"
+    if queried is not None and hits is not None:
+        if queried.value < rule.t("queried"):
+            return Missing(f"at least {count(rule.t('queried'))} prompt tokens looked up in the prefix cache")
+        rate = hits.value / queried.value
+        if rate < rule.t("rate"):
+            return Finding(
+                f"prefix cache hit rate {rate:.1%} (< {rule.t('rate'):.0%}): {count(hits.value)} of "
+                f"{count(queried.value)} prompt tokens found {view.span()}{caveat}",
+                {"hit_rate": round(rate, 4), "queried_tokens": round(queried.value)},
+                strength=0.1,
+            )
+        return None
+    gauge = view.gauge("cache_hit_rate")
+    if gauge is None:
+        return Missing("prefix-cache counters (queries and hits) or a hit-rate gauge")
+    running = view.gauge("running")
+    if running is None or running.value <= 0:
+        return Missing("requests running beside the cache's hit-rate gauge (an idle engine's rate says nothing)")
+    if gauge.value < rule.t("rate"):
+        return Finding(
+            f"prefix cache hit rate {gauge.value:.1%} over recent requests (< {rule.t('rate'):.0%}){caveat}",
+            {"hit_rate": round(gauge.value, 4)},
+            strength=0.1,
+            momentary=True,
+        )
+    return None

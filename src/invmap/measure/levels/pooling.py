@@ -15,9 +15,42 @@ def multiplexed(view: Any, rule: Rule) -> Finding | Missing | None:
     found = _adapters_waiting(view, rule) or _adapter_slots_full(view, waiting)
     if found is not None:
         return found
-    if waiting is None:
+    found = (_model_queues(view, rule) if waiting is not None else None) or _models_served(view, rule)
+    if found is None and waiting is None:
         return Missing("a requests-waiting metric")
-    return _model_queues(view, rule)
+    return found
+
+
+def _model_label(view: Any) -> str | None:
+    from invmap.measure.names import BY_KEY
+
+    return BY_KEY[view.engine].model_label if view.engine else None
+
+
+# What tells how many requests each model had: a finished counter, a latency histogram's count, tokens.
+SERVED = (("finished", "counter", "requests finished"), ("e2e", "histogram", "requests"),
+          ("ttft", "histogram", "requests"), ("prompt_tokens", "counter", "prompt tokens"))  # fmt: skip
+
+
+def _models_served(view: Any, rule: Rule) -> Finding | None:
+    """Several models (a base model and its LoRA adapters, or several models) served by one engine:
+    the structure of L4, stated with each model's numbers; a weak finding alone (nothing says they
+    contend), so it is said with low confidence."""
+    label = _model_label(view)
+    if label is None:
+        return None
+    for key, kind, unit in SERVED:
+        by_model = view.counter_by(key, label) if kind == "counter" else view.count_by(key, label)
+        busy = {m: v for m, v in by_model.items() if v > 0}
+        if len(busy) >= rule.t("tenants"):
+            shown = ", ".join(f"{m}: {count(v)}" for m, v in sorted(busy.items(), key=lambda kv: (-kv[1], kv[0])))
+            return Finding(
+                f"{len(busy)} models share one engine ({unit} {view.span()}: {shown}): base models and adapters "
+                "served together divide its batch and KV cache",
+                {"by_model": {m: round(v) for m, v in sorted(busy.items())}, "counted": key},
+                strength=0.1,
+            )
+    return None
 
 
 def _adapters_waiting(view: Any, rule: Rule) -> Finding | None:
@@ -51,9 +84,7 @@ def _adapter_slots_full(view: Any, waiting: Any) -> Finding | None:
 
 
 def _model_queues(view: Any, rule: Rule) -> Finding | None:
-    from invmap.measure.names import BY_KEY
-
-    label = BY_KEY[view.engine].model_label if view.engine else None
+    label = _model_label(view)
     if label is None:
         return None  # no label names a model: one model to a process
     queues = view.gauge_by("waiting", label)

@@ -110,10 +110,47 @@ def bench_itl_tail(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     if median is None or p99 is None:
         return Missing("the ITL median and p99 (per-token gaps, not per-request averages)")
     if median > 0 and p99 >= rule.t("ratio") * median:
+        tpot_median, tpot_p99 = stat(run, "tpot_median"), stat(run, "tpot_p99")
+        shared = tpot_median is not None and tpot_p99 is not None and 0 < tpot_p99 <= FLAT_TPOT * tpot_median
         return Finding(
             f"ITL p99 {ms(p99)} is {times(p99 / median)} its median {ms(median)} (>= {rule.t('ratio'):g}x): "
-            "decode steps stall, as they do behind other requests' prefills",
+            "decode steps stall, as they do behind other requests' prefills"
+            + (
+                f"; TPOT stays flat (p99 {ms(tpot_p99)}, {tpot_p99 / tpot_median:.2f}x its median), so every request "  # type: ignore[operator]
+                "saw the same stalls, as a burst of prompts at a benchmark's start makes"
+                if shared
+                else ""
+            ),
             {"itl_p99_ms": p99, "itl_median_ms": median},
-            strength=past(p99 / median, rule.t("ratio"), 4 * rule.t("ratio")),
+            strength=0.2 if shared else past(p99 / median, rule.t("ratio"), 4 * rule.t("ratio")),
+        )
+    return None
+
+
+FLAT_TPOT = 1.5  # TPOT p99 within this of its median: each request's average per-token time is alike
+
+
+def bench_queue_share(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    median, duration = stat(run, "ttft_median"), stat(run, "duration")
+    served = stat(run, "request_throughput")
+    if median is None or duration is None or duration <= 0:
+        return Missing("the TTFT median and the run's duration")
+    unbounded = bool(run.get("unbounded"))
+    rate = stat(run, "request_rate")
+    if not unbounded and (rate is None or served is None):
+        return Missing("the request rate sent and completed")
+    offered = unbounded or (
+        served is not None and rate is not None and served > 0 and rate >= rule.t("offered") * served
+    )
+    share = median / 1000 / duration
+    if offered and share >= rule.t("share"):
+        sent = "all at once" if unbounded else f"at {rate:g} req/s against {served:g} req/s completed"
+        lead = "; sent all at once, any server queues most of them, so this is a lead, not a verdict"
+        return Finding(
+            f"the median request waited {ms(median)} for its first token, {share:.0%} of the {duration:g} s run "
+            f"(>= {rule.t('share'):.0%}), with requests sent {sent}: they queue for a place in the batch"
+            + (lead if unbounded else ""),
+            {"ttft_median_ms": median, "duration_s": duration, "share": round(share, 4)},
+            strength=0.2 if unbounded else past(share, rule.t("share"), 0.75),
         )
     return None

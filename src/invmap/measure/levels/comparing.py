@@ -1,0 +1,126 @@
+"""Two benchmark runs compared (`triage --bench A --bench B`): what got worse by more than a declared
+threshold, and the level the change points to. Each test reads a pair `{"before": run, "after": run}`
+and returns one `Finding` (its signals `{before, after, change}`, for the statistic that moved most),
+`Missing` or None. Improvements are not findings: assessing.py says them in a note."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from invmap.measure.findings import Finding, Missing, Rule, past, stat
+from invmap.measure.wording import count, ms
+
+LATENCY_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL"}
+
+
+def change(pair: dict[str, Any], key: str) -> tuple[float, float, float] | None:
+    """(before, after, relative change) of a run's number, where both runs hold it and before is above 0."""
+    before, after = stat(pair["before"], key), stat(pair["after"], key)
+    if before is None or after is None or before <= 0:
+        return None
+    rel = (after - before) / before
+    return (before, after, rel) if math.isfinite(rel) else None  # a before near 0 makes no ratio
+
+
+def _said(key: str, moved: tuple[float, float, float]) -> str:
+    family, _, which = key.rpartition("_")
+    name = f"{LATENCY_NAMES.get(family, family)} {which}"
+    before, after, rel = moved
+    return f"{name} {ms(before)} -> {ms(after)} ({rel:+.0%})"
+
+
+def _signals(key: str, moved: tuple[float, float, float]) -> dict[str, Any]:
+    before, after, rel = moved
+    return {"statistic": key, "before": before, "after": after, "change": round(rel, 4)}
+
+
+def _worse(pair: dict[str, Any], keys: tuple[str, ...], threshold: float) -> dict[str, tuple[float, float, float]]:
+    found = {k: change(pair, k) for k in keys}
+    return {k: v for k, v in found.items() if v is not None and v[2] >= threshold}
+
+
+def _flat(pair: dict[str, Any], keys: tuple[str, ...], threshold: float) -> str:
+    """`TTFT is flat (median 120 ms -> 125 ms)` where every one of `keys` held within the threshold."""
+    moved = {k: change(pair, k) for k in keys}
+    if any(v is None for v in moved.values()) or any(abs(v[2]) >= threshold for v in moved.values()):  # type: ignore[index]
+        return ""
+    return ", ".join(_said(k, v) for k, v in moved.items() if v is not None)
+
+
+def compare_tpot(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    """Per-token time up: the median (every request's tokens cost more: L1) or only the tail (some
+    steps stall: interference, L2 first)."""
+    keys = ("tpot_median", "tpot_p99", "itl_median", "itl_p99")
+    if all(change(pair, k) is None for k in keys):
+        return Missing("TPOT or ITL in both runs")
+    worse = _worse(pair, keys, rule.t("change"))
+    if not worse:
+        return None
+    key = max(worse, key=lambda k: worse[k][2])
+    median_up = any(k.endswith("_median") for k in worse)
+    flat = _flat(pair, ("ttft_median",), rule.t("change"))
+    shown = "; ".join(_said(k, v) for k, v in worse.items())
+    if median_up:
+        why, levels = "the median moved, so every request's tokens cost more: the per-token (kernel) cost", ("L1",)
+    else:
+        why = "only the tail moved: some decode steps stall, as behind other requests' prefills (L2; else a slower kernel for some shapes, L1)"
+        levels = ("L2",)
+    return Finding(
+        f"{shown} (>= {rule.t('change'):+.0%}){' while ' + flat + ' is flat' if flat else ''}: {why}",
+        _signals(key, worse[key]),
+        strength=past(worse[key][2], rule.t("change"), 4 * rule.t("change")),
+        levels=levels,
+    )
+
+
+def compare_ttft(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    """Time to first token up: requests wait longer before their prefill (admission, queueing)."""
+    keys = ("ttft_median", "ttft_p99")
+    if all(change(pair, k) is None for k in keys):
+        return Missing("TTFT in both runs")
+    worse = _worse(pair, keys, rule.t("change"))
+    if not worse:
+        return None
+    key = max(worse, key=lambda k: worse[k][2])
+    flat = _flat(pair, ("tpot_median",), rule.t("change"))
+    return Finding(
+        f"{'; '.join(_said(k, v) for k, v in worse.items())} (>= {rule.t('change'):+.0%})"
+        f"{' while ' + flat + ' is flat' if flat else ''}: requests wait longer for their first token",
+        _signals(key, worse[key]),
+        strength=past(worse[key][2], rule.t("change"), 4 * rule.t("change")),
+    )
+
+
+def compare_throughput(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    """Output throughput down at the same load: each step yields fewer tokens per second."""
+    moved = change(pair, "output_throughput")
+    if moved is None:
+        return Missing("the output token throughput of both runs")
+    before, after, rel = moved
+    if -rel < rule.t("change"):
+        return None
+    return Finding(
+        f"output throughput {before:,.0f} -> {after:,.0f} tok/s ({rel:+.0%}, a fall of >= {rule.t('change'):.0%})",
+        _signals("output_throughput", moved),
+        strength=past(-rel, rule.t("change"), 0.5),
+    )
+
+
+def compare_failures(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    """More requests failed: admission is overrun (L2) and nothing sheds or scales (L6)."""
+    shares = []
+    for side in ("before", "after"):
+        done, failed = stat(pair[side], "completed"), stat(pair[side], "failed")
+        if done is None or failed is None or done + failed < rule.t("requests"):
+            return Missing(f"completed and failed counts of at least {count(rule.t('requests'))} requests in both runs")
+        shares.append((failed / (done + failed), failed, done + failed))
+    (b, bf, bn), (a, af, an) = shares
+    if a - b < rule.t("share"):
+        return None
+    return Finding(
+        f"failed requests {count(bf)} of {count(bn)} ({b:.1%}) -> {count(af)} of {count(an)} ({a:.1%}): "
+        f"{a - b:+.1%} of all requests (>= {rule.t('share'):.0%})",
+        {"statistic": "failed_share", "before": round(b, 4), "after": round(a, 4), "change": round(a - b, 4)},
+        strength=past(a - b, rule.t("share"), 0.5),
+    )
