@@ -959,6 +959,14 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
             Opt(
+                "drop_citations",
+                ("--drop-citations",),
+                "Also remove the sources from the sources of the catalog's reports that cite them (rm refuses "
+                "otherwise, saying how many do).",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
                 "undo",
                 ("--undo",),
                 "Bring back base sources this overlay removes (the ids given).",

@@ -167,6 +167,19 @@ def typer_function(command: decl.Command) -> Callable[..., Any]:
     return run
 
 
+class HelpGroup(typer.core.TyperGroup):
+    """A command group (`estimate`, `record`, `simulate`): with no subcommand, its help on stdout and
+    exit 0, as a bare `invmap` (click's no-args error would print it on stderr, escaped, as exit 2)."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:
+            from invmap.cli.shared import help_out
+
+            help_out(ctx, ctx.get_help() + "\n")
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+
 def typer_app(path: str) -> typer.Typer:
     """A Typer app holding the one declared command `path` (a group with its subcommands for `record`)."""
     import importlib
@@ -178,8 +191,8 @@ def typer_app(path: str) -> typer.Typer:
     if subcommands:
         group = typer.Typer(
             name=path,
+            cls=HelpGroup,
             help=command.summary,
-            no_args_is_help=True,
             rich_markup_mode=None,
             add_completion=False,
             epilog=examples(command.examples),

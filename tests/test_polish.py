@@ -1,0 +1,83 @@
+"""Issue 39 (polish): help that renders, refusals said once, one vocabulary of flags, screens that fit."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, on_terminal
+from invmap import options as decl
+
+GROUPS = sorted(decl.SUB)  # every command with subcommands, from the declarations
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_a_group_without_a_subcommand_prints_its_help_as_bare_invmap_does(cli, group):
+    piped = cli(group)
+    assert piped.code == 0 and piped.err == ""
+    assert "\\x0a" not in piped.out and piped.out.startswith(f"Usage: invmap {group} [OPTIONS] COMMAND")
+    assert decl.TOP[group].summary in " ".join(piped.out.split())
+    for name, sub in decl.SUB[group].items():
+        assert re.search(rf"^  {re.escape(name)} +{re.escape(sub.summary[:20])}", piped.out, re.M), name
+    assert cli(group, "--help").out == piped.out  # the same help as asked for
+    shown = on_terminal([group], 80)
+    assert shown[0].startswith(f"Usage: invmap {group}") and not any("\\x0a" in line for line in shown)
+    assert max(len(line) for line in shown) <= 80
+
+
+def test_a_group_without_a_subcommand_exits_0_as_a_process(sh):
+    for group in GROUPS:
+        done = sh(group)
+        assert (done.code, done.err) == (0, ""), group
+        assert "\n\nCommands:\n" in done.out
+
+
+# --- rm of a source the catalog's reports cite ----------------------------------------------------
+
+
+def _shipped_copy(tmp_path: Path) -> Path:
+    own = tmp_path / "own.toml"
+    own.write_text((REPO / "catalog.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    return own
+
+
+def _citing(path: Path, ident: str) -> list[str]:
+    reports = tomllib.loads(path.read_text(encoding="utf-8")).get("reports", [])
+    return [r["id"] for r in reports if ident in r.get("sources", [])]
+
+
+def test_rm_of_a_cited_source_says_once_what_blocks_it(cli, tmp_path):
+    own = _shipped_copy(tmp_path)
+    before = own.read_bytes()
+    citing = _citing(own, "vllm")
+    assert len(citing) > 3
+    done = cli("-c", str(own), "rm", "vllm", "--yes")
+    assert done.code == 2 and done.out == ""
+    assert done.err.splitlines() == [
+        f"Error: cannot remove 'vllm' from {own}: {len(citing)} of its reports cite it "
+        f"({', '.join(citing[:3])}, ...)",
+        f"Hint: --drop-citations removes the citation from the {len(citing)} reports (as an overlay's removal does)",
+    ]
+    assert own.read_bytes() == before
+
+
+def test_rm_drop_citations_keeps_the_reports_and_their_other_sources(cli, tmp_path):
+    own = _shipped_copy(tmp_path)
+    reports = {r["id"]: r for r in tomllib.loads(own.read_text(encoding="utf-8"))["reports"]}
+    citing = _citing(own, "pagedattention")
+    done = cli("-c", str(own), "rm", "pagedattention", "--yes", "--drop-citations")
+    assert done.code == 0, done.err
+    assert done.out == f"Removed pagedattention from {own}; dropped the citation from {len(citing)} reports\n"
+    after = {r["id"]: r for r in tomllib.loads(own.read_text(encoding="utf-8"))["reports"]}
+    assert list(after) == list(reports)
+    for ident, report in reports.items():
+        kept = [s for s in report.get("sources", []) if s != "pagedattention"]
+        assert after[ident].get("sources", []) == kept
+        assert {k: v for k, v in after[ident].items() if k != "sources"} == {
+            k: v for k, v in report.items() if k != "sources"
+        }
+    assert cli("-c", str(own), "check").code == 0
+    assert cli("-c", str(own), "reports", "--source", "pagedattention").code != 0
