@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from conftest import REPO, on_terminal
 from invmap import options as decl
@@ -57,8 +57,7 @@ def test_rm_of_a_cited_source_says_once_what_blocks_it(cli, tmp_path):
     done = cli("-c", str(own), "rm", "vllm", "--yes")
     assert done.code == 2 and done.out == ""
     assert done.err.splitlines() == [
-        f"Error: cannot remove 'vllm' from {own}: {len(citing)} of its reports cite it "
-        f"({', '.join(citing[:3])}, ...)",
+        f"Error: cannot remove 'vllm' from {own}: {len(citing)} of its reports cite it ({', '.join(citing[:3])}, ...)",
         f"Hint: --drop-citations removes the citation from the {len(citing)} reports (as an overlay's removal does)",
     ]
     assert own.read_bytes() == before
@@ -81,3 +80,56 @@ def test_rm_drop_citations_keeps_the_reports_and_their_other_sources(cli, tmp_pa
         }
     assert cli("-c", str(own), "check").code == 0
     assert cli("-c", str(own), "reports", "--source", "pagedattention").code != 0
+
+
+# --- add: an identifier in the Source text ---------------------------------------------------------
+
+
+def test_add_refuses_an_arxiv_id_in_the_source_text_as_it_refuses_the_option(cli, tmp_path):
+    from conftest import add_args
+
+    own = _shipped_copy(tmp_path)
+    before = own.read_bytes()
+    by_option = cli("-c", str(own), "add", *add_args("Dup", arxiv="2309.06180"))
+    by_cell = cli("-c", str(own), "add", *add_args("Dup", source="Dup, arXiv:2309.06180"))
+    assert by_option.code == by_cell.code == 2 and own.read_bytes() == before
+    assert by_cell.err.splitlines() == [
+        "Error: arXiv id 2309.06180 (in its Source text) is already in the map, as pagedattention: "
+        "one source, added twice?",
+        "Hint: pass --allow-duplicate to add it anyway",
+    ]
+    forced = cli("-c", str(own), "add", *add_args("Dup", source="Dup, arXiv:2309.06180"), "--allow-duplicate")
+    assert forced.code == 0, forced.err
+    checked = cli("-c", str(own), "check")
+    assert checked.code == 0
+    assert re.search(
+        r"source \d+ \(dup\): arXiv id 2309\.06180 \(in its Source text\) is also source \d+'s \(pagedattention\)",
+        checked.err,
+    ), checked.err
+
+
+def test_the_shipped_catalog_names_each_source_text_identifier_once(cli):
+    assert "one source twice" not in cli("check").err
+
+
+# --- record writers refuse a missing folder as every writer does -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["record", "new", "pagedattention"],
+        ["estimate", "kv", "--record", "pagedattention"],
+        ["simulate", "kv", "--record", "pagedattention"],
+    ],
+)
+def test_a_record_writer_refuses_a_missing_folder(cli, tmp_path, args):
+    target = tmp_path / "a" / "b" / "c.json"
+    done = cli(*args, "-o", str(target))
+    assert done.code == 2 and not (tmp_path / "a").exists()
+    assert done.err.splitlines() == [
+        f"Error: no such directory: {target.parent}",
+        f"Hint: make it first: mkdir -p {target.parent}",
+    ]
+    target.parent.mkdir(parents=True)
+    assert cli(*args, "-o", str(target)).code == 0 and target.is_file()
