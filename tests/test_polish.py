@@ -133,3 +133,107 @@ def test_a_record_writer_refuses_a_missing_folder(cli, tmp_path, args):
     ]
     target.parent.mkdir(parents=True)
     assert cli(*args, "-o", str(target)).code == 0 and target.is_file()
+
+
+# --- wording and completion ---------------------------------------------------------------------
+
+
+def test_one_of_a_unit_is_singular_in_estimates(cli):
+    out = cli("estimate", "kv", "--tokens", "1", "--concurrency", "1", "--tensor-parallel", "1").out
+    assert "tensor_parallel  1 GPU  from option" in out and "1 GPUs" not in out
+    assert "1 sequence  from option" in out and "1 token  from option" in out
+    assert not re.search(r"\b1 (GPUs|sequences|tokens|bytes)\b", out)
+    two = cli("estimate", "kv", "--tokens", "2", "--concurrency", "2").out
+    assert "2 sequences  from option" in two and "2 tokens  from option" in two
+
+
+def test_usage_lines_name_a_repeated_argument_once(cli):
+    for command in decl.COMMANDS:
+        first = cli(*command.path.split(), "--help").out.splitlines()[0]
+        assert "...]..." not in first and "}..." not in first, first
+    assert cli("settings", "--help").out.startswith("Usage: invmap settings [OPTIONS] [SOURCE...]\n")
+
+
+def _zsh_items(line: str) -> list[str]:
+    """What a real zsh hands `_arguments` for the completion of `line`: the items of its `((...))`
+    spec after zsh has read both quoting levels, each `VALUE:HELP`."""
+    from conftest import installed_invmap
+
+    program = (
+        "_arguments() { local spec=${1#\\*: :\\(\\(}; spec=${spec%\\)\\)};"
+        " for item in ${(z)spec}; do print -r -- ${(Q)item}; done }; "
+        'eval $(env _TYPER_COMPLETE_ARGS="$LINE" _INVMAP_COMPLETE=complete_zsh "$PROGRAM")'
+    )
+    import subprocess
+
+    done = subprocess.run(
+        ["zsh", "-f", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "LINE": line, "PROGRAM": installed_invmap()},
+    )
+    assert done.returncode == 0, done.stderr
+    items = [re.split(r"(?<!\\):", line, maxsplit=1) for line in done.stdout.splitlines()]
+    return [":".join(part.replace("\\:", ":") for part in item) for item in items]
+
+
+needs_zsh = pytest.mark.skipif(__import__("shutil").which("zsh") is None, reason="zsh is not installed")
+
+
+@needs_zsh
+def test_zsh_completion_descriptions_keep_their_apostrophes():
+    quoted = [c for c in decl.TOP.values() if "'" in c.summary]
+    assert quoted  # `guide`: "the map's study procedure"
+    for command in quoted:
+        shown = [i.split(":", 1)[1] for i in _zsh_items(f"invmap {command.name}") if i.startswith(command.name + ":")]
+        _same_summary(command, shown)
+
+
+def _same_summary(command, shown: list[str]) -> None:
+    """The command's summary as the completion shows it (click cuts a long one with `...`)."""
+    assert len(shown) == 1, shown
+    text = shown[0].removesuffix("...")
+    assert command.summary.startswith(text) and len(text) > 20, (command.summary, shown)
+    if "'" in command.summary[: len(text)]:
+        assert "'" in text
+
+
+@needs_zsh
+def test_bash_and_zsh_complete_a_source_name_alike():
+    from conftest import tab
+
+    for word in ("Pag", "pag", "att", "vA", "llm"):
+        bash = [w.replace("\\ ", " ") for w in tab(f"invmap show {word}").stdout.splitlines()]
+        zsh = [item.split(":", 1)[0] for item in _zsh_items(f"invmap show {word}")]
+        assert bash == zsh and bash, (word, bash, zsh)
+
+
+def test_settings_engine_completes_the_engines_the_settings_name(cli):
+    import json
+
+    from conftest import tab
+
+    named = {r["engine"] for r in json.loads(cli("settings", "--json").out)}
+    offered = tab("invmap settings --engine ").stdout.split()
+    assert sorted(offered, key=str.casefold) == offered and set(offered) == named
+    assert tab("invmap settings --engine sg").stdout.split() == ["SGLang"]
+
+
+@pytest.mark.skipif(__import__("shutil").which("fish") is None, reason="fish is not installed")
+def test_fish_completion_descriptions_keep_their_apostrophes():
+    import subprocess
+
+    from conftest import installed_invmap
+
+    script = REPO / "completions" / "invmap.fish"
+    bin_dir = str(Path(installed_invmap()).parent)
+    for command in (c for c in decl.TOP.values() if "'" in c.summary):
+        done = subprocess.run(
+            ["fish", "--no-config", "-c", f"source '{script}'; complete -C 'invmap {command.name}'"],
+            capture_output=True,
+            text=True,
+            env={**__import__("os").environ, "PATH": f"{bin_dir}:{__import__('os').environ['PATH']}"},
+        )
+        lines = done.stdout.splitlines()
+        _same_summary(command, [line.split("\t", 1)[1] for line in lines if line.startswith(command.name + "\t")])

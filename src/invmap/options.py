@@ -648,6 +648,7 @@ COMMANDS: tuple[Command, ...] = (
                 ("--engine", "-e"),
                 "Only this engine's flags (vLLM, SGLang, TGI, ...), any case. Repeat or use commas to OR.",
                 "ENGINE",
+                complete="setting_engine",
                 multiple=True,
             ),
         ),

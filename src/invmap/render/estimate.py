@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from invmap.estimate.units import grouped
+from invmap.estimate.units import counted
 
 
 def model_line(m: dict[str, Any]) -> str:
@@ -30,15 +30,14 @@ def text(result: dict[str, Any]) -> str:
     lines.append("inputs:")
     width = max((len(i["name"]) for i in result["inputs"]), default=0)
     for i in result["inputs"]:
-        value = i["value"] if isinstance(i["value"], str) else grouped(i["value"])
-        unit = f" {i['unit']}" if i["unit"] else ""
-        lines.append(f"  {i['name']:<{width}}  {value}{unit}  from {i['from']}")
+        value = f"{i['value']} {i['unit'] or ''}".rstrip() if isinstance(i["value"], str) else None
+        lines.append(f"  {i['name']:<{width}}  {value or counted(i['value'], i['unit'])}  from {i['from']}")
     lines.append("results:")
     width = max((len(n) for n in result["results"]), default=0)
     for name, value in result["results"].items():
         unit = result["units"][name]
         shown = result["human"][name]
-        plain = f"{grouped(value)} {unit}"
+        plain = counted(value, unit)
         lines.append(f"  {name:<{width}}  {plain}" + (f"  ({shown})" if shown != plain else ""))
     if result.get("limiting_resource"):
         lines.append(f"  {'limiting_resource':<{width}}  {result['limiting_resource']}")
