@@ -237,3 +237,35 @@ def test_fish_completion_descriptions_keep_their_apostrophes():
         )
         lines = done.stdout.splitlines()
         _same_summary(command, [line.split("\t", 1)[1] for line in lines if line.startswith(command.name + "\t")])
+
+
+# --- places: a field of `show`, never presented as a command -----------------------------------------
+
+
+def _documented_commands() -> list[tuple[str, str]]:
+    """(page, word) for each `invmap WORD` the README and docs/ pages show: inline code, and lines of
+    their code blocks."""
+    out = []
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        blocks = "\n".join(re.findall(r"```(?:sh|text|console)?\n(.*?)```", text, re.S))
+        words = re.findall(r"`invmap ([a-z][a-z-]*)", text) + re.findall(
+            r"^(?:\$ )?invmap ([a-z][a-z-]*)", blocks, re.M
+        )
+        out += [(page.name, w) for w in words]
+    return out
+
+
+def test_every_documented_command_is_a_command_and_places_is_a_field_of_show(cli):
+    documented = _documented_commands()
+    assert len(documented) > 50
+    assert [(page, w) for page, w in documented if w not in decl.TOP] == []
+    assert "places" not in decl.TOP
+    refused = cli("places")
+    assert refused.code == 2 and "No such command 'places'" in refused.err
+    page = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
+    assert "- **Places** (the `places` field of `show`; no command of its own)" in page
+    import json
+
+    shown = json.loads(cli("show", "lmcache", "--json").out)[0]
+    assert shown["places"] and all(p["url"].startswith(p["repo"]) for p in shown["places"])
