@@ -267,5 +267,5 @@ def test_every_documented_command_is_a_command_and_places_is_a_field_of_show(cli
     assert "- **Places** (the `places` field of `show`; no command of its own)" in page
     import json
 
-    shown = json.loads(cli("show", "lmcache", "--json").out)[0]
+    shown = json.loads(cli("show", "lmcache", "--json").out)
     assert shown["places"] and all(p["url"].startswith(p["repo"]) for p in shown["places"])
