@@ -269,3 +269,85 @@ def test_every_documented_command_is_a_command_and_places_is_a_field_of_show(cli
 
     shown = json.loads(cli("show", "lmcache", "--json").out)
     assert shown["places"] and all(p["url"].startswith(p["repo"]) for p in shown["places"])
+
+
+# --- one vocabulary of flags: old spellings, suggestions ------------------------------------------
+
+
+def _long_flags(command) -> list[tuple[str, str]]:
+    return [(f, o.flags[0]) for o in decl.options_of(command) for f in o.flags if f.startswith("--")]
+
+
+@pytest.mark.parametrize("path", [c.path for c in decl.COMMANDS if c.path not in decl.SUB])
+def test_an_unknown_option_suggests_the_closest_option_of_that_command(cli, path):
+    command = decl.find(path)
+    for flag, first in _long_flags(command):
+        typo = flag[:-1] if len(flag) > 4 else flag + "x"  # one letter off
+        done = cli(*path.split(), typo)
+        assert done.code == 2, (path, typo)
+        said = re.search(r"Error: No such option: (\S+)\. Did you mean (\S+)\?$", done.err.strip())
+        assert said and said.group(1) == typo, (path, typo, done.err)
+        real = {o.flags[0] for o in decl.options_of(command)} | {"--help"}
+        assert said.group(2) in real, (path, typo, said.group(2))
+        if not any(other != first and other.startswith(typo) for _, other in _long_flags(command)):
+            assert said.group(2) == first, (path, typo, said.group(2))
+
+
+@pytest.mark.parametrize("path", [c.path for c in decl.COMMANDS if any(o.aliases for o in decl.options_of(c))])
+def test_a_declared_alias_suggests_its_option_and_an_old_spelling_is_still_read(cli, path):
+    command = decl.find(path)
+    for o in decl.options_of(command):
+        for alias in o.aliases:
+            if alias.startswith("-"):
+                continue
+            done = cli(*path.split(), f"--{alias}", "1")
+            assert done.code == 2 and done.err.strip().endswith(f"Did you mean {o.flags[0]}?"), (path, alias, done.err)
+        for old in o.old_flags:
+            helped = " ".join(cli(*path.split(), "--help").out.split())
+            assert f"{old}: the old spelling, still read." in helped
+
+
+def test_reports_layer_and_its_old_spelling_level(cli):
+    import json
+
+    new = cli("reports", "--layer", "L3", "--json")
+    old = cli("reports", "--level", "L3", "--json")
+    assert new.code == old.code == 0 and new.out == old.out and new.err == ""
+    assert old.err == "warning: --level is the old spelling of --layer; use --layer\n"
+    assert cli("reports", "-l", "L3", "--json").out == new.out
+    rows = json.loads(new.out)
+    kinds = ["primary" if r["primary"] == "L3" else "secondary" for r in rows]
+    assert kinds == sorted(kinds, key=["primary", "secondary"].index) and set(kinds) == {"primary", "secondary"}
+    assert all(r["secondary"] == "L3" for r, k in zip(rows, kinds) if k == "secondary")
+    plain = cli("reports", "--layer", "L3").out.splitlines()
+    for line, r in zip(plain, rows):
+        level = line.split("\t")[2]
+        assert level == (f"{r['primary']} ({r['secondary']})" if r["secondary"] else r["primary"])
+    assert (
+        "No such option" in cli("list", "--level", "L3").err
+        and "Did you mean --layer?" in cli("list", "--level", "L3").err
+    )
+
+
+def test_all_has_one_meaning_every_row_or_level(cli):
+    meanings = {c.path: o.help for c in decl.COMMANDS for o in decl.options_of(c) if "--all" in o.flags}
+    assert set(meanings) >= {"list", "triage"}
+    assert all(re.match(r"(Every|Tables on a terminal: show every)", h) for h in meanings.values()), meanings
+    done = cli("check", "--all")
+    assert done.err.splitlines() == [
+        "warning: --all is the old spelling of --alive; use --alive",
+        "Error: --alive and --update-redirects go with --links",
+    ]
+
+
+def test_reports_refuse_an_unknown_engine_and_an_empty_source(cli):
+    import json
+
+    engines = sorted({r["engine"] for r in json.loads(cli("reports", "--json").out)}, key=str.casefold)
+    done = cli("reports", "--engine", "nosuch")
+    assert done.code == 1 and done.out == ""
+    assert done.err == f"Error: no report from engine 'nosuch' (engines the reports name: {', '.join(engines)})\n"
+    for flag in ("--source", "--engine", "--layer"):
+        empty = cli("reports", flag, "")
+        assert (empty.code, empty.out) == (2, "") and f"{flag} needs a value" in empty.err
+    assert cli("reports", "--engine", "SGLANG").code == 0

@@ -223,12 +223,32 @@ NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not
 # options, help, kind and default; the options here are made from those declarations.
 
 
+# vLLM's names for an estimate's inputs (vllm/engine/arg_utils.py: `--tensor-parallel-size`/`-tp`,
+# `--max-model-len`, `--max-num-seqs`), which a user coming from the engine types: an unknown option
+# of these names suggests invmap's.
+ENGINE_WORDS: dict[str, tuple[str, ...]] = {
+    "tensor_parallel": ("tp", "tensor-parallel-size"),
+    "tokens": ("max-model-len",),
+    "tokens_per_request": ("max-model-len",),
+    "concurrency": ("max-num-seqs",),
+}
+
+
 def input_option(q: Quantity) -> Opt:
     """The option giving an estimate's input: its flags, help (with its default), metavar; numbers
     are read as numbers, sizes and names as text; a choice or a name completes from the core's tables."""
     kind = {"int": "int", "float": "float"}.get(q.kind, "text")
     complete = q.name if q.kind in ("choice", "name") else None
-    return Opt(q.name, q.flags, q.help_text, q.metavar, kind=kind, complete=complete, example=q.example)
+    return Opt(
+        q.name,
+        q.flags,
+        q.help_text,
+        q.metavar,
+        kind=kind,
+        complete=complete,
+        example=q.example,
+        aliases=ENGINE_WORDS.get(q.name, ()),
+    )
 
 
 MODEL_OPT = input_option(quantities.MODEL)
@@ -605,12 +625,14 @@ COMMANDS: tuple[Command, ...] = (
         bundles=("output_no_fields",),
         options=(
             Opt(
-                "level",
-                ("--level",),
-                "Only reports whose level (primary or secondary) is this code, L1..L6 or RL.",
+                "layer",
+                ("--layer", "-l"),
+                "Only reports whose level is this code, L1..L6 or RL: those whose primary level it is first, "
+                "then those whose secondary level it is. Repeat or use commas to OR.",
                 "CODE",
                 complete="triage_level",
                 multiple=True,
+                aliases=("--level",),
             ),
             Opt(
                 "engine",
@@ -630,7 +652,7 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         examples=(
-            "invmap reports --level L3",
+            "invmap reports --layer L3",
             "invmap reports --engine sglang --json | jq -r '.[].url'",
             "invmap reports --source pagedattention",
         ),
@@ -813,7 +835,12 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
             Opt(
-                "all_links", ("--all",), "With --links: list the links that are alive too.", kind="flag", default=False
+                "all_links",
+                ("--alive",),
+                "With --links: list the links that are alive too.",
+                kind="flag",
+                default=False,
+                aliases=("--all",),  # --all means every row or level elsewhere
             ),
             Opt(
                 "update_redirects",

@@ -131,11 +131,15 @@ def reports_cmd(ctx: typer.Context, args: Args) -> None:
     from invmap import query as selection
 
     out = output(ctx, args)
-    chosen = selection.reports(index(ctx), args.level, args.engine, args.source)
+    from invmap.query.symptom_reports import level_shown
+
+    chosen = selection.reports(index(ctx), args.layer, args.engine, args.source)
     to_person = state(ctx).env.stdout_isatty and not out.machine
     if not chosen and to_person:
         notice("no report matches")
     fields = list(selection.REPORT_KEYS if out.machine else selection.REPORT_SHOWN)
+    if not out.machine:
+        chosen = [{**r, "level": level_shown(r)} for r in chosen]
     if to_person:
         fields.remove("url")  # the table keeps titles whole; `--format plain` or `--json` give the links
     emit(out, Result(chosen, fields))
