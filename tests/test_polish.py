@@ -351,3 +351,26 @@ def test_reports_refuse_an_unknown_engine_and_an_empty_source(cli):
         empty = cli("reports", flag, "")
         assert (empty.code, empty.out) == (2, "") and f"{flag} needs a value" in empty.err
     assert cli("reports", "--engine", "SGLANG").code == 0
+
+
+# --- adversarial: a missing base, invisible arguments ------------------------------------------------
+
+
+def test_check_of_an_overlay_whose_base_is_missing_names_the_base(cli, tmp_path):
+    overlay = tmp_path / "ov.toml"
+    overlay.write_text('[catalog]\nextends = "nosuch-base.toml"\n', encoding="utf-8")
+    done = cli("-c", str(overlay), "check")
+    base = tmp_path / "nosuch-base.toml"
+    assert done.code == 3 and done.out == ""
+    assert done.err == f"Error: {overlay}: the base catalog {base} ([catalog] extends): no such file\n"
+    assert str(base) in cli("-c", str(overlay), "list").err
+
+
+@pytest.mark.parametrize("invisible", ["\u200d", "\u200c", "\u00ad", "\u2061"])
+def test_invisible_format_characters_are_escaped_on_stderr(cli, sh, invisible):
+    code = f"\\u{ord(invisible):04x}"
+    for run in (cli, sh):
+        done = run("settings", invisible * 2)
+        assert done.code == 1 and invisible not in done.err and f"'{code}{code}'" in done.err
+        unknown = run("list", f"--x{invisible}")
+        assert unknown.code == 2 and invisible not in unknown.err and f"--x{code}" in unknown.err

@@ -97,12 +97,12 @@ def errors_keep_their_status() -> None:
         def quiet(self: Any, file: Any = None, _show: Any = show) -> None:
             import sys
 
-            from invmap.safe import escape
+            from invmap.safe import message_text
 
             if file is None and sys.stderr is None:  # a closed stderr: click would write to stdout
                 return
             if isinstance(getattr(self, "message", None), str):  # it may quote what was typed
-                self.message = escape(self.message)
+                self.message = message_text(self.message)
             try:
                 _show(self, file)
             except (OSError, ValueError, AttributeError):
