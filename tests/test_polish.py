@@ -374,3 +374,27 @@ def test_invisible_format_characters_are_escaped_on_stderr(cli, sh, invisible):
         assert done.code == 1 and invisible not in done.err and f"'{code}{code}'" in done.err
         unknown = run("list", f"--x{invisible}")
         assert unknown.code == 2 and invisible not in unknown.err and f"--x{code}" in unknown.err
+
+
+def test_triage_says_when_a_list_filter_left_sources_out(cli):
+    import json
+
+    from invmap.filters import FILTERS
+
+    for o in FILTERS:
+        if o.dest == "layer":
+            continue  # triage chooses the level itself
+        given = [o.flags[0]] if o.kind == "flag" else [o.flags[0], o.example]
+        shown = on_terminal(["triage", "kv", "cache", "full", "-n", "1", *given], 80)
+        level = shown[0].split()[0]
+        every = {r["id"] for r in json.loads(cli("list", "--layer", level, "--json").out)}
+        kept = {r["id"] for r in json.loads(cli("list", "--layer", level, *given, "--json").out)}
+        said = [line for line in shown if line.startswith("  kept ")]
+        if kept == every:
+            assert said == [], (o.flags[0], said)
+        else:
+            described = " ".join(given)
+            assert said == [
+                f"  kept {len(kept)} of its {len(every)} sources ({described} left out {len(every) - len(kept)})"
+            ]
+    assert not any(line.startswith("  kept ") for line in on_terminal(["triage", "kv", "cache", "full"], 80))
