@@ -398,3 +398,31 @@ def test_triage_says_when_a_list_filter_left_sources_out(cli):
                 f"  kept {len(kept)} of its {len(every)} sources ({described} left out {len(every) - len(kept)})"
             ]
     assert not any(line.startswith("  kept ") for line in on_terminal(["triage", "kv", "cache", "full"], 80))
+
+
+# --- screens -----------------------------------------------------------------------------------------
+
+
+def test_gpus_shows_each_figure_column_in_one_unit(cli):
+    import json
+    from decimal import Decimal
+
+    from invmap.estimate.gpus import BY_KEY
+
+    gpus = {g["name"]: g for g in json.loads(cli("gpus", "--json").out)}
+    header = ["name", "memory", "type", "bandwidth", "bf16_dense", "fp8_dense"]
+    rows = [dict(zip(header, line.split("\t"))) for line in cli("gpus").out.splitlines()]
+    assert [r["name"] for r in rows] == list(gpus)
+    seen = 0
+    for key in ("bandwidth", "bf16_dense", "fp8_dense"):
+        first, scale = next(iter(BY_KEY[key].units.items()))
+        for r in rows:
+            base = gpus[r["name"]][key]["base"]
+            if base is None:
+                assert r[key] == ""
+                continue
+            number, unit = r[key].split(" ")
+            assert unit == first and Decimal(number.replace(",", "")) == Decimal(str(base)) / Decimal(str(scale))
+            seen += 1
+    assert seen > 20
+    assert "1,555 GB/s" in cli("gpus", "a100-sxm-40gb").out  # one GPU's figures as its source gives them

@@ -157,14 +157,19 @@ def gpus_cmd(ctx: typer.Context, args: Args) -> None:
     elif out.machine:  # csv, tsv: a column each for a figure's value, unit, source and note
         rows = core.gpu_flat_rows()
     else:
+        from invmap.estimate.gpus import BY_KEY
+
+        def one_unit(g: Any, key: str) -> str:  # a column in one unit: 1.555 TB/s beside 3.35 TB/s
+            return g.reading(key).shown_in_first_unit(BY_KEY[key])
+
         rows = [
             {
                 "name": g.name,
                 "memory": g.reading("memory").shown(),
                 "type": g.reading("memory_type").shown(),
-                "bandwidth": g.reading("bandwidth").shown(),
-                "bf16_dense": g.reading("bf16_dense").shown(),
-                "fp8_dense": g.reading("fp8_dense").shown(),
+                "bandwidth": one_unit(g, "bandwidth"),
+                "bf16_dense": one_unit(g, "bf16_dense"),
+                "fp8_dense": one_unit(g, "fp8_dense"),
             }
             for g in core.gpus()
         ]
