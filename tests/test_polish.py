@@ -426,3 +426,23 @@ def test_gpus_shows_each_figure_column_in_one_unit(cli):
             seen += 1
     assert seen > 20
     assert "1,555 GB/s" in cli("gpus", "a100-sxm-40gb").out  # one GPU's figures as its source gives them
+
+
+ESTIMATES = [c for c in decl.COMMANDS if c.parent == "estimate"]
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+@pytest.mark.parametrize("path", [c.path for c in ESTIMATES])
+def test_estimate_screens_are_wrapped_to_the_width_with_no_word_folded(cli, path, cols):
+    command = decl.find(path)
+    runs = [e.split()[1:] for e in command.examples if "|" not in e and "--record" not in e and "./" not in e]
+    assert runs
+    for args in runs:
+        shown = on_terminal(args, cols)
+        assert shown, args
+        for line in shown:  # wider than the width only when a single word is (a config's URL)
+            assert len(line) <= cols or (" " not in line and line.startswith("https://")), (args, cols, line)
+        whole = cli(*args).out  # a pipe: whole lines
+        assert " ".join(shown).split() == whole.split(), (args, cols)
+        if cols == 60:
+            assert any(len(line) > 60 for line in whole.splitlines())  # there was something to wrap

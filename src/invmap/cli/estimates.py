@@ -49,9 +49,14 @@ def _run(ctx: typer.Context, args: Args, kind: str) -> None:
     if args.record is not None:
         _write_record(ctx, args, result)
     from invmap.render.estimate import text as estimate_text
+    from invmap.render.estimate import wrapped_text
     from invmap.safe import data_text  # a config's folder name may hold anything: shown, never interpreted
 
-    emit(out, Result([], [], data=result, draw=lambda width, color: data_text(estimate_text(result))))
+    # On a terminal, lines wrapped to its width at spaces (never inside a word); a pipe's whole.
+    emit(
+        out,
+        Result([], [], data=result, draw=lambda width, color: wrapped_text(data_text(estimate_text(result)), width)),
+    )
 
 
 def _write_record(ctx: typer.Context, args: Args, result: dict[str, Any]) -> None:

@@ -55,6 +55,27 @@ def text(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def wrapped_text(text: str, width: int) -> str:
+    """`text` with each line longer than `width` wrapped at spaces (never inside a word or at a
+    hyphen), its continuation lines indented under its words: a `- item` under the item's text, an
+    input, result or formula two columns past its own indent. A word wider than the width (a URL)
+    gets a line of its own, unindented: the terminal may fold it, never invmap."""
+    from invmap.render.lines import wrapped
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        lead = " " * (len(line) - len(body))
+        indent = lead + ("  " if body.startswith("- ") else "    ")
+        pieces = wrapped(line, max(width, len(indent) + 20), indent) or [line]
+        # a word wider than the room left (a config's URL) starts its own line at column 0
+        out += [p.strip() if len(p) > width and " " not in p.strip() else p for p in pieces]
+    return "\n".join(out)
+
+
 def plain_text(result: Any, context: Any) -> Any:
     """`formats.py` renderer of the estimate view for plain output (the same text as the table)."""
     yield text(result.data)
