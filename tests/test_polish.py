@@ -446,3 +446,14 @@ def test_estimate_screens_are_wrapped_to_the_width_with_no_word_folded(cli, path
         assert " ".join(shown).split() == whole.split(), (args, cols)
         if cols == 60:
             assert any(len(line) > 60 for line in whole.splitlines())  # there was something to wrap
+
+
+def test_models_hides_a_column_at_80_rather_than_turning_to_blocks(cli):
+    names = [line.split("\t")[0] for line in cli("models").out.splitlines()]
+    wide = on_terminal(["models"], 120)
+    assert wide[0].split()[:2] == ["Name", "Attention"] and "Dtype" in wide[0]
+    shown = on_terminal(["models"], 80)
+    assert shown[0].split() == ["Name", "Attention", "Cache", "shape", "Bytes", "per", "token"]
+    assert max(len(line) for line in shown) <= 80
+    assert [line.split()[0] for line in shown[2 : 2 + len(names)]] == names  # one row a model
+    assert shown[-1] == "Dtype hidden at 80 columns; --fields to choose"
