@@ -457,3 +457,18 @@ def test_models_hides_a_column_at_80_rather_than_turning_to_blocks(cli):
     assert max(len(line) for line in shown) <= 80
     assert [line.split()[0] for line in shown[2 : 2 + len(names)]] == names  # one row a model
     assert shown[-1] == "Dtype hidden at 80 columns; --fields to choose"
+
+
+def test_define_at_80_columns_has_no_mostly_empty_expansion_column(cli):
+    import json
+
+    terms = json.loads(cli("define", "--json").out)
+    assert sum(1 for t in terms if t["expansion"]) < len(terms) / 2  # the column would be mostly empty
+    shown = on_terminal(["define"], 80)
+    assert shown[0].split() == ["Term", "Definition"] and max(len(line) for line in shown) <= 80
+    text = " ".join(" ".join(shown).split())
+    for t in terms:
+        lead = f"{t['expansion']}: " if t["expansion"] else ""
+        assert f"{t['term']} {lead}{' '.join(t['definition'].split()[:3])}" in text, t["term"]
+    piped = cli("define").out.splitlines()
+    assert [line.split("\t") for line in piped] == [[t["term"], t["expansion"] or "", t["definition"]] for t in terms]

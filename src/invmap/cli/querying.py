@@ -113,6 +113,12 @@ def search(ctx: typer.Context, args: Args) -> None:
     emit(out, Result(hits, out.pick(["score", "id", "name", "layer", "why"], SEARCH_RESULT_FIELDS[:-1])))
 
 
+def _expanded(entry: dict) -> str:
+    """A definition led by the term's expansion, when it has one (`time to first token: Delay ...`)."""
+    expansion = entry.get("expansion")
+    return f"{expansion}: {entry['definition']}" if expansion else entry["definition"]
+
+
 @implements("define")
 def define(ctx: typer.Context, args: Args) -> None:
     from invmap import glossary
@@ -123,6 +129,9 @@ def define(ctx: typer.Context, args: Args) -> None:
     if not entries and not out.machine:
         notice("this catalog has no [glossary]")
     fields = ["term", "expansion", "definition"] if not out.machine else ["term", "expansion", "aliases", "definition"]
+    if out.fmt == "table" and state(ctx).env.stdout_isatty:  # few terms have one: no column for expansions
+        chosen = [{**e, "definition": _expanded(e)} for e in chosen]
+        fields = ["term", "definition"]
     emit(out, Result(chosen, fields))
 
 
