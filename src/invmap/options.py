@@ -226,6 +226,7 @@ NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not
 # vLLM's names for an estimate's inputs (vllm/engine/arg_utils.py: `--tensor-parallel-size`/`-tp`,
 # `--max-model-len`, `--max-num-seqs`), which a user coming from the engine types: an unknown option
 # of these names suggests invmap's.
+# A name an input already takes as a flag (`--tensor-parallel-size`) is read as it, never suggested.
 ENGINE_WORDS: dict[str, tuple[str, ...]] = {
     "tensor_parallel": ("tp", "tensor-parallel-size"),
     "tokens": ("max-model-len",),
@@ -247,7 +248,7 @@ def input_option(q: Quantity) -> Opt:
         kind=kind,
         complete=complete,
         example=q.example,
-        aliases=ENGINE_WORDS.get(q.name, ()),
+        aliases=tuple(w for w in ENGINE_WORDS.get(q.name, ()) if f"--{w}" not in q.flags and f"-{w}" not in q.flags),
     )
 
 
