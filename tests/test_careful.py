@@ -382,6 +382,7 @@ def test_show_prints_blocks_of_field_tab_value_for_one_name_or_many(sh):
 def test_records_show_the_file_and_why_a_record_is_not_valid(cli, tmp_path):
     folder = tmp_path / "experiments"
     for sub in ("a", "b"):
+        (folder / sub).mkdir(parents=True)
         made = cli(
             "record", "new", "sarathi-serve", "--id", "sarathi-serve-2026-12-01", "-o", str(folder / sub / "x.json")
         )

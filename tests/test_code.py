@@ -360,7 +360,7 @@ def test_check_links_asks_each_permalink(cli, tmp_path):
         CHECKED.format(code='code = "http://127.0.0.1:9/repo"\n', place=f'path = "a.py", commit = "{COMMIT}"'),
         encoding="utf-8",
     )
-    result = cli("--catalog", str(path), "check", "--links", "--json", "--all", "--timeout", "1")
+    result = cli("--catalog", str(path), "check", "--links", "--json", "--alive", "--timeout", "1")
     fields = {(r["field"], r["url"]) for r in json.loads(result.out)}
     assert ("places[0]", f"http://127.0.0.1:9/repo/blob/{COMMIT}/a.py") in fields and (
         "code",

@@ -516,6 +516,7 @@ def test_sizes_beyond_bounds_are_usage_errors(cli, args, message):
 
 def test_record_writes_an_estimated_record_that_record_check_accepts(cli, sh, tmp_path):
     target = tmp_path / "experiments" / "kv.json"
+    target.parent.mkdir()
     result = cli("estimate", "kv", "--model", "opt-13b", "--record", "pagedattention", "-o", str(target), "--json")
     assert result.code == 0 and json.loads(result.out)["results"]["bytes_per_token"] == 819200
     assert result.err.startswith(f"Wrote {target}: an estimated record addressing pagedattention")
@@ -582,6 +583,7 @@ def measured_record(url: str) -> dict:
 
 def test_questions_mark_an_estimate_and_keep_the_question_open_until_measured(cli, tmp_path):
     folder = tmp_path / "experiments"
+    folder.mkdir()
     assert cli("estimate", "kv", "--record", "pagedattention", "-o", str(folder / "kv.json")).code == 0
     rid = json.loads((folder / "kv.json").read_text(encoding="utf-8"))["record_id"]
     rows = {r["id"]: r for r in run_json(cli, "questions", "--records", str(folder))}

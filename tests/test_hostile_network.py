@@ -167,7 +167,7 @@ def test_check_links_gives_up_on_dribbling_servers_at_the_timeout(sh, tmp_path):
     with Server(dribble_headers(0.3)) as a, Server(body_after_head) as b, Server(huge_length()) as c:
         path = _links(tmp_path, {"headers": a.url + "/x", "body": b.url + "/y", "huge": c.url + "/z"})
         started = time.monotonic()
-        result = sh("--catalog", str(path), "check", "--links", "--json", "--all", "--timeout", "2")
+        result = sh("--catalog", str(path), "check", "--links", "--json", "--alive", "--timeout", "2")
         took = time.monotonic() - started
     found = {r["id"]: (r["status"], r["error"]) for r in json.loads(result.out)}
     assert found == {
@@ -187,7 +187,7 @@ def test_check_links_has_a_deadline_for_the_run(cli, tmp_path, monkeypatch):
     with Server(slowly) as server:
         path = _links(tmp_path, {f"s{n}": f"{server.url}/{n}" for n in range(6)})
         started = time.monotonic()
-        result = cli("--catalog", str(path), "check", "--links", "--json", "--all", "--per-host", "1")
+        result = cli("--catalog", str(path), "check", "--links", "--json", "--alive", "--per-host", "1")
         took = time.monotonic() - started
     found = [(r["status"], r["error"]) for r in json.loads(result.out)]
     assert found[:2] == [("alive", None)] * 2

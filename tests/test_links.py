@@ -118,7 +118,7 @@ def catalog(tmp_path, urls: dict[str, str]):
 
 
 def run(cli, path, *args):
-    return cli("--catalog", str(path), "check", "--links", "--json", "--all", "--timeout", "1", *args)
+    return cli("--catalog", str(path), "check", "--links", "--json", "--alive", "--timeout", "1", *args)
 
 
 def by_id(result):
@@ -236,5 +236,5 @@ def test_update_redirects_rewrites_permanent_moves_of_stored_values_only(cli, tm
 def test_bad_options(cli):
     assert cli("check", "--links", "--max-age", "soon").code == 2
     assert cli("check", "--links", "--timeout", "0").code == 2
-    assert cli("check", "--all").code == 2  # --all goes with --links
+    assert cli("check", "--alive").code == 2  # --alive goes with --links
     assert installed_invmap()

@@ -148,7 +148,7 @@ def test_near_miss_names_the_source_show_would_find(mini):
 
 def test_rm_previews_then_removes(mini):
     assert authoring.to_remove(mini, ["mooncake"]) == [("mooncake", "Mooncake")]
-    assert authoring.remove(mini, ["mooncake"]) == ["mooncake"]
+    assert authoring.remove(mini, ["mooncake"]) == (["mooncake"], 0)
     with pytest.raises(edits.NoSuchId):
         authoring.remove(mini, ["mooncake"])
 

@@ -82,6 +82,7 @@ def test_readme_walkthrough_from_question_to_experiment(sh, tmp_path):
     """The README's "From question to experiment" steps, as a new user types them in an empty folder."""
     cwd = str(tmp_path)
     assert sh("questions", "--layer", "L3", cwd=cwd).code == 0
+    (tmp_path / "experiments").mkdir()  # mkdir -p experiments: writers refuse a missing folder
     made = sh("record", "new", "pagedattention", "-o", "experiments/paged-kv.json", cwd=cwd)
     assert made.code == 0 and (tmp_path / "experiments" / "paged-kv.json").is_file()
     draft = json.loads((tmp_path / "experiments" / "paged-kv.json").read_text())

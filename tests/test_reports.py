@@ -81,9 +81,9 @@ def test_check_names_a_bad_level(sh, mine):
 def test_reports_filters_by_level_engine_and_source(cli):
     every = json.loads(cli("reports", "--json").out)
     assert len(every) == len(REPORTS) and all(list(r) == list(REPORT_KEYS) for r in every)
-    l3 = json.loads(cli("reports", "--level", "l3", "--json").out)
+    l3 = json.loads(cli("reports", "--layer", "l3", "--json").out)
     assert l3 and all("L3" in (r["primary"], r["secondary"]) for r in l3)
-    both = json.loads(cli("reports", "--level", "L5", "--engine", "Mooncake", "--json").out)
+    both = json.loads(cli("reports", "--layer", "L5", "--engine", "Mooncake", "--json").out)
     assert both and all(r["engine"] == "mooncake" and "L5" in (r["primary"], r["secondary"]) for r in both)
     paged = json.loads(cli("reports", "--source", "pagedattention", "--json").out)
     assert paged and all("pagedattention" in r["sources"] for r in paged)
@@ -91,7 +91,7 @@ def test_reports_filters_by_level_engine_and_source(cli):
 
 
 def test_reports_usage_errors(cli):
-    result = cli("reports", "--level", "L9")
+    result = cli("reports", "--layer", "L9")
     assert (result.code, result.err) == (2, "Error: unknown level 'L9' (report levels: L1, L2, L3, L4, L5, L6, RL)\n")
     result = cli("reports", "--source", "pagedattentoin")
     assert result.code == 2 and "did you mean 'pagedattention'?" in result.err
@@ -107,7 +107,7 @@ def test_show_names_the_reports_a_source_addresses(cli):
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_reports_table_keeps_ids_whole(width):
-    lines = screen(["reports", "--level", "L5"], width)
+    lines = screen(["reports", "--layer", "L5"], width)
     assert all(len(line) <= width for line in lines)
     text = "\n".join(lines)
     assert all(r["id"] in text for r in REPORTS if r["primary"] == "L5" and len(r["id"]) < width // 3)
@@ -117,7 +117,7 @@ def test_tab_completes_engines_and_report_levels():
     from conftest import tab
 
     assert tab("invmap reports --engine sgl").stdout.split() == ["sglang"]
-    assert tab("invmap reports --level R").stdout.split() == ["RL"]
+    assert tab("invmap reports --layer R").stdout.split() == ["RL"]
     engines = tab("invmap reports --engine ").stdout.split()
     assert engines == sorted({r["engine"] for r in REPORTS})
 

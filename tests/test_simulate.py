@@ -431,6 +431,7 @@ def test_a_hostile_request_id_is_shown_escaped(cli, tmp_path):
 
 def test_record_writes_a_valid_simulated_record_that_leaves_the_question_open(cli, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "experiments").mkdir()
     result = cli("simulate", "batching", "--strategy", "continuous", "--record", "orca", "-o", "experiments/orca.json")
     assert result.code == 0, result.err
     assert "Wrote experiments/orca.json: a simulated record addressing orca" in result.err

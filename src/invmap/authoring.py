@@ -190,11 +190,13 @@ def to_remove(location: Any, targets: Sequence[str]) -> list[tuple[str, str]]:
     return [(i, names[i]) for i in ids]
 
 
-def remove(location: Any, targets: Sequence[str]) -> list[str]:
-    """Remove the sources `targets` name exactly (on an overlay, hide the base's); the ids removed."""
+def remove(location: Any, targets: Sequence[str], drop_citations: bool = False) -> tuple[list[str], int]:
+    """Remove the sources `targets` name exactly (on an overlay, hide the base's); the ids removed and
+    how many of the file's reports lost their citation of them (`drop_citations`; else they block it)."""
     from invmap import edits
 
-    return edits.remove_sources(location, targets)[1]
+    _, ids, dropped = edits.remove_sources(location, targets, drop_citations)
+    return ids, dropped
 
 
 def restore(location: Any, targets: Sequence[str]) -> None:

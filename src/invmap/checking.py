@@ -53,8 +53,19 @@ def check(location: Any) -> CheckReport:
     try:
         cat = catalogs.load(location)
     except CatalogError as exc:
-        return CheckReport(location, False, None, exc.problems, [], exc.exit_code)
+        return CheckReport(location, False, None, _of_base(location, exc), [], exc.exit_code)
     return CheckReport(location, True, len(cat.sources), [], validation.warnings(cat))
+
+
+def _of_base(location: Any, exc: CatalogError) -> list[str]:
+    """The problems of a file the catalog extends (a missing or invalid base) name that file: the
+    report is about the overlay, and "no such file" alone would seem to be about it."""
+    import os
+
+    where = getattr(exc, "path", None)
+    if not where or location.is_stdin or os.path.realpath(str(where)) == os.path.realpath(location.path):
+        return list(exc.problems)
+    return [f"the base catalog {where} ([catalog] extends): {p}" for p in exc.problems]
 
 
 def located(location: Any, problems: list[str]) -> Located:

@@ -33,6 +33,7 @@ INDEX_KINDS = frozenset(
         "type",
         "term",
         "engine",
+        "setting_engine",
         "triage_level",
     }
 )
@@ -80,6 +81,26 @@ def _fill_choices() -> None:
 _fill_choices()
 
 
+def _report_engines(index: Any) -> list[tuple[str, str]]:
+    return sorted({(r["engine"], "") for r in index.reports()})
+
+
+def _setting_engines(index: Any) -> list[tuple[str, str]]:
+    """`settings --engine`: the engines the sources' settings name (not the reports' engines)."""
+    from invmap.engines import engines_in
+
+    named = engines_in(index.records("settings IS NOT NULL", (), ("settings",)))
+    return sorted(((e, "") for e in named), key=lambda v: v[0].casefold())
+
+
+def _triage_levels(index: Any) -> list[tuple[str, str]]:
+    levels = index.levels()
+    return [(code, levels[code][0]) for code in TRIAGE_CODES if code in levels]
+
+
+_VALUES = {"engine": _report_engines, "setting_engine": _setting_engines, "triage_level": _triage_levels}
+
+
 def from_index(index: Any, kind: str, incomplete: str = "") -> dict[str, Any]:
     """The part of an open `index.Index` that completing `kind` needs. For sources, only those whose
     id or name can start with what was typed (an index range scan), so a TAB stays quick at any size."""
@@ -90,11 +111,8 @@ def from_index(index: Any, kind: str, incomplete: str = "") -> dict[str, Any]:
         return {"types": index.types()}
     if kind == "term":
         return {"terms": [(t["term"], t["expansion"] or "") for t in index.glossary()]}
-    if kind == "engine":
-        return {"values": sorted({(r["engine"], "") for r in index.reports()})}
-    if kind == "triage_level":
-        levels = index.levels()
-        return {"values": [(code, levels[code][0]) for code in TRIAGE_CODES if code in levels]}
+    if kind in _VALUES:
+        return {"values": _VALUES[kind](index)}
     from invmap.text import normalize
 
     last = incomplete.rpartition(",")[2] if kind == "layer" else incomplete
@@ -121,7 +139,7 @@ def candidates(kind: str, index: dict[str, Any], incomplete: str) -> list[tuple[
         return types(index, incomplete)
     if kind == "term":
         return terms(index, incomplete)
-    if kind in ("engine", "triage_level"):
+    if kind in ("engine", "setting_engine", "triage_level"):
         return _matching([tuple(v) for v in index["values"]], incomplete)
     return []
 

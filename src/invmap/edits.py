@@ -12,6 +12,8 @@ base is written as a change entry (`id` plus the fields given, `unset = [...]`),
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -400,9 +402,65 @@ def edit_sources(location: Location, changes: dict[str, dict[str, Any]]) -> Any:
 # --- rm, rm --undo -----------------------------------------------------------------------------
 
 
-def remove_sources(location: Location, targets: Sequence[str]) -> tuple[Any, list[str]]:
+class Citing(NamedTuple):
+    """A report of the file that cites sources being removed: its place among the file's reports,
+    its id, and its `sources` without them."""
+
+    n: int
+    ident: str
+    kept: list[Any]
+
+
+def citing_reports(raw: dict[str, Any], idents: Sequence[str]) -> list[Citing]:
+    """The file's own reports that cite any of `idents` (a base's are dropped by the merge itself)."""
+    gone = set(idents)
+    reports = raw.get("reports")
+    out = []
+    for n, r in enumerate(reports if isinstance(reports, list) else ()):
+        cited = r.get("sources") if isinstance(r, dict) else None
+        if isinstance(cited, list) and gone.intersection(s for s in cited if isinstance(s, str)):
+            out.append(Citing(n, str(r.get("id")), [s for s in cited if s not in gone]))
+    return out
+
+
+_REPORTS_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*reports[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?$", re.M)
+_SOURCES_KEY = re.compile(r"^([ \t]*)sources[ \t]*=[ \t]*\[[^\]]*\]", re.M)
+
+
+def _without_citations(text: str, citing: list[Citing], newline: str, path: str) -> str:
+    """Each citing report's `sources = [...]` rewritten without the removed ids, every other byte
+    kept; checked to parse back to exactly those lists (else refused, as an edit in place is)."""
+    starts = [m.start() for m in _REPORTS_HEADER.finditer(text)]
+    ends = [*starts[1:], len(text)]
+    pieces, at = [], 0
+    for c in sorted(citing, key=lambda c: c.n):
+        if c.n >= len(starts):
+            break
+        table = text[starts[c.n] : ends[c.n]]
+        match = _SOURCES_KEY.search(table)
+        if match is None:
+            break
+        items = "".join(f"{match.group(1)}    {json.dumps(s)},{newline}" for s in c.kept)
+        value = f"{match.group(1)}sources = [{newline}{items}{match.group(1)}]" if c.kept else "sources = []"
+        pieces += [text[at : starts[c.n]], table[: match.start()], value, table[match.end() :]]
+        at = ends[c.n]
+    out = "".join(pieces) + text[at:]
+    reports = parse(out.encode("utf-8"), path).get("reports") or []
+    if len(pieces) != 4 * len(citing) or any(reports[c.n].get("sources") != c.kept for c in citing):
+        raise UsageError(
+            f"cannot drop citations in {path} in place: its reports are not plain [[reports]] tables",
+            hint="'invmap fmt' rewrites it in the canonical form, which can be",
+        )
+    return out
+
+
+def remove_sources(
+    location: Location, targets: Sequence[str], drop_citations: bool = False
+) -> tuple[Any, list[str], int]:
     """Remove the sources `targets` name exactly (on an overlay, hide the base's with `remove = true`).
-    Returns the catalog and the ids removed."""
+    Reports of the file that cite one block the removal, said once with their count, unless
+    `drop_citations` (their citation of it goes, as an overlay's removal drops it from the base's).
+    Returns the catalog, the ids removed and how many reports lost a citation."""
     path = require_writable(location)
     with locked(path):
         file = _Opened(path)
@@ -426,7 +484,19 @@ def remove_sources(location: Location, targets: Sequence[str]) -> tuple[Any, lis
                 text = _removed(text, span)
         if len(known - set(idents)) == 0:
             raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
-        return file.write(text, "remove from"), idents
+        citing = citing_reports(first, idents)
+        if citing and not drop_citations:
+            named = ", ".join(f"'{i}'" for i in idents)
+            few = ", ".join(c.ident for c in citing[:3]) + (", ..." if len(citing) > 3 else "")
+            count = f"{len(citing)} report{'s' if len(citing) != 1 else ''}"
+            raise UsageError(
+                f"cannot remove {named} from {path}: {len(citing)} of its reports cite{'s' if len(citing) == 1 else ''} "
+                f"{'it' if len(idents) == 1 else 'them'} ({few})",
+                hint=f"--drop-citations removes the citation from the {count} (as an overlay's removal does)",
+            )
+        if citing:
+            text = _without_citations(text, citing, newline, file.name)
+        return file.write(text, "remove from"), idents, len(citing)
 
 
 def restore_sources(location: Location, idents: Sequence[str]) -> Any:

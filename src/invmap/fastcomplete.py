@@ -207,7 +207,7 @@ def _emit(shell: str, items: list[tuple[str, str]]) -> int | None:
         if not items:
             sys.stdout.write("_files\n")
             return 0
-        lines = [f'"{_zsh_escape(v)}":"{_zsh_escape(h)}"' if h else f'"{_zsh_escape(v)}"' for v, h in items]
+        lines = [f'"{zsh_escape(v)}":"{zsh_escape(h)}"' if h else f'"{zsh_escape(v)}"' for v, h in items]
         sys.stdout.write("_arguments '*: :((" + "\n".join(lines) + "))'\n")
         return 0
     action = os.environ.get("_TYPER_COMPLETE_FISH_ACTION", "")
@@ -220,5 +220,8 @@ def _emit(shell: str, items: list[tuple[str, str]]) -> int | None:
     return 0
 
 
-def _zsh_escape(text: str) -> str:
-    return text.replace('"', '""').replace("'", "''").replace("$", "\\$").replace("`", "\\`").replace(":", r"\\:")
+def zsh_escape(text: str) -> str:
+    """A value or help text inside `_arguments '*: :(("VALUE":"HELP"))'`, which zsh reads twice: once
+    as a single-quoted word (an apostrophe ends it: `'\\''` puts one back) and once as a double-quoted
+    item (`\\"`). Typer's `''` and `""` would drop both ("the maps study procedure")."""
+    return text.replace('"', '\\"').replace("'", "'\\''").replace("$", "\\$").replace("`", "\\`").replace(":", r"\\:")

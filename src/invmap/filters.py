@@ -27,8 +27,9 @@ class Opt(
             "clause",
             "for_levels",
             "example",
+            "aliases",
         ),
-        defaults=(None, "text", None, False, None, None, True, None),
+        defaults=(None, "text", None, False, None, None, True, None, ()),
     )
 ):
     """An option: `dest` (the parameter), `flags` (`--layer`, `-l`), `help`, `metavar`; `kind` text |
@@ -36,7 +37,15 @@ class Opt(
     `fastcomplete` and `cli/complete.py` know); `multiple` (repeatable, commas too); `default`;
     for a filter, `clause` (SQL over `sources` for a flag, else the name of `query`'s clause builder)
     and `for_levels` (whether `layers` takes it); `example`, a value that selects some sources of the
-    shipped map but not all (a filter's tests use it)."""
+    shipped map but not all (a filter's tests use it); `aliases`: an old spelling of the option
+    (`--level`), still read, with a warning, and said in its help, or a word a user may reach for
+    (`level`, `tp`: another command's or an engine's name for it), which an unknown option is matched
+    against to suggest this one (an alias is never offered by completion)."""
+
+    @property
+    def old_flags(self) -> tuple[str, ...]:
+        """The old spellings still read (`--level` for `--layer`)."""
+        return tuple(a for a in self.aliases if a.startswith("-"))
 
     __slots__ = ()
 
@@ -57,6 +66,7 @@ FILTERS: tuple[Opt, ...] = (
         clause="layer",
         for_levels=False,
         example="L3",
+        aliases=("level",),
     ),
     Opt(
         "type",

@@ -223,12 +223,33 @@ NEW_TYPE = Opt("new_type", ("--new-type",), "Allow a --type the catalog does not
 # options, help, kind and default; the options here are made from those declarations.
 
 
+# vLLM's names for an estimate's inputs (vllm/engine/arg_utils.py: `--tensor-parallel-size`/`-tp`,
+# `--max-model-len`, `--max-num-seqs`), which a user coming from the engine types: an unknown option
+# of these names suggests invmap's.
+# A name an input already takes as a flag (`--tensor-parallel-size`) is read as it, never suggested.
+ENGINE_WORDS: dict[str, tuple[str, ...]] = {
+    "tensor_parallel": ("tp", "tensor-parallel-size"),
+    "tokens": ("max-model-len",),
+    "tokens_per_request": ("max-model-len",),
+    "concurrency": ("max-num-seqs",),
+}
+
+
 def input_option(q: Quantity) -> Opt:
     """The option giving an estimate's input: its flags, help (with its default), metavar; numbers
     are read as numbers, sizes and names as text; a choice or a name completes from the core's tables."""
     kind = {"int": "int", "float": "float"}.get(q.kind, "text")
     complete = q.name if q.kind in ("choice", "name") else None
-    return Opt(q.name, q.flags, q.help_text, q.metavar, kind=kind, complete=complete, example=q.example)
+    return Opt(
+        q.name,
+        q.flags,
+        q.help_text,
+        q.metavar,
+        kind=kind,
+        complete=complete,
+        example=q.example,
+        aliases=tuple(w for w in ENGINE_WORDS.get(q.name, ()) if f"--{w}" not in q.flags and f"-{w}" not in q.flags),
+    )
 
 
 MODEL_OPT = input_option(quantities.MODEL)
@@ -615,12 +636,14 @@ COMMANDS: tuple[Command, ...] = (
         bundles=("output_no_fields",),
         options=(
             Opt(
-                "level",
-                ("--level",),
-                "Only reports whose level (primary or secondary) is this code, L1..L6 or RL.",
+                "layer",
+                ("--layer", "-l"),
+                "Only reports whose level is this code, L1..L6 or RL: those whose primary level it is first, "
+                "then those whose secondary level it is. Repeat or use commas to OR.",
                 "CODE",
                 complete="triage_level",
                 multiple=True,
+                aliases=("--level",),
             ),
             Opt(
                 "engine",
@@ -640,7 +663,7 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         examples=(
-            "invmap reports --level L3",
+            "invmap reports --layer L3",
             "invmap reports --engine sglang --json | jq -r '.[].url'",
             "invmap reports --source pagedattention",
         ),
@@ -658,6 +681,7 @@ COMMANDS: tuple[Command, ...] = (
                 ("--engine", "-e"),
                 "Only this engine's flags (vLLM, SGLang, TGI, ...), any case. Repeat or use commas to OR.",
                 "ENGINE",
+                complete="setting_engine",
                 multiple=True,
             ),
         ),
@@ -822,7 +846,12 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
             Opt(
-                "all_links", ("--all",), "With --links: list the links that are alive too.", kind="flag", default=False
+                "all_links",
+                ("--alive",),
+                "With --links: list the links that are alive too.",
+                kind="flag",
+                default=False,
+                aliases=("--all",),  # --all means every row or level elsewhere
             ),
             Opt(
                 "update_redirects",
@@ -965,6 +994,14 @@ COMMANDS: tuple[Command, ...] = (
                 "yes",
                 ("--yes",),
                 "Remove without asking (rm asks on a terminal, and needs --yes elsewhere).",
+                kind="flag",
+                default=False,
+            ),
+            Opt(
+                "drop_citations",
+                ("--drop-citations",),
+                "Also remove the sources from the sources of the catalog's reports that cite them (rm refuses "
+                "otherwise, saying how many do).",
                 kind="flag",
                 default=False,
             ),

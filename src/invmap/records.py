@@ -420,16 +420,15 @@ def with_records(
 
 
 def write_file(target: str, text: str, record_id: str, *, force: bool = False) -> None:
-    """A record's JSON written to `target` (a file path, never a folder), its folder created if it
-    does not exist (`-o experiments/x.json` in a fresh project); an existing file only with `force`."""
+    """A record's JSON written to `target` (a file path, never a folder); a missing folder is refused
+    as every writer refuses it (exit 2, saying how to make it); an existing file only with `force`."""
+    import shlex
+
     from invmap import writers
 
     parent = Path(target).parent
     if target.endswith("/") or Path(target).is_dir():
         raise UsageError(f"{target} is a folder: give a file path such as {Path(target) / (record_id + '.json')}")
-    if not parent.exists() and not parent.is_symlink():
-        try:
-            parent.mkdir(parents=True)
-        except OSError as exc:
-            raise FileAccessError(f"cannot create {parent}: {exc.strerror or exc}") from None
+    if not parent.is_dir() and not parent.is_symlink():
+        raise UsageError(f"no such directory: {parent}", hint=f"make it first: mkdir -p {shlex.quote(str(parent))}")
     writers.write_output(target, text, force=force)

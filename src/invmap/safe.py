@@ -40,6 +40,18 @@ def escape(text: str) -> str:
     return text
 
 
+def message_text(text: str) -> str:
+    """A message for stderr: `escape`d, and every other invisible format character (Unicode category
+    Cf: U+200C and U+200D, the joiners a catalog may hold inside a word, soft hyphens, ...) escaped
+    too: a message quotes what was typed, and an invisible argument must show as something."""
+    text = escape(text)
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c for c in text)
+
+
 _DATA_CONTROL = re.compile(
     f"[{_CONTROLS.replace(chr(0) + '-' + chr(0x1F), chr(0) + '-' + chr(8) + chr(0x0B) + '-' + chr(0x1F))}]"
 )

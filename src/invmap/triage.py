@@ -242,6 +242,7 @@ def _level(
         "evidence": [],
         "_marked": matched,
         "_note": _note(score, runner, scored[place + 1][0] if place == 0 and nearest is not None else None),
+        "_filtered": filtered_out(index, level["code"], filters),
     }
 
 
@@ -281,7 +282,24 @@ def level_item(index: Any, code: str, words: Sequence[str], filters: Any) -> dic
         "evidence": [],
         "_marked": [],
         "_note": None,
+        "_filtered": filtered_out(index, code, filters),
     }
+
+
+def filtered_out(index: Any, code: str, filters: Any) -> str | None:
+    """What `list`'s filters (`--type`, `--year`, `--has-code`) took from a level's sources, said in
+    the answer (`2 of its 6 sources (--year 2024 left out 4)`); None when they took nothing."""
+    from invmap import query
+
+    if not getattr(filters, "described", None):
+        return None
+    level = query.build_filters(index, {"layer": [code]})
+    total = len(index.records(level.where, level.params, ("pos",)))
+    chosen = filters.and_(level)
+    kept = len(index.records(chosen.where, chosen.params, ("pos",)))
+    if kept == total:
+        return None
+    return f"{kept} of its {total} sources ({' '.join(filters.described)} left out {total - kept})"
 
 
 def _note(score: float, runner: float | None, next_code: str | None) -> str | None:

@@ -238,6 +238,7 @@ _UNIQUE_IDENTIFIERS = {"arxiv": "arXiv id", "doi": "DOI", "url": "link"}
 def _identifier_keys(get: Callable[[str], Any]) -> dict[str, str]:
     """key -> how a message names it (`arXiv id 2309.06180`), for a source's arXiv id, DOI and own link."""
     from invmap.identifiers import canonical_link
+    from invmap.sourcetext import derive
 
     keys = {}
     for name, label in _UNIQUE_IDENTIFIERS.items():
@@ -245,6 +246,13 @@ def _identifier_keys(get: Callable[[str], Any]) -> dict[str, str]:
         if isinstance(value, str) and value:
             key = {"arxiv": value.split("v")[0], "doi": value.lower(), "url": canonical_link(value)}[name]
             keys[f"{name}:{key}"] = f"{label} {value}"
+    cell = get("source")  # `Dup, arXiv:2309.06180`: the Source text names an identifier too
+    if isinstance(cell, str):
+        named = derive(cell)
+        for name, value in (("arxiv", named.arxiv), ("doi", named.doi)):
+            if value:
+                key = f"{name}:{value.split('v')[0] if name == 'arxiv' else value.lower()}"
+                keys.setdefault(key, f"{_UNIQUE_IDENTIFIERS[name]} {value} (in its Source text)")
     return keys
 
 

@@ -112,6 +112,8 @@ def _option(command: decl.Command, o: decl.Opt) -> inspect.Parameter:
     if complete is not None:
         extra["autocompletion"] = complete
         CALLBACKS[(command.path, o.dest)] = complete
+    if o.old_flags:  # read as the option (`DeclaredCommand`), said here, never offered by completion
+        text += f" ({', '.join(o.old_flags)}: the old spelling, still read.)"
     if o.kind == "flag":
         annotation, default = bool, bool(o.default)
         option = typer.Option(*o.flags, help=text)
@@ -167,6 +169,88 @@ def typer_function(command: decl.Command) -> Callable[..., Any]:
     return run
 
 
+class DeclaredCommand(typer.core.TyperCommand):
+    """A declared command's parsing: an old spelling of an option (`Opt.aliases`: `reports --level`)
+    read as the option, with a warning on stderr; an unknown option answered with the closest option
+    of this command (`suggest`), as git does."""
+
+    declaration: decl.Command | None = None
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        command = self.declaration
+        if command is None:
+            return super().parse_args(ctx, args)
+        args = renamed(command, args)
+        try:
+            return super().parse_args(ctx, args)
+        except typer._click.exceptions.NoSuchOption as exc:
+            close = suggest(command, exc.option_name)
+            exc.possibilities = []  # click would add its own difflib guesses to the message
+            exc.message = f"No such option: {exc.option_name}" + (f". Did you mean {close}?" if close else "")
+            raise
+
+
+def renamed(command: decl.Command, args: list[str]) -> list[str]:
+    """`args` with each old spelling of an option replaced by its first flag (a warning said once for
+    each); words after `--` are left alone."""
+    old = {a: o.flags[0] for o in decl.options_of(command) for a in o.old_flags}
+    if not old:
+        return args
+    from invmap.cli.shared import say
+
+    out, warned = [], set()
+    for n, word in enumerate(args):
+        if word == "--":
+            return out + args[n:]
+        flag, eq, value = word.partition("=")
+        if flag in old:
+            if flag not in warned:
+                say(f"warning: {flag} is the old spelling of {old[flag]}; use {old[flag]}")
+                warned.add(flag)
+            word = old[flag] + eq + value
+        out.append(word)
+    return out
+
+
+def suggest(command: decl.Command, typed: str) -> str | None:
+    """The option of `command` an unknown `typed` most likely meant: one whose alias it is (`--level`
+    for `--layer`, `--tp` for `--tensor-parallel`), else the nearest flag by edit distance (at most
+    a third of the word's letters off), else one whose flag starts with what was typed."""
+    from rapidfuzz.distance import Levenshtein
+
+    word = typed.partition("=")[0].lstrip("-").lower()
+    options = [*decl.options_of(command), *HELP]
+    for o in options:
+        if word in (a.lstrip("-").lower() for a in o.aliases):
+            return o.flags[0]
+    scored = []
+    for o in options:
+        for flag in o.flags:
+            name = flag.lstrip("-")
+            scored.append((Levenshtein.distance(word, name), len(name) > 1, flag, o.flags[0]))
+    scored.sort(key=lambda s: (s[0], not s[1]))
+    if scored and len(word) > 1 and scored[0][0] <= max(1, len(word) // 3):
+        return scored[0][3]
+    started = [o.flags[0] for o in options for f in o.flags if len(word) > 1 and f.lstrip("-").startswith(word)]
+    return started[0] if started else None
+
+
+HELP = (decl.Opt("help", ("--help", "-h"), "Show this message and exit.", kind="flag"),)
+
+
+class HelpGroup(typer.core.TyperGroup):
+    """A command group (`estimate`, `record`, `simulate`): with no subcommand, its help on stdout and
+    exit 0, as a bare `invmap` (click's no-args error would print it on stderr, escaped, as exit 2)."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:
+            from invmap.cli.shared import help_out
+
+            help_out(ctx, ctx.get_help() + "\n")
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+
 def typer_app(path: str) -> typer.Typer:
     """A Typer app holding the one declared command `path` (a group with its subcommands for `record`)."""
     import importlib
@@ -178,15 +262,24 @@ def typer_app(path: str) -> typer.Typer:
     if subcommands:
         group = typer.Typer(
             name=path,
+            cls=HelpGroup,
             help=command.summary,
-            no_args_is_help=True,
             rich_markup_mode=None,
             add_completion=False,
             epilog=examples(command.examples),
         )
         for sub in subcommands.values():
-            group.command(sub.name, help=sub.summary, epilog=examples(sub.examples))(typer_function(sub))
+            group.command(sub.name, cls=declared(sub), help=sub.summary, epilog=examples(sub.examples))(
+                typer_function(sub)
+            )
         return group
     app = typer.Typer(rich_markup_mode=None, add_completion=False)
-    app.command(path, help=command.summary, epilog=examples(command.examples))(typer_function(command))
+    app.command(path, cls=declared(command), help=command.summary, epilog=examples(command.examples))(
+        typer_function(command)
+    )
     return app
+
+
+def declared(command: decl.Command) -> type[DeclaredCommand]:
+    """`DeclaredCommand` for this declaration."""
+    return type("DeclaredCommand", (DeclaredCommand,), {"declaration": command})

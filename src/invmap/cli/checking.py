@@ -39,7 +39,7 @@ def check(ctx: typer.Context, args: Args) -> None:
     if args.links:
         return check_links(ctx, args, replace(out, view=formats.LINK_CHECK))
     if args.all_links or args.update_redirects:
-        raise UsageError("--all and --update-redirects go with --links")
+        raise UsageError("--alive and --update-redirects go with --links")
     report = checking.check(path_argument(ctx, args.ids, "check"))
     if not out.machine:  # a person reads the problems (or warnings) on stderr
         if not report.valid:
@@ -53,7 +53,7 @@ def check(ctx: typer.Context, args: Args) -> None:
 
 
 def check_links(ctx: typer.Context, args: Args, out) -> None:
-    """`check --links`: one line per link that is not plainly alive (every link with --all); exit 1
+    """`check --links`: one line per link that is not plainly alive (every link with --alive); exit 1
     when any is dead, 4 when the network cannot be used at all."""
     location = state(ctx).location
     opts = checking.LinkCheckOptions(

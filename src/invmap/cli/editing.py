@@ -96,10 +96,11 @@ def rm(ctx: typer.Context, args: Args) -> None:
         if not args.yes:
             _confirm_removal(state(ctx).env, location, targets)
         warn_links(location.path)
-        ids = authoring.remove(location, targets)
+        ids, dropped = authoring.remove(location, targets, args.drop_citations)
     except edits.NoSuchId as exc:
         raise authoring.near_miss(index(ctx), authoring.missed_target(targets, exc)) from None
-    write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}\n")
+    also = f"; dropped the citation from {dropped} report{'s' if dropped != 1 else ''}" if dropped else ""
+    write(f"Removed {', '.join(escape(i) for i in ids)} from {escape(location.path)}{also}\n")
 
 
 def _confirm_removal(env: Any, location: Any, targets: list[str]) -> None:

@@ -49,9 +49,14 @@ def _run(ctx: typer.Context, args: Args, kind: str) -> None:
     if args.record is not None:
         _write_record(ctx, args, result)
     from invmap.render.estimate import text as estimate_text
+    from invmap.render.estimate import wrapped_text
     from invmap.safe import data_text  # a config's folder name may hold anything: shown, never interpreted
 
-    emit(out, Result([], [], data=result, draw=lambda width, color: data_text(estimate_text(result))))
+    # On a terminal, lines wrapped to its width at spaces (never inside a word); a pipe's whole.
+    emit(
+        out,
+        Result([], [], data=result, draw=lambda width, color: wrapped_text(data_text(estimate_text(result)), width)),
+    )
 
 
 def _write_record(ctx: typer.Context, args: Args, result: dict[str, Any]) -> None:
@@ -157,14 +162,19 @@ def gpus_cmd(ctx: typer.Context, args: Args) -> None:
     elif out.machine:  # csv, tsv: a column each for a figure's value, unit, source and note
         rows = core.gpu_flat_rows()
     else:
+        from invmap.estimate.gpus import BY_KEY
+
+        def one_unit(g: Any, key: str) -> str:  # a column in one unit: 1.555 TB/s beside 3.35 TB/s
+            return g.reading(key).shown_in_first_unit(BY_KEY[key])
+
         rows = [
             {
                 "name": g.name,
                 "memory": g.reading("memory").shown(),
                 "type": g.reading("memory_type").shown(),
-                "bandwidth": g.reading("bandwidth").shown(),
-                "bf16_dense": g.reading("bf16_dense").shown(),
-                "fp8_dense": g.reading("fp8_dense").shown(),
+                "bandwidth": one_unit(g, "bandwidth"),
+                "bf16_dense": one_unit(g, "bf16_dense"),
+                "fp8_dense": one_unit(g, "fp8_dense"),
             }
             for g in core.gpus()
         ]

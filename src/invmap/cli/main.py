@@ -137,6 +137,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 shortcuts.zsh_matches_any_case()
+shortcuts.zsh_keeps_punctuation()
 shortcuts.help_keeps_words_whole()
 shortcuts.errors_keep_their_status()
 

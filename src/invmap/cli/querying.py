@@ -113,6 +113,12 @@ def search(ctx: typer.Context, args: Args) -> None:
     emit(out, Result(hits, out.pick(["score", "id", "name", "layer", "why"], SEARCH_RESULT_FIELDS[:-1])))
 
 
+def _expanded(entry: dict) -> str:
+    """A definition led by the term's expansion, when it has one (`time to first token: Delay ...`)."""
+    expansion = entry.get("expansion")
+    return f"{expansion}: {entry['definition']}" if expansion else entry["definition"]
+
+
 @implements("define")
 def define(ctx: typer.Context, args: Args) -> None:
     from invmap import glossary
@@ -123,6 +129,9 @@ def define(ctx: typer.Context, args: Args) -> None:
     if not entries and not out.machine:
         notice("this catalog has no [glossary]")
     fields = ["term", "expansion", "definition"] if not out.machine else ["term", "expansion", "aliases", "definition"]
+    if out.fmt == "table" and state(ctx).env.stdout_isatty:  # few terms have one: no column for expansions
+        chosen = [{**e, "definition": _expanded(e)} for e in chosen]
+        fields = ["term", "definition"]
     emit(out, Result(chosen, fields))
 
 
@@ -131,11 +140,15 @@ def reports_cmd(ctx: typer.Context, args: Args) -> None:
     from invmap import query as selection
 
     out = output(ctx, args)
-    chosen = selection.reports(index(ctx), args.level, args.engine, args.source)
+    from invmap.query.symptom_reports import level_shown
+
+    chosen = selection.reports(index(ctx), args.layer, args.engine, args.source)
     to_person = state(ctx).env.stdout_isatty and not out.machine
     if not chosen and to_person:
         notice("no report matches")
     fields = list(selection.REPORT_KEYS if out.machine else selection.REPORT_SHOWN)
+    if not out.machine:
+        chosen = [{**r, "level": level_shown(r)} for r in chosen]
     if to_person:
         fields.remove("url")  # the table keeps titles whole; `--format plain` or `--json` give the links
     emit(out, Result(chosen, fields))

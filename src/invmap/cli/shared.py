@@ -174,7 +174,9 @@ def say(message: str) -> None:
     """Lines for a person on stderr, control characters escaped; a closed or broken stderr is ignored
     (it must not change the exit code)."""
     env = current()
-    lines = [escape(line) for line in message.split("\n")]
+    from invmap.safe import message_text
+
+    lines = [message_text(line) for line in message.split("\n")]
     with contextlib.suppress(OSError, ValueError, AttributeError):
         if env.stderr_isatty:  # a person reads it: wrapped at spaces to the width, never inside a word
             import textwrap

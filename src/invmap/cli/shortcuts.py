@@ -12,7 +12,8 @@ whole suite once that way), and a Typer upgrade is a question about this file al
   `invmap list`). An absent value, a string, a list of strings, or an int typed as digits is taken as
   it is (what Typer's adapter returns for it); anything else goes to Typer's own coercion, with its
   messages. tests/test_startup.py checks that both readings agree for every option of every command.
-- `plain_usage`: help as people write it (`NAME...`, not `{NAME...}...` and `NAME <str>`).
+- `plain_usage`: help as people write it (`NAME...` and `[NAME...]`, not `{NAME...}...`, `[NAME...]...`
+  and `NAME <str>`).
 - `suggest_command`: "Did you mean" for a mistyped command, which Typer computes from the eagerly
   built command table that `lazy_command` skips.
 - `zsh_matches_any_case` (always applied, whatever the switch: it is behaviour, not speed): the zsh
@@ -25,6 +26,7 @@ whole suite once that way), and a Typer upgrade is a question about this file al
   would skip a closed stdout silently and raise a traceback on a full one.
 - `help_keeps_words_whole` (always applied): click's help wrapping breaks at spaces only, never
   inside a URL or an option name at its hyphens.
+- `zsh_keeps_punctuation` (always applied): zsh's answers keep apostrophes and quotes in their help.
 - `errors_keep_their_status` (always applied): click's usage errors are written to stderr; a full or
   closed stderr must not turn exit 2 into a traceback or another status, and what they quote of the
   command line (an unknown option, an extra argument) is escaped as every message is.
@@ -62,6 +64,27 @@ def zsh_matches_any_case() -> None:
         _completion_classes.ZshComplete.source_template = template
 
 
+def zsh_keeps_punctuation() -> None:
+    """Typer's zsh answers escape an apostrophe as `''` and a double quote as `""`, which zsh reads as
+    nothing ("the maps study procedure"); answer with `fastcomplete.zsh_escape`, as the fast path does."""
+    from typer import _completion_classes
+
+    zsh = _completion_classes.ZshComplete
+    if getattr(zsh.format_completion, "_invmap", False):
+        return
+
+    def format_completion(self: Any, item: Any) -> str:
+        from invmap.fastcomplete import zsh_escape
+
+        if item.help:
+            help_text = _completion_classes._sanitize_help_text(zsh_escape(item.help))
+            return f'"{zsh_escape(item.value)}":"{help_text}"'
+        return f'"{zsh_escape(item.value)}"'
+
+    format_completion._invmap = True  # type: ignore[attr-defined]
+    zsh.format_completion = format_completion
+
+
 def errors_keep_their_status() -> None:
     """Click's error messages written as `shared.say` writes: an unwritable stderr is ignored."""
     from typer._click import exceptions
@@ -74,12 +97,12 @@ def errors_keep_their_status() -> None:
         def quiet(self: Any, file: Any = None, _show: Any = show) -> None:
             import sys
 
-            from invmap.safe import escape
+            from invmap.safe import message_text
 
             if file is None and sys.stderr is None:  # a closed stderr: click would write to stdout
                 return
             if isinstance(getattr(self, "message", None), str):  # it may quote what was typed
-                self.message = escape(self.message)
+                self.message = message_text(self.message)
             try:
                 _show(self, file)
             except (OSError, ValueError, AttributeError):
@@ -175,6 +198,8 @@ def plain_usage(command: Any) -> Any:
             if piece.startswith("{") and "}" in piece:
                 name = piece[1 : piece.index("}")]
                 piece = name if name.endswith("...") or not piece.endswith("...") else name + "..."
+            elif piece.startswith("[") and piece.endswith("...]..."):  # an optional repeated one
+                piece = piece[: -len("...")]
             out.append(piece)
         return out
 

@@ -88,6 +88,17 @@ class Reading:
             return self.value
         return f"{self.value:,g} {self.unit}"
 
+    def shown_in_first_unit(self, figure: Figure) -> str:
+        """`1.555 TB/s` for 1,555 GB/s: the value in the figure's first unit, so that a column of the
+        `gpus` table reads in one unit (exactly: decimal arithmetic, never a float's digits)."""
+        if not isinstance(self.value, (int, float)) or self.unit is None or not figure.amount:
+            return self.shown()
+        first = next(iter(figure.units))
+        scaled = Decimal(str(self.value)) * Decimal(str(figure.units[self.unit])) / Decimal(str(figure.units[first]))
+        text = format(scaled.normalize(), "f")
+        whole, dot, fraction = text.partition(".")
+        return f"{int(whole):,}{dot}{fraction} {first}"
+
     def record(self, figure: Figure) -> dict[str, Any]:
         return {
             "value": self.value,

@@ -36,6 +36,16 @@ def grouped(value: float) -> str:
     return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
 
 
+def counted(value: float, unit: str) -> str:
+    """A number and its unit, the unit's first word singular for exactly one: `1 GPU`, `1 byte per
+    token`, `2 sequences`."""
+    if value == 1 and unit:
+        first, space, rest = unit.partition(" ")
+        if first.endswith("s") and not first.endswith("ss") and len(first) > 1:
+            unit = first[:-1] + space + rest
+    return f"{grouped(value)} {unit}" if unit else grouped(value)
+
+
 def human(value: float, unit: str) -> str:
     if unit == "bytes":
         return human_bytes(value)
@@ -49,7 +59,7 @@ def human(value: float, unit: str) -> str:
         return f"{value:,.1f} tokens/s"
     if unit == "seconds":
         return f"{value * 1e3:,.3f} ms"
-    return f"{grouped(value)} {unit}"
+    return counted(value, unit)
 
 
 SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*([KMGTP](?:i?B)?|B)?\s*$", re.I)

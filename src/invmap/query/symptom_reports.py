@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from invmap.errors import UsageError
+from invmap.errors import NotFoundError, UsageError
 from invmap.query.choices import did_you_mean, split_values
 
 if TYPE_CHECKING:
@@ -14,30 +14,56 @@ if TYPE_CHECKING:
 
 REPORT_KEYS = ("id", "title", "url", "engine", "primary", "secondary", "sources", "resolution", "accessed")
 """A report's JSON contract, in order."""
-REPORT_SHOWN = ("id", "engine", "primary", "title", "url")  # a table's and plain's columns
+REPORT_SHOWN = ("id", "engine", "level", "title", "url")  # a table's and plain's columns
+# `level` (shown only): the primary code, then the secondary one in parentheses when there is one.
 
 
 def reports(
     index: Index, levels: Sequence[str] = (), engines: Sequence[str] = (), sources: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """The catalog's reports that match every option given (values of one option ORed): `levels` by
-    primary or secondary code, `engines` by name (any case), `sources` by id. An unknown level code
-    or source id is a usage error naming the valid ones."""
+    primary or secondary code (those whose primary level matches first, then those matching by their
+    secondary one), `engines` by name (any case), `sources` by id. An unknown level code, an empty
+    value or an unknown source id is a usage error naming the valid ones; an engine no report
+    names is not found (exit 1), listing the engines reports name."""
     codes = _level_codes(levels)
     wanted_sources = split_values(sources)
+    for flag, given in (("--source", sources), ("--engine", engines), ("--layer", levels)):
+        if given and any(not part.strip() for value in given for part in value.split(",")):
+            raise UsageError(f"{flag} needs a value: an empty one selects nothing")
     if wanted_sources:
         _check_sources(index, wanted_sources)
+    everything = index.reports()
     folded = {e.casefold() for e in split_values(engines)}
-    out = []
-    for r in index.reports():
+    _check_engines(everything, folded)
+    primary, secondary = [], []
+    for r in everything:
         if codes and r["primary"] not in codes and r["secondary"] not in codes:
             continue
         if folded and r["engine"].casefold() not in folded:
             continue
         if wanted_sources and not set(wanted_sources) & set(r["sources"]):
             continue
-        out.append({k: r[k] for k in REPORT_KEYS})
-    return out
+        (secondary if codes and r["primary"] not in codes else primary).append({k: r[k] for k in REPORT_KEYS})
+    return primary + secondary
+
+
+def level_shown(report: dict[str, Any]) -> str:
+    """`L1`, or `L1 (L3)` when the report has a secondary level."""
+    return f"{report['primary']} ({report['secondary']})" if report.get("secondary") else report["primary"]
+
+
+def _check_engines(reports: list[dict[str, Any]], folded: set[str]) -> None:
+    if not folded:
+        return
+    known = sorted({r["engine"] for r in reports}, key=str.casefold)
+    missing = sorted(folded - {e.casefold() for e in known})
+    if missing:
+        close = did_you_mean(missing[0], known)
+        hint = f"; did you mean '{close}'?" if close else ""
+        raise NotFoundError(
+            f"no report from engine '{missing[0]}'{hint} (engines the reports name: {', '.join(known)})"
+        )
 
 
 def _level_codes(levels: Sequence[str]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from invmap.estimate.units import grouped
+from invmap.estimate.units import counted
 
 
 def model_line(m: dict[str, Any]) -> str:
@@ -30,15 +30,14 @@ def text(result: dict[str, Any]) -> str:
     lines.append("inputs:")
     width = max((len(i["name"]) for i in result["inputs"]), default=0)
     for i in result["inputs"]:
-        value = i["value"] if isinstance(i["value"], str) else grouped(i["value"])
-        unit = f" {i['unit']}" if i["unit"] else ""
-        lines.append(f"  {i['name']:<{width}}  {value}{unit}  from {i['from']}")
+        value = f"{i['value']} {i['unit'] or ''}".rstrip() if isinstance(i["value"], str) else None
+        lines.append(f"  {i['name']:<{width}}  {value or counted(i['value'], i['unit'])}  from {i['from']}")
     lines.append("results:")
     width = max((len(n) for n in result["results"]), default=0)
     for name, value in result["results"].items():
         unit = result["units"][name]
         shown = result["human"][name]
-        plain = f"{grouped(value)} {unit}"
+        plain = counted(value, unit)
         lines.append(f"  {name:<{width}}  {plain}" + (f"  ({shown})" if shown != plain else ""))
     if result.get("limiting_resource"):
         lines.append(f"  {'limiting_resource':<{width}}  {result['limiting_resource']}")
@@ -54,6 +53,27 @@ def text(result: dict[str, Any]) -> str:
             lines.append(f"{heading}:")
             lines += [f"  {item}" if key == "formulas" else f"  - {item}" for item in result[key]]
     return "\n".join(lines) + "\n"
+
+
+def wrapped_text(text: str, width: int) -> str:
+    """`text` with each line longer than `width` wrapped at spaces (never inside a word or at a
+    hyphen), its continuation lines indented under its words: a `- item` under the item's text, an
+    input, result or formula two columns past its own indent. A word wider than the width (a URL)
+    gets a line of its own, unindented: the terminal may fold it, never invmap."""
+    from invmap.render.lines import wrapped
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        lead = " " * (len(line) - len(body))
+        indent = lead + ("  " if body.startswith("- ") else "    ")
+        pieces = wrapped(line, max(width, len(indent) + 20), indent) or [line]
+        # a word wider than the room left (a config's URL) starts its own line at column 0
+        out += [p.strip() if len(p) > width and " " not in p.strip() else p for p in pieces]
+    return "\n".join(out)
 
 
 def plain_text(result: Any, context: Any) -> Any:

@@ -15,7 +15,22 @@ COMFORTABLE_SENTENCE = 32  # what a sentence column gets before a label grows to
 RIGHT = frozenset({"year", "score", "count"})  # columns set flush right
 NARROW = 60  # below this many columns, one block per source instead of a table
 # Which columns go first when the terminal is too narrow (documented in the README).
-DROP_ORDER = ("type", "layers", "accessed", "authors", "arxiv", "doi", "name", "year", "layer", "title", "source")
+# `models`: its dtype (bfloat16 for most), then its attention kind, before it turns to blocks.
+DROP_ORDER = (
+    "type",
+    "layers",
+    "accessed",
+    "authors",
+    "arxiv",
+    "doi",
+    "name",
+    "year",
+    "layer",
+    "title",
+    "source",
+    "dtype",
+    "attention",
+)
 
 
 def layout(

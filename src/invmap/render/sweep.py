@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from invmap.estimate.units import grouped, human
+from invmap.estimate.units import counted, grouped, human
 from invmap.render import Context, Result
 from invmap.render.estimate import model_line
 from invmap.render.lines import greedy, wrapped
@@ -156,8 +156,8 @@ def _shared(outcomes: Sequence[Any], shown: set[str]) -> list[str]:
     for i in made[0].inputs:
         if i.name in shown or not all(e.input(i.name) == i for e in made[1:]):
             continue
-        value = i.value if isinstance(i.value, str) else grouped(i.value)
-        lines.append(f"{i.name} {value}{' ' + i.unit if i.unit else ''} from {i.source.text}")
+        value = f"{i.value} {i.unit or ''}".rstrip() if isinstance(i.value, str) else counted(i.value, i.unit or "")
+        lines.append(f"{i.name} {value} from {i.source.text}")
     return lines
 
 

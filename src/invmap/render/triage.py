@@ -42,6 +42,8 @@ def triage_view(levels: list[dict[str, Any]], notes: dict[str, Any], width: int,
             parts += margined("  like ", MARGIN, f"{escape(r['id'])} ({r['primary']}): {escape(r['title'])}")
         if level["question"]:
             parts += margined("  ask  ", MARGIN, escape(level["question"]))
+        if level.get("_filtered"):
+            parts += margined("  kept ", MARGIN, level["_filtered"], "dim" if color else "")
         for s in level["sources"]:
             mark = "* " if s["matched"] else "  "
             parts.append(Text(f"  {mark}{escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
