@@ -812,7 +812,11 @@ COMMANDS: tuple[Command, ...] = (
                 default=False,
             ),
             Opt(
-                "all_links", ("--all",), "With --links: list the links that are alive too.", kind="flag", default=False
+                "all_links",
+                ("--all",),
+                "Every warning, not a screenful; with --links: the links that are alive too.",
+                kind="flag",
+                default=False,
             ),
             Opt(
                 "update_redirects",

@@ -42,6 +42,12 @@ def json_line(value: Any) -> str:
     return json_safe(_finite(_ENCODE, value))
 
 
+def json_lines(values: Sequence[Any], between: str) -> str:
+    """`json_line` of each value, joined by `between`: encoded as a batch (one guard, one escaping pass
+    over the batch's text; the same bytes, as the escaping works character by character)."""
+    return json_safe(_finite(lambda part: between.join(map(_ENCODE, part)), values))
+
+
 def machine_batches(result: Result) -> Iterator[list[dict[str, Any]]]:
     """`batches`, with the marks around matched words taken out of `why`: they are for drawing bold
     on a terminal, never data (csv, tsv and plain cells lose them in `machine_cell`)."""
@@ -61,16 +67,17 @@ def json_text(result: Result, context: Context) -> Iterator[str]:
         yield "[]\n"
         return
     for n, part in enumerate(machine_batches(result)):
-        yield ("[\n" if n == 0 else ",\n") + ",\n".join(map(json_line, part))
+        yield ("[\n" if n == 0 else ",\n") + json_lines(part, ",\n")
     yield "\n]\n"
 
 
 def jsonl_text(result: Result, context: Context) -> Iterator[str]:
     if isinstance(result.data, list):
-        yield "".join(json_line(item) + "\n" for item in result.data)
+        yield json_lines(result.data, "\n") + "\n" if result.data else ""
         return
     for part in machine_batches(result):
-        yield "".join(json_line(r) + "\n" for r in part)
+        if part:
+            yield json_lines(part, "\n") + "\n"
 
 
 def _delimited(result: Result, context: Context, dialect: str) -> Iterator[str]:
