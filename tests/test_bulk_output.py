@@ -35,3 +35,14 @@ def test_a_search_and_a_triage_in_jsonl_are_one_dumps_a_line(cli, tmp_path):
         out = cli("--catalog", str(path), *args, "--format", "jsonl").out
         rows = [json.loads(line) for line in out.splitlines()]
         assert rows and out == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def test_indented_json_is_json_dumps_with_indent_2(cli, tmp_path):
+    """The one-document answers (`triage`, `show`, `check`, `layers`) are written a scalar at a time by
+    the C encoder: the bytes are still exactly `json.dumps(..., indent=2, ensure_ascii=False)`'s."""
+    big = ["--catalog", str(_catalog(tmp_path))]
+    for args in ([*big, "triage", "kv", "cache", "full"], ["show", "PagedAttention"], [*big, "check"], ["layers"]):
+        result = cli(*args, "--json")
+        data = json.loads(result.out)
+        assert result.code == 0 and data
+        assert result.out == json.dumps(data, indent=2, ensure_ascii=False) + "\n"

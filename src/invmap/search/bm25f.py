@@ -72,10 +72,7 @@ def _weighted(
     weighed, rest = list(matched), []
     if len(weighed) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
         keys = _cheap_order(index, list(matched), expressions, list(zip(rarity, sets)), phrased, columns, weights)
-        weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
-        chosen = set(weighed)
-        others = [k for k in keys if k[-1] not in chosen and (allowed is None or k[-1] in allowed)]
-        rest = [k[-1] for k in (sorted(others) if limit is None else heapq.nsmallest(limit, others))]
+        weighed, rest = _cut(keys, allowed, limit)
     strength = _bm25f(index, query, forms, weighed, columns, weights)
     phrase_rarity = idf(total, len(phrased)) * max(len(content) - 1, 1) if forms else 0.0
     whole = _whole(index, query, weighed, columns)
@@ -101,6 +98,17 @@ def _hits(
     for r in rest:  # beyond the weighed rows (a large catalog): in the cheap order, never above them
         hits.append(Hit(r, floor, matched[r], r in phrased, 0.0))
     return hits
+
+
+def _cut(
+    keys: list[tuple[float, bool, float, int]], allowed: set[int] | None, limit: int | None
+) -> tuple[list[int], list[int]]:
+    """(the RERANKED rows first in the cheap order, to be weighed; the rest of those `allowed` holds
+    in that order, every one or the first `limit`): only what can be shown is ever sorted."""
+    weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
+    chosen = set(weighed)
+    others = [k for k in keys if k[-1] not in chosen and (allowed is None or k[-1] in allowed)]
+    return weighed, [k[-1] for k in (sorted(others) if limit is None else heapq.nsmallest(limit, others))]
 
 
 def _cheap_order(
@@ -224,13 +232,11 @@ def _bm25f(
     width = len(columns)
     wanted = [[_stemmed(index, a) for a in g.alternatives] for g in query.groups]
     phrase_forms = [_stemmed(index, f) for f in forms]
-    held = _held(index, order, columns, [*(a for alternatives in wanted for a in alternatives), *phrase_forms])
-    unread = [r for r in order if r not in held]  # no length record (a damaged index): the text stemmed
-    streams = dict(zip(unread, _rows_of(index.stems([text for r in unread for text in cells[r][:width]]), width)))
+    every = _fields_of(index, order, cells, columns, [*(a for alts in wanted for a in alts), *phrase_forms])
     levels = _level_strengths(index, query, wanted) if "level_words" in columns else {}
     out: dict[int, tuple[list[float], float]] = {}
     for r in order:
-        fields = held[r] if r in held else streams[r]
+        fields = every[r]
         norms = _norms(columns, fields, averages, weights)
         codes = [code for code in (cells[r][width] or "").split(";") if code in levels]
         per_group = []
@@ -242,6 +248,24 @@ def _bm25f(
         tf = _frequency(phrase_forms, columns, fields, norms)
         out[r] = (per_group, tf / (K1 + tf))
     return out
+
+
+def _fields_of(
+    index: Index,
+    rowids: Sequence[int],
+    cells: dict[int, list[str]],
+    columns: Sequence[str],
+    forms: Sequence[Sequence[str]],
+) -> dict[int, list[Any]]:
+    """rowid -> its fields, each something `_norms` and `_count` read: as FTS5 holds them (`_held`),
+    or, for a row without a length record (a damaged index), its text stemmed again."""
+    held: dict[int, list[Any]] = dict(_held(index, rowids, columns, forms))
+    unread = [r for r in rowids if r not in held]
+    width = len(columns)
+    streams = index.stems([text for r in unread for text in cells[r][:width]])
+    for n, r in enumerate(unread):
+        held[r] = streams[n * width : (n + 1) * width]
+    return held
 
 
 class _Held:
@@ -278,10 +302,6 @@ def _held(
         at.setdefault((doc, column), {})[term] = set(offsets)
     where = [SEARCH_COLUMNS.index(c) for c in columns]
     return {r: [_Held(sizes[n], at.get((r, c), {})) for n, c in zip(where, columns)] for r, sizes in lengths.items()}
-
-
-def _rows_of(streams: list[list[str]], width: int) -> list[list[list[str]]]:
-    return [streams[n : n + width] for n in range(0, len(streams), width)]
 
 
 def _norms(
