@@ -650,7 +650,7 @@ def test_a_unique_title_prefix_finds_its_source(cli):
             ["check", "--links", "--max-age", "xyz"],
             "Error: --max-age takes an age such as 30m, 24h or 7d (0 checks again), not 'xyz'",
         ),
-        (["check", "--alive"], "Error: --alive and --update-redirects go with --links"),
+        (["check", "--update-redirects"], "Error: --update-redirects goes with --links"),
         (["search", "kv", "--min-score", "200"], "Error: --min-score must be between 0 and 100, not 200"),
         (["search", ""], "Error: search needs some text to look for"),
         (["layers", "L9"], "Error: unknown level 'L9' (levels: L1, L2, L3, L4, L5, L6, RL, P0)"),

@@ -236,5 +236,5 @@ def test_update_redirects_rewrites_permanent_moves_of_stored_values_only(cli, tm
 def test_bad_options(cli):
     assert cli("check", "--links", "--max-age", "soon").code == 2
     assert cli("check", "--links", "--timeout", "0").code == 2
-    assert cli("check", "--alive").code == 2  # --alive goes with --links
+    assert cli("check", "--update-redirects").code == 2  # --update-redirects goes with --links
     assert installed_invmap()

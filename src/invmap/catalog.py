@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from invmap.errors import CatalogError, FileAccessError
 from invmap.fields import FIELDS
 from invmap.location import STDIN, Location, shipped_path
-from invmap.reading import decode, parse, parse_text, read_bytes, read_table
-from invmap.validation import StreamedValidation, Validation
+from invmap.reading import decode, parse_text, read_bytes, read_table
+from invmap.spans import plain_tables
+from invmap.validation import STREAM_FROM, VALIDATE_CHUNK, StreamedValidation, Validation
 
 if TYPE_CHECKING:  # pydantic models are built on first load, not when --help or --version runs
     from invmap.model import Catalog
@@ -115,8 +116,34 @@ def chain_of(path: str) -> list[str]:
 
 
 def validate_bytes(data: bytes, path: str) -> Catalog:
-    """A catalog file's bytes, validated as `check` validates the file (an overlay merged first)."""
-    validation = Validation(resolve_overlay(parse(data, path), path, [], problems := []), path, problems)
+    """A catalog file's bytes, validated as `check` validates the file (an overlay merged first; a
+    large plain file a chunk of tables at a time, as `load` reads it)."""
+    text = decode(data, path)
+    validation = StreamedValidation.of(text, path)
+    if validation is None:
+        validation = Validation(resolve_overlay(parse_text(text, path), path, [], problems := []), path, problems)
     for _ in validation.chunks():
         pass
     return validation.catalog()
+
+
+def parse_bytes(data: bytes, path: str) -> dict[str, Any]:
+    """`reading.parse` of a catalog file's bytes; a large file of plain `[[sources]]` tables is parsed
+    a chunk of tables at a time (the fast parser takes each; the whole file, with its `[layers]` lists
+    and reports, would go to tomli), and the whole text again should any chunk not parse as tables."""
+    text = decode(data, path)
+    found = plain_tables(text, path) if text.count("[[sources]]") >= STREAM_FROM else None
+    if found is None:
+        return parse_text(text, path)
+    head, starts = found
+    sources: list[Any] = []
+    cuts = [*starts[::VALIDATE_CHUNK], len(text)]
+    for start, end in zip(cuts, cuts[1:]):
+        try:
+            part = parse_text(text[start:end], path)
+        except CatalogError:
+            return parse_text(text, path)
+        if list(part) != ["sources"] or not isinstance(part["sources"], list):
+            return parse_text(text, path)
+        sources.extend(part["sources"])
+    return {**head, "sources": sources} if len(sources) == len(starts) else parse_text(text, path)

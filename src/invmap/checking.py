@@ -27,9 +27,11 @@ class CheckReport:
     warnings: list[str]
     exit_code: int = 0
 
-    def located(self) -> Located:
-        """The problems (or, when valid, the warnings) each with its (line, column) in the file."""
-        return located(self.location, self.problems if not self.valid else self.warnings)
+    def located(self, most: int | None = None) -> Located:
+        """The problems (or, when valid, the warnings; the first `most` of them) each with its (line,
+        column) in the file."""
+        found = self.problems if not self.valid else self.warnings
+        return located(self.location, found if most is None else found[:most])
 
     def data(self) -> dict[str, Any]:
         """The README's `check --json`: `{path, valid, sources, problems, warnings, details}`."""

@@ -21,11 +21,11 @@ from typing import Any, NamedTuple
 
 from invmap import overlay
 from invmap.canonical import dumps, dumps_overlay, entry_toml
-from invmap.catalog import resolve_overlay, validate_bytes
+from invmap.catalog import parse_bytes, resolve_overlay, validate_bytes
 from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import KINDS, STORED_FIELDS
 from invmap.location import Location, shipped_path
-from invmap.reading import BOM, parse, read_bytes
+from invmap.reading import BOM, read_bytes
 from invmap.spans import comment_lines, span_of
 from invmap.validation import identifier_clashes
 from invmap.writers import locked, newline_of, require_writable, write_atomic, write_output
@@ -60,7 +60,7 @@ class _Opened:
         self.data = read_bytes(self.name)
 
     def table(self) -> dict[str, Any]:
-        return parse(self.data, self.name)
+        return parse_bytes(self.data, self.name)
 
     def catalog(self) -> Any:
         """The file validated as `check` validates it (an overlay merged first)."""
@@ -394,7 +394,7 @@ def edit_sources(location: Location, changes: dict[str, dict[str, Any]]) -> Any:
         for ident, fields in changes.items():
             if "id" in fields and fields["id"] != ident and ident in in_base:
                 raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
-            raw = parse(text.encode("utf-8"), file.name)
+            raw = parse_bytes(text.encode("utf-8"), file.name)
             text = _with_change(text, raw, ident, _Change(fields, (), ident in in_base), newline, file.name)
         return file.write(text, "change sources in", was_valid=False)
 
@@ -445,7 +445,7 @@ def _without_citations(text: str, citing: list[Citing], newline: str, path: str)
         pieces += [text[at : starts[c.n]], table[: match.start()], value, table[match.end() :]]
         at = ends[c.n]
     out = "".join(pieces) + text[at:]
-    reports = parse(out.encode("utf-8"), path).get("reports") or []
+    reports = parse_bytes(out.encode("utf-8"), path).get("reports") or []
     if len(pieces) != 4 * len(citing) or any(reports[c.n].get("sources") != c.kept for c in citing):
         raise UsageError(
             f"cannot drop citations in {path} in place: its reports are not plain [[reports]] tables",
@@ -472,7 +472,7 @@ def remove_sources(
         text, newline = file.text, file.newline
         in_base = _base_ids(first, file.name)
         for ident in idents:
-            raw = parse(text.encode("utf-8"), file.name)
+            raw = parse_bytes(text.encode("utf-8"), file.name)
             n = _own_index(raw, ident)
             if n is None:  # only the base has it
                 text = _appended(text, table_text({"id": ident, "remove": True}, newline), newline)
@@ -508,7 +508,7 @@ def restore_sources(location: Location, idents: Sequence[str]) -> Any:
         file.catalog()
         text, newline = file.text, file.newline
         for ident in dict.fromkeys(idents):
-            raw = parse(text.encode("utf-8"), file.name)
+            raw = parse_bytes(text.encode("utf-8"), file.name)
             if ident not in _removed_ids(raw):
                 if overlay.extends_of(raw) is None:
                     why = "only an overlay's removals can be undone (a removed table is gone from this file)"

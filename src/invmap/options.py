@@ -847,11 +847,10 @@ COMMANDS: tuple[Command, ...] = (
             ),
             Opt(
                 "all_links",
-                ("--alive",),
-                "With --links: list the links that are alive too.",
+                ("--all", "--alive"),
+                "Every warning, not a screenful; with --links: every link, the alive ones too.",
                 kind="flag",
                 default=False,
-                aliases=("--all",),  # --all means every row or level elsewhere
             ),
             Opt(
                 "update_redirects",

@@ -41,6 +41,33 @@ _LINE_HEADER = re.compile(r"\n[ \t]*\[")  # after a line break: ~6x faster than 
 _SOURCES = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?\n?")
 
 
+_SOURCES_LINE = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?$", re.M)
+
+
+def plain_tables(text: str, path: str) -> tuple[dict[str, Any], list[int]] | None:
+    """(the head parsed, where each `[[sources]]` table starts) when every header line from the first
+    `[[sources]]` on is a `[[sources]]` header and the head extends nothing: the form `fmt` writes,
+    found by lines alone (a cut inside a multi-line string is caught by whoever parses the tables)."""
+    starts = ([0] if text[:1] in ("[", " ", "\t") and _HEADER.match(text) else []) + [
+        m.start() + 1 for m in _LINE_HEADER.finditer(text)
+    ]
+
+    def is_sources(at: int) -> bool:
+        return text.startswith("[[sources]]\n", at) or bool(_SOURCES_LINE.match(text, at))
+
+    first = next((i for i, at in enumerate(starts) if is_sources(at)), None)
+    if first is None or not all(map(is_sources, starts[first:])):
+        return None
+    sources = starts[first:]
+    try:
+        head = parse_text(text[: sources[0]], path)
+    except CatalogError:
+        return None
+    if extends_of(head) is not None or "sources" in head:
+        return None
+    return head, sources
+
+
 def source_spans(text: str, raw_sources: Sequence[Any]) -> list[tuple[int, int]] | None:
     """(start, end) of each `[[sources]]` table in `text` (its header to the next header), or None
     when the file does not write its sources as that many `[[sources]]` tables. `_trimmed` then
@@ -136,40 +163,70 @@ _FIELD_NAMED = re.compile(r"field '([A-Za-z_]+)'")
 def locate_problems(data: bytes, problems: list[str]) -> list[tuple[int, int] | None]:
     """(line, column) in the file of each problem `check` reports, where it can be told: a TOML error
     where the parser stopped; a source's problem at its field's key (`field 'id'`), else at its
-    `[[sources]]` header; None for the rest (a `[layers]` value, a file-wide problem)."""
+    `[[sources]]` header; None for the rest (a `[layers]` value, a file-wide problem). One pass over
+    the text: its tables found once, the lines counted from one problem's place to the next's."""
     text = data.decode("utf-8", "replace").removeprefix(BOM)
-    tables: list[tuple[int, int]] | None = None
-    ids: list[Any] = []
+    found: _Tables | None = None
     out: list[tuple[int, int] | None] = []
+    offsets: list[tuple[int, int]] = []  # (offset in the text, which problem)
     for problem in problems:
+        out.append(None)
         if m := _AT.search(problem):
-            out.append((int(m.group(1)), int(m.group(2) or 1)))
-            continue
-        m = _SOURCE_AT.match(problem)
-        if m is None:
-            out.append(None)
-            continue
-        if tables is None:
-            try:
-                raw = parse_text(text, "")
-            except CatalogError:
-                raw = {}
-            own = raw.get("sources") if isinstance(raw.get("sources"), list) else []
-            tables = _spans_by_tokens(text)
-            ids = [s.get("id") if isinstance(s, dict) else None for s in own]
-            plain = extends_of(raw) is None
+            out[-1] = (int(m.group(1)), int(m.group(2) or 1))
+        elif m := _SOURCE_AT.match(problem):
+            found = found or _Tables(text)
+            offset = found.offset(m, problem)
+            if offset is not None:
+                offsets.append((offset, len(out) - 1))
+    line, at = 1, 0
+    for offset, n in sorted(offsets):
+        line += text.count("\n", at, offset)
+        at = offset
+        out[n] = (line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+    return out
+
+
+class _Tables:
+    """A catalog text's `[[sources]]` tables (and its sources' ids, for an overlay), found once: by
+    lines when the file is plain `[[sources]]` tables with no multi-line string, else token by token."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.keys: dict[str, re.Pattern[str]] = {}
+        self.ids: dict[str, int] = {}
+        self.plain = True
+        lined = plain_tables(text, "") if '"""' not in text and "'''" not in text else None
+        if lined is not None:
+            starts = lined[1]
+            self.tables = list(zip(starts, [*starts[1:], len(text)]))
+            return
+        try:
+            raw = parse_text(text, "")
+        except CatalogError:
+            raw = {}
+        own = raw.get("sources") if isinstance(raw.get("sources"), list) else []
+        self.tables = _spans_by_tokens(text)
+        for n, s in enumerate(own):
+            ident = s.get("id") if isinstance(s, dict) else None
+            if isinstance(ident, str):
+                self.ids.setdefault(ident, n)
+        self.plain = extends_of(raw) is None
+
+    def offset(self, m: re.Match[str], problem: str) -> int | None:
+        """Where the problem `m` (`_SOURCE_AT`'s match) is: its field's key, else its table's header."""
         n = int(m.group(2)) - 1
-        if not (plain or m.group(1)) and m.group(3) in ids:  # an overlay's merged map: found by its id
-            n = ids.index(m.group(3))
-        if not 0 <= n < len(tables):
-            out.append(None)
-            continue
-        start, end = tables[n]
+        if not (self.plain or m.group(1)) and m.group(3) in self.ids:  # an overlay's merged map: by its id
+            n = self.ids[m.group(3)]
+        if not 0 <= n < len(self.tables):
+            return None
+        text = self.text
+        start, end = self.tables[n]
         offset = start + len(text[start:end]) - len(text[start:end].lstrip())
         if f := _FIELD_NAMED.search(problem):
-            key = re.compile(rf"(?m)^[ \t]*{re.escape(f.group(1))}[ \t]*=").search(text, start, end)
+            name = f.group(1)
+            if name not in self.keys:
+                self.keys[name] = re.compile(rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=")
+            key = self.keys[name].search(text, start, end)
             if key is not None:
                 offset = key.start() + len(key.group()) - len(key.group().lstrip())
-        line_start = text.rfind("\n", 0, offset) + 1
-        out.append((text.count("\n", 0, offset) + 1, offset - line_start + 1))
-    return out
+        return offset

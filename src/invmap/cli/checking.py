@@ -15,6 +15,8 @@ from invmap.errors import UsageError
 from invmap.render import Result, outcomes
 from invmap.safe import escape
 
+MOST_WARNINGS = 10  # shown at the least, however short the terminal
+
 
 def _one(data: dict, text: str) -> Result:
     """A result of one record (`data`, the JSON) whose text for a person is `text`."""
@@ -38,14 +40,16 @@ def check(ctx: typer.Context, args: Args) -> None:
     out = output(ctx, args)
     if args.links:
         return check_links(ctx, args, replace(out, view=formats.LINK_CHECK))
-    if args.all_links or args.update_redirects:
-        raise UsageError("--alive and --update-redirects go with --links")
+    if args.update_redirects:
+        raise UsageError("--update-redirects goes with --links")
     report = checking.check(path_argument(ctx, args.ids, "check"))
     if not out.machine:  # a person reads the problems (or warnings) on stderr
         if not report.valid:
             say("Error: " + outcomes.problems_message(report))
             raise typer.Exit(report.exit_code)
-        for line in outcomes.warning_messages(report):
+        # A screenful of warnings, the rest counted (a generated catalog has thousands); --all: each one.
+        most = None if args.all_links else max(state(ctx).env.lines - 2, MOST_WARNINGS)
+        for line in outcomes.warning_messages(report, most):
             say(line)
     emit(out, _one(report.data(), outcomes.check_text(report)))
     if not report.valid:

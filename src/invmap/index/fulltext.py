@@ -65,6 +65,44 @@ class FullTextReads(Connection):
                 out[row[0]] = list(row[1:])
         return out
 
+    def field_lengths(self, rowids: Sequence[int]) -> dict[int, list[int]]:
+        """rowid -> how many tokens each of `fts`'s columns (SEARCH_COLUMNS) holds in that row, as FTS5
+        counted them when indexing (its `_docsize` record: one varint a column). Rows whose record
+        cannot be read as that are left out."""
+        out: dict[int, list[int]] = {}
+        width = len(SEARCH_COLUMNS)
+        for start in range(0, len(rowids), AT_ONCE):
+            part = list(rowids[start : start + AT_ONCE])
+            sql = f"SELECT id, sz FROM fts_docsize WHERE id IN ({', '.join('?' * len(part))})"
+            for rowid, blob in self._rows(sql, part):
+                values = _varints(blob, width) if isinstance(blob, bytes) else []
+                if len(values) == width:
+                    out[rowid] = values
+        return out
+
+    def places(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[tuple[int, str, str], list[int]]:
+        """(rowid, column, term) -> the token offsets where `fts` holds that stem in that column, for
+        `terms` among `rowids` only: each term's postings are read inside SQLite (fts5vocab), and only
+        the rows asked for come back."""
+        out: dict[tuple[int, str, str], list[int]] = {}
+        if not terms or not rowids:
+            return out
+        rows = list(dict.fromkeys(rowids))
+
+        def ask(con: Any, term: str, part: list[int]) -> list[tuple[Any, ...]]:
+            con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_places USING fts5vocab(main, fts, 'instance')")
+            sql = (
+                f"SELECT doc, col, offset FROM temp.fts_places WHERE term = ? AND doc IN ({', '.join('?' * len(part))})"
+            )
+            return con.execute(sql, [term, *part]).fetchall()
+
+        for term in dict.fromkeys(terms):
+            for start in range(0, len(rows), AT_ONCE - 1):
+                part = rows[start : start + AT_ONCE - 1]
+                for doc, column, offset in self._with(lambda con, t=term, p=part: ask(con, t, p)):
+                    out.setdefault((doc, column, term), []).append(offset)
+        return out
+
     def lengths(self, table: str) -> dict[str, float] | None:
         """column -> its average length in tokens in `table` (`fts`, `levels_fts`), as FTS5's own bm25()
         reads it: the averages record (rowid 1 of the table's `_data`: a varint row count, then one

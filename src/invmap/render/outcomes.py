@@ -42,9 +42,14 @@ def problems_message(report: Any) -> str:
     return "\n".join(lines)
 
 
-def warning_messages(report: Any) -> list[str]:
-    """`warning: PATH:LINE:COLUMN: ...` for each warning of a valid catalog."""
-    return [f"warning: {_at(report.location.path, w, at)}" for w, at in report.located()]
+def warning_messages(report: Any, most: int | None = None) -> list[str]:
+    """`warning: PATH:LINE:COLUMN: ...` for each warning of a valid catalog (the first `most`, the
+    rest counted on one more line)."""
+    lines = [f"warning: {_at(report.location.path, w, at)}" for w, at in report.located(most)]
+    left = len(report.warnings) - len(lines)
+    if left > 0:
+        lines.append(f"{plural(left, 'more warning')}; use --all, or a machine format (--json)")
+    return lines
 
 
 def links_text(shown: Sequence[tuple[Any, Any]]) -> str:

@@ -3,6 +3,7 @@ source holds it, field by field, computed in Python over the tokens of the best 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,15 +38,25 @@ def weighted(
     A filter (`where`) keeps the rows it selects from the whole catalog's ranking: the same order and
     scores as unfiltered, with the catalog's own word statistics (one ranking, filtered afterwards,
     never a match per selected row)."""
-    hits = _weighted(index, query, columns, weights)
-    if where and hits:
-        allowed = set(index.values("pos", where, params))
+    allowed = set(index.values("pos", where, params)) if where else None
+    if allowed is not None and not allowed:
+        return []
+    hits = _weighted(index, query, columns, weights, allowed, limit)
+    if allowed is not None:
         hits = [h for h in hits if h.rowid in allowed]
     return hits[:limit] if limit is not None else hits
 
 
-def _weighted(index: Index, query: Query, columns: Sequence[str], weights: dict[str, float]) -> list[Hit]:
-    """`weighted` over the whole catalog, every hit."""
+def _weighted(
+    index: Index,
+    query: Query,
+    columns: Sequence[str],
+    weights: dict[str, float],
+    allowed: set[int] | None = None,
+    limit: int | None = None,
+) -> list[Hit]:
+    """`weighted` over the whole catalog: the weighed rows, then those of the rest in the cheap order
+    that `allowed` holds (every one, or the first `limit`: no more can be shown)."""
     from invmap.index import SEARCH_COLUMNS  # a `field:word` naming another table's column counts for nothing here
 
     expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
@@ -58,10 +69,10 @@ def _weighted(index: Index, query: Query, columns: Sequence[str], weights: dict[
     content = [w for w in query.words if w not in STOP_WORDS]
     forms = query.phrases() if len(content) > 1 else []
     phrased = set(index.match("fts", expression(forms, columns))) if forms else set()
-    candidates = list(matched)
-    if len(candidates) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
-        _cheap_order(index, candidates, expressions, list(zip(rarity, sets)), phrased, columns, weights)
-    weighed, rest = candidates[:RERANKED], candidates[RERANKED:]
+    weighed, rest = list(matched), []
+    if len(weighed) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
+        keys = _cheap_order(index, list(matched), expressions, list(zip(rarity, sets)), phrased, columns, weights)
+        weighed, rest = _cut(keys, allowed, limit)
     strength = _bm25f(index, query, forms, weighed, columns, weights)
     phrase_rarity = idf(total, len(phrased)) * max(len(content) - 1, 1) if forms else 0.0
     whole = _whole(index, query, weighed, columns)
@@ -89,6 +100,17 @@ def _hits(
     return hits
 
 
+def _cut(
+    keys: list[tuple[float, bool, float, int]], allowed: set[int] | None, limit: int | None
+) -> tuple[list[int], list[int]]:
+    """(the RERANKED rows first in the cheap order, to be weighed; the rest of those `allowed` holds
+    in that order, every one or the first `limit`): only what can be shown is ever sorted."""
+    weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
+    chosen = set(weighed)
+    others = [k for k in keys if k[-1] not in chosen and (allowed is None or k[-1] in allowed)]
+    return weighed, [k[-1] for k in (sorted(others) if limit is None else heapq.nsmallest(limit, others))]
+
+
 def _cheap_order(
     index: Index,
     candidates: list[int],
@@ -97,16 +119,21 @@ def _cheap_order(
     phrased: set[int],
     columns: Sequence[str],
     weights: dict[str, float],
-) -> None:
-    """Sort `candidates` by the rarity of the words each covers, then holding the phrase, then FTS5's
-    own BM25 with the fields' weights: the order that picks the rows weighed field by field."""
+) -> list[tuple[float, bool, float, int]]:
+    """Each candidate's key in the order that picks the rows weighed field by field: the rarity of the
+    words it covers, then holding the phrase, then FTS5's own BM25 with the fields' weights (a total
+    order: the rowid last)."""
     from invmap.index import SEARCH_COLUMNS
 
     every = " OR ".join(e for e in expressions if e)
     order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
     cheap = index.bm25("fts", every, order)
-    covered = {r: sum(i for i, rows in rarities if r in rows) for r in candidates}
-    candidates.sort(key=lambda r: (-covered[r], r not in phrased, -cheap.get(r, 0.0), r))
+    covered = dict.fromkeys(candidates, 0)
+    for i, rows in rarities:  # added group by group: each row's sum in the same order as ever
+        for r in rows:
+            if r in covered:
+                covered[r] += i
+    return [(-c, r not in phrased, -cheap.get(r, 0.0), r) for r, c in covered.items()]
 
 
 def _summed(
@@ -200,17 +227,16 @@ def _bm25f(
     source's levels count as one more field (the words of the level its label covers that holds the
     word best): what the map says a level is about speaks for every source of that level."""
     averages = index.lengths("fts") or {}
-    averages = index.lengths("fts") or {}
     cells = index.cells("fts", rowids, [*columns, "layers"])
     order = [r for r in rowids if r in cells]
     width = len(columns)
-    streams = index.stems([text for r in order for text in cells[r][:width]])
     wanted = [[_stemmed(index, a) for a in g.alternatives] for g in query.groups]
     phrase_forms = [_stemmed(index, f) for f in forms]
+    every = _fields_of(index, order, cells, columns, [*(a for alts in wanted for a in alts), *phrase_forms])
     levels = _level_strengths(index, query, wanted) if "level_words" in columns else {}
     out: dict[int, tuple[list[float], float]] = {}
-    for n, r in enumerate(order):
-        fields = streams[n * width : (n + 1) * width]
+    for r in order:
+        fields = every[r]
         norms = _norms(columns, fields, averages, weights)
         codes = [code for code in (cells[r][width] or "").split(";") if code in levels]
         per_group = []
@@ -222,6 +248,60 @@ def _bm25f(
         tf = _frequency(phrase_forms, columns, fields, norms)
         out[r] = (per_group, tf / (K1 + tf))
     return out
+
+
+def _fields_of(
+    index: Index,
+    rowids: Sequence[int],
+    cells: dict[int, list[str]],
+    columns: Sequence[str],
+    forms: Sequence[Sequence[str]],
+) -> dict[int, list[Any]]:
+    """rowid -> its fields, each something `_norms` and `_count` read: as FTS5 holds them (`_held`),
+    or, for a row without a length record (a damaged index), its text stemmed again."""
+    held: dict[int, list[Any]] = dict(_held(index, rowids, columns, forms))
+    unread = [r for r in rowids if r not in held]
+    width = len(columns)
+    streams = index.stems([text for r in unread for text in cells[r][:width]])
+    for n, r in enumerate(unread):
+        held[r] = streams[n * width : (n + 1) * width]
+    return held
+
+
+class _Held:
+    """One field of one row as the index holds it: its length in tokens and where each stem asked
+    about stands (token offsets), read from FTS5's own records instead of stemming the text again."""
+
+    __slots__ = ("length", "at")
+
+    def __init__(self, length: int, at: dict[str, set[int]]) -> None:
+        self.length, self.at = length, at
+
+    def __len__(self) -> int:
+        return self.length
+
+    def count(self, form: Sequence[str]) -> int:
+        """How often `form` (stems) occurs as a run, as `_count` counts it in the tokens."""
+        if not form or len(form) > self.length or not (first := self.at.get(form[0])):
+            return 0
+        rest = [self.at.get(stem) or set() for stem in form[1:]]
+        return sum(1 for o in first if all(o + 1 + i in after for i, after in enumerate(rest)))
+
+
+def _held(
+    index: Index, rowids: Sequence[int], columns: Sequence[str], forms: Sequence[Sequence[str]]
+) -> dict[int, list[_Held]]:
+    """rowid -> each of `columns` as `_Held`: lengths from FTS5's record of each row, the places of
+    the stems of `forms` from its postings (read in SQLite for these rows only)."""
+    from invmap.index import SEARCH_COLUMNS
+
+    lengths = index.field_lengths(rowids)
+    places = index.places(sorted({stem for form in forms for stem in form}), list(lengths))
+    at: dict[tuple[int, str], dict[str, set[int]]] = {}
+    for (doc, column, term), offsets in places.items():
+        at.setdefault((doc, column), {})[term] = set(offsets)
+    where = [SEARCH_COLUMNS.index(c) for c in columns]
+    return {r: [_Held(sizes[n], at.get((r, c), {})) for n, c in zip(where, columns)] for r, sizes in lengths.items()}
 
 
 def _norms(
@@ -272,8 +352,10 @@ def _stemmed(index: Index, words: Sequence[str]) -> list[str]:
     return stems[0] if stems else []
 
 
-def _count(tokens: Sequence[str], form: Sequence[str]) -> int:
+def _count(tokens: Sequence[str] | _Held, form: Sequence[str]) -> int:
     """How often `form` (stems) occurs in `tokens` as a run."""
+    if isinstance(tokens, _Held):
+        return tokens.count(form)
     n = len(form)
     if not n or n > len(tokens):
         return 0
