@@ -77,7 +77,7 @@ def test_the_core_reads_its_inputs_from_the_declarations():
 
 def test_an_alias_reaches_help_completion_and_suggestions(cli):
     """`--peak` is an alias of --peak-operations-per-second: help lists both, TAB knows both, and a
-    typo of it is answered with the options."""
+    typo of it is answered with the option it spells."""
     help_text = " ".join(cli("estimate", "roofline", "--help").out.split())
     assert "--peak-operations-per-second, --peak FLOP/S" in help_text
     from invmap import fastcomplete
@@ -86,7 +86,7 @@ def test_an_alias_reaches_help_completion_and_suggestions(cli):
     assert fastcomplete._arguments_before(command, ["--peak", "1e15"]) == 0  # an option taking a value
     assert fastcomplete._arguments_before(command, ["--peek", "1e15"]) is None  # unknown: left to Typer
     typo = cli("estimate", "roofline", "--peek", "1e15")
-    assert typo.code == 2 and typo.err.endswith("Error: No such option: --peek (Possible options: --peak)\n")
+    assert typo.code == 2 and typo.err.endswith("Error: No such option: --peek. Did you mean --peak-operations-per-second?\n")
 
 
 # --- bounds ----------------------------------------------------------------------------------------

@@ -184,7 +184,7 @@ def to_remove(location: Any, targets: Sequence[str]) -> list[tuple[str, str]]:
     from invmap import edits
 
     cat = catalogs.load(location)
-    removed = edits._removed_ids(catalogs.parse(catalogs.read_bytes(location.path), location.path))
+    removed = edits._removed_ids(catalogs.parse_bytes(catalogs.read_bytes(location.path), location.path))
     ids = list(dict.fromkeys(edits.target_id(cat.sources, t, removed, location.path) for t in targets))
     names = {s.id: s.name for s in cat.sources}
     return [(i, names[i]) for i in ids]

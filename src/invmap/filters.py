@@ -11,6 +11,8 @@ from collections import namedtuple
 
 from invmap.fields import TEXT_FIELDS
 
+SHOWN_FLAGS_WIDTH = 58  # the widest `  FLAGS METAVAR` help shows, on a 60-column screen
+
 
 class Opt(
     namedtuple(
@@ -48,6 +50,23 @@ class Opt(
         return tuple(a for a in self.aliases if a.startswith("-"))
 
     __slots__ = ()
+
+    @property
+    def shown_flags(self) -> tuple[str, ...]:
+        """The flags help lists: the first and the short ones (`-tp`), then more while the list stays
+        short enough for a 60-column help screen; the rest (`--tensor-parallel-size`, `--tp-size`: other
+        engines' spellings) are read as the first flag, named in the option's help."""
+        shown = [self.flags[0], *(f for f in self.flags[1:] if not f.startswith("--"))]
+        value = len(self.metavar or "") + 1 if self.takes_value else 0
+        for flag in self.flags[1:]:
+            if flag.startswith("--") and 2 + len(", ".join([*shown, flag])) + value <= SHOWN_FLAGS_WIDTH:
+                shown.append(flag)
+        return tuple(f for f in self.flags if f in shown)
+
+    @property
+    def other_spellings(self) -> tuple[str, ...]:
+        """The flags read as this option but not listed in help (see `shown_flags`)."""
+        return tuple(f for f in self.flags if f not in self.shown_flags)
 
     @property
     def takes_value(self) -> bool:

@@ -101,22 +101,30 @@ def at_least_one(value: int | None) -> int | None:
     return value
 
 
-def _option(command: decl.Command, o: decl.Opt) -> inspect.Parameter:
+def option_help(command: decl.Command, o: decl.Opt) -> str:
+    """An option's help as `--help` prints it (and an MCP tool's input describes it)."""
     from invmap import formats
 
     text = o.help
     if o.dest == "fmt" and "FORMATS" in text:
         text = text.replace("FORMATS", "One of: " + ", ".join(formats.names_for(command.view)))
+    if o.old_flags:  # read as the option (`DeclaredCommand`), said here, never offered by completion
+        text += f" ({', '.join(o.old_flags)}: the old spelling, still read.)"
+    if o.other_spellings:  # read as the option too (`renamed`), said here rather than in the flag column
+        text += f" (Also {', '.join(o.other_spellings)}.)"
+    return text
+
+
+def _option(command: decl.Command, o: decl.Opt) -> inspect.Parameter:
+    text = option_help(command, o)
     extra: dict[str, Any] = {}
     complete = completion.callback(o.complete, command)
     if complete is not None:
         extra["autocompletion"] = complete
         CALLBACKS[(command.path, o.dest)] = complete
-    if o.old_flags:  # read as the option (`DeclaredCommand`), said here, never offered by completion
-        text += f" ({', '.join(o.old_flags)}: the old spelling, still read.)"
     if o.kind == "flag":
         annotation, default = bool, bool(o.default)
-        option = typer.Option(*o.flags, help=text)
+        option = typer.Option(*o.shown_flags, help=text)
     else:
         if o.kind == "count":
             extra["callback"] = at_least_one
@@ -127,7 +135,7 @@ def _option(command: decl.Command, o: decl.Opt) -> inspect.Parameter:
             annotation, default = Optional[kind], None
         else:
             annotation, default = kind, o.default
-        option = typer.Option(*o.flags, metavar=o.metavar, help=text, show_default=o.default is not None, **extra)
+        option = typer.Option(*o.shown_flags, metavar=o.metavar, help=text, show_default=o.default is not None, **extra)
     return inspect.Parameter(
         o.dest, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, option], default=default
     )
@@ -192,9 +200,10 @@ class DeclaredCommand(typer.core.TyperCommand):
 
 def renamed(command: decl.Command, args: list[str]) -> list[str]:
     """`args` with each old spelling of an option replaced by its first flag (a warning said once for
-    each); words after `--` are left alone."""
+    each), and each of its other spellings (`--tp-size`) silently; words after `--` are left alone."""
     old = {a: o.flags[0] for o in decl.options_of(command) for a in o.old_flags}
-    if not old:
+    other = {a: o.flags[0] for o in decl.options_of(command) for a in o.other_spellings}
+    if not old and not other:
         return args
     from invmap.cli.shared import say
 
@@ -208,6 +217,8 @@ def renamed(command: decl.Command, args: list[str]) -> list[str]:
                 say(f"warning: {flag} is the old spelling of {old[flag]}; use {old[flag]}")
                 warned.add(flag)
             word = old[flag] + eq + value
+        elif flag in other:
+            word = other[flag] + eq + value
         out.append(word)
     return out
 

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 
 from invmap import options as decl
-from invmap.cli.build import Args, implements
+from invmap.cli.build import Args, implements, option_help
 from invmap.cli.shared import State, running, state
 from invmap.environment import Environment
 from invmap.errors import InvmapError, NotFoundError, UsageError
@@ -110,7 +110,8 @@ def _property(command: decl.Command, item: decl.Opt | decl.Arg) -> dict[str, Any
     if choices:
         one["enum"] = list(choices)
     prop = {"type": "array", "items": one} if item.multiple else dict(one)
-    prop["description"] = TEXT_INPUTS.get(item.dest, item.help) if command.path == "triage" else item.help
+    described = option_help(command, item) if isinstance(item, decl.Opt) else item.help
+    prop["description"] = TEXT_INPUTS.get(item.dest, described) if command.path == "triage" else described
     default = getattr(item, "default", None)
     if default is not None:
         prop["default"] = default
