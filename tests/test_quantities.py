@@ -86,7 +86,9 @@ def test_an_alias_reaches_help_completion_and_suggestions(cli):
     assert fastcomplete._arguments_before(command, ["--peak", "1e15"]) == 0  # an option taking a value
     assert fastcomplete._arguments_before(command, ["--peek", "1e15"]) is None  # unknown: left to Typer
     typo = cli("estimate", "roofline", "--peek", "1e15")
-    assert typo.code == 2 and typo.err.endswith("Error: No such option: --peek. Did you mean --peak-operations-per-second?\n")
+    assert typo.code == 2 and typo.err.endswith(
+        "Error: No such option: --peek. Did you mean --peak-operations-per-second?\n"
+    )
 
 
 # --- bounds ----------------------------------------------------------------------------------------
