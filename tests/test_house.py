@@ -210,6 +210,7 @@ FLOORS = (
         "invmap.query",
         "invmap.search",
         "invmap.triage",
+        "invmap.covering",
         "invmap.glossary",
         "invmap.overview",
         "invmap.measure",

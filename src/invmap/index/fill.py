@@ -20,6 +20,13 @@ if TYPE_CHECKING:
 WORDS_ALL = 10_000  # a catalog smaller than this corrects typos against every word it holds
 
 
+def gaps(info: Any) -> str | None:
+    """A level's `not_covered` topics as JSON text (`[{"topic": ..., "cues": [...]}]`), None for none."""
+    import json
+
+    return json.dumps([g.model_dump() for g in info.not_covered]) if info.not_covered else None
+
+
 class _Tokenizer:
     """The thread that tokenizes one chunk of rows into the full-text index while the next chunk of the
     catalog is validated. The statement is one `INSERT ... SELECT` that SQLite runs in C with the GIL
@@ -114,9 +121,9 @@ def fill(
     )
     con.execute("DROP TABLE temp.vocab")
     con.executemany(
-        "INSERT INTO levels VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO levels VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (n, code, info.title, info.scope, info.question, joined(info.metrics), joined(info.symptoms))
+            (n, code, info.title, info.scope, info.question, joined(info.metrics), joined(info.symptoms), gaps(info))
             for n, (code, info) in enumerate(whole.layers.items())
         ],
     )

@@ -36,6 +36,8 @@ def triage_view(levels: list[dict[str, Any]], notes: dict[str, Any], width: int,
             parts += _marked_lines(item, room)
         for found in level.get("evidence") or ():  # what measurements showed (triage --metrics, --bench)
             parts += margined("  saw  ", MARGIN, escape(found["text"]))
+        if level.get("_gap"):
+            parts += margined("  gap  ", MARGIN, escape(level["_gap"]), "yellow" if color else "")
         if level.get("_note"):
             parts += margined("  note ", MARGIN, level["_note"], "dim" if color else "")
         for r in level["reports"]:
