@@ -213,3 +213,57 @@ def test_every_marked_source_shares_a_specific_word_with_the_symptom(cli):
                     checked += 1
                     assert own[source["id"]] & specific, (symptom, level["code"], source["id"])
     assert checked > 100  # the check saw many marked sources, not none
+
+
+# A vague symptom: low confidence, one line saying what would decide it, exit 0
+
+
+@pytest.mark.parametrize("symptom", ["slow", "bad performance", "not working"])
+def test_a_vague_symptom_is_low_confidence_and_says_what_would_decide_it(cli, symptom):
+    result = cli("triage", *symptom.split(), "--json")
+    assert result.code == 0
+    levels = json.loads(result.out)
+    assert levels and all(level["confidence"] == "low" for level in levels)
+    said = [line for line in result.err.splitlines() if line]
+    assert len(said) == 1 and "say what you measured: TTFT, TPOT or throughput, at what load" in said[0]
+    assert "--metrics" in said[0] and "--bench" in said[0]
+
+
+@pytest.mark.parametrize("symptom", ["ttft is high", "kv cache full", "tensor parallel 8 is slow"])
+def test_a_measured_or_specific_symptom_is_not_vague(cli, symptom):
+    result = cli("triage", *symptom.split(), "--json")
+    assert result.code == 0 and "vague" not in result.err
+    assert json.loads(result.out)[0]["confidence"] != "low" or symptom.startswith("tensor")
+
+
+# The next step: each level's engine settings (from `settings`) and, at L2 and L3, the command that recreates it
+
+
+def test_next_lists_settings_of_the_matching_sources_with_their_engine(cli):
+    symptom = ("TTFT", "spikes", "when", "long", "prompts", "arrive,", "chunked", "prefill", "off")
+    first = triage(cli, *symptom)[0]
+    assert first["code"] == "L2"
+    steps = first["next"]
+    settings = [s for s in steps if s["kind"] == "setting"]
+    assert 1 <= len(settings) <= 3 and all(list(s) == ["kind", "text", "engine"] for s in steps)
+    shipped = json.loads(cli("settings", *marked(first), "--json").out)
+    for step in settings:  # each is one of a matching source's own settings, with its engine and version
+        flag = step["text"].split(":")[0]
+        row = next(r for r in shipped if r["flag"] == flag)
+        assert step["engine"] == f"{row['engine']} {row['version']}" and not row.get("deprecated")
+    assert any("chunked" in s["text"] for s in settings)
+    assert [s["text"].split(" (")[0] for s in steps if s["kind"] == "simulate"] == ["invmap simulate batching"]
+
+
+def test_l3_next_holds_an_estimate_and_a_simulation_that_run(cli):
+    first = triage(cli, "requests", "are", "preempted", "because", "the", "KV", "cache", "is", "full")[0]
+    assert first["code"] == "L3" and any(s["kind"] == "setting" for s in first["next"])
+    commands = {s["kind"]: s["text"].split(" (")[0] for s in first["next"] if s["kind"] != "setting"}
+    assert set(commands) == {"estimate", "simulate"}
+    for command in commands.values():  # the commands shown run as shown
+        assert cli(*command.split()[1:]).code == 0, command
+
+
+def test_a_level_no_source_matches_lists_no_setting(cli):
+    first = triage(cli, "MoE", "experts", "unbalanced", "across", "GPUs")[0]
+    assert [s for s in first["next"] if s["kind"] == "setting"] == []

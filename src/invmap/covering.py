@@ -30,6 +30,16 @@ LEVEL_SHARE = 0.5  # a word more than half the levels' definitions use is the ma
 OWN_COLUMNS = ("name", "title", "keywords", "mechanism", "objective", "question", "parts")
 CODE_OWN = ("places", "settings")
 STATUSES = ("covered", "partial", "none")
+SETTINGS_SHOWN = 3  # engine settings a level's `next` lists
+# What recreates a level's mechanism on invmap itself: (kind, command, what it shows); the commands are
+# those `invmap simulate --help` and `invmap estimate --help` give as examples.
+COMMANDS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "L2": (("simulate", "invmap simulate batching", "static, continuous and chunked batching side by side"),),
+    "L3": (
+        ("estimate", "invmap estimate kv --model llama-3.1-8b --tokens 8192 --concurrency 16", "KV bytes per token, per sequence and in total"),
+        ("simulate", "invmap simulate kv --allocation paged", "paged and contiguous KV block allocation side by side"),
+    ),
+}  # fmt: skip
 VAGUE = "say what you measured: TTFT, TPOT or throughput, at what load; or pass --metrics or --bench"
 
 
@@ -51,6 +61,7 @@ class Reading:
 
     words: list[Word] = field(default_factory=list)
     gaps: list[dict[str, Any]] = field(default_factory=list)  # [{topic, code}] the symptom names
+    stems: set[str] = field(default_factory=set)  # every stem of the symptom's words and their alternatives
 
 
 def read(index: Any, parsed: Any) -> Reading:
@@ -67,7 +78,8 @@ def read(index: Any, parsed: Any) -> Reading:
         typed.append(set(stems[at]))
         held.append({s for part in stems[at : at + 1 + len(g.alternatives)] for s in part})
         at += 1 + len(g.alternatives)
-    reading = Reading(gaps=_gaps(index, set().union(*typed, *held) if held else set()))
+    every = set().union(*typed, *held) if held else set()
+    reading = Reading(gaps=_gaps(index, every), stems=every)
     gap_stems = {s for gap in reading.gaps for s in gap["stems"]}
     sources = max(index.count(), 1)
     levels = max(len(index.level_details()), 1)
@@ -130,6 +142,36 @@ def statement(reading: Reading, code: str, sources: Sequence[dict[str, Any]], st
     if status == "none" and words:  # (a symptom of no specific word at all is vague, not a gap)
         return f"no source at {code} speaks of {words}; {about}"
     return None
+
+
+def next_steps(index: Any, reading: Reading, code: str, positions: Sequence[int]) -> list[dict[str, Any]]:
+    """A level's `next`: up to SETTINGS_SHOWN engine settings of its matching sources (at `positions`,
+    best first), those whose flag and note share the most of the symptom's words first (deprecated
+    ones left out), then the invmap command that recreates the level's mechanism (COMMANDS)."""
+    rows = index.at(list(positions), ("id", "settings")) if positions else []
+    settings = [s for r in rows for s in r.get("settings") or () if not s.get("deprecated")]
+    said = [f"{s['flag']} {s.get('note') or ''}".replace("-", " ").replace("_", " ") for s in settings]
+    stems = index.stems(said) if said else []
+    shared = [len(set(st) & reading.stems) for st in stems]
+    order = sorted(range(len(settings)), key=lambda n: -shared[n])
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for n in order:
+        s = settings[n]
+        key = (str(s["engine"]), str(s["flag"]))
+        if key in seen:
+            continue
+        seen.add(key)
+        text = f"{s['flag']}: {s['note']}" if s.get("note") else str(s["flag"])
+        engine = " ".join(str(p) for p in (s["engine"], s.get("version")) if p)
+        out.append({"kind": "setting", "text": text, "engine": engine})
+        if len(out) == SETTINGS_SHOWN:
+            break
+    out += [
+        {"kind": kind, "text": f"{command} ({what})", "engine": "invmap"}
+        for kind, command, what in COMMANDS.get(code, ())
+    ]
+    return out
 
 
 def vague(reading: Reading, parsed: Any) -> bool:

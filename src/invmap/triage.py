@@ -35,7 +35,7 @@ FLOOR = 0.25  # a level scoring below this share of the best is left out unless 
 REPORTS_SHOWN = 3
 ITEMS_SHARE = 1.0  # the levels' own definitions weigh half again as much as the reports' votes
 KEYS = ("code", "title", "score", "confidence", "matched", "excluded", "corrected", "question", "sources",
-        "coverage", "reports", "evidence")  # fmt: skip
+        "coverage", "next", "reports", "evidence")  # fmt: skip
 """The one JSON shape of a triage level (words, measurements and settings all fill it)."""
 
 # Cues a reporter uses to rule something out; X is one to three words (up to a word such as
@@ -241,6 +241,7 @@ def _level(
         "question": level["question"],
         "sources": sources,
         "coverage": covered,
+        "next": covered.pop("_next"),
         "reports": [
             {k: by_id[i][k] for k in ("id", "title", "url", "engine", "primary")} for i, _ in best_reports if i in by_id
         ],
@@ -270,6 +271,7 @@ def _sources(
         {"id": r["id"], "name": r["name"], "question": r["question"], "matched": r["pos"] in holding} for r in ordered
     ]
     covered = covering.coverage(reading, any(s["matched"] for s in listed), held)
+    covered["_next"] = covering.next_steps(index, reading, code, [r["pos"] for r in ordered if r["pos"] in holding])
     return listed, covered, covering.statement(reading, code, listed, covered["status"])
 
 
@@ -295,6 +297,7 @@ def level_item(index: Any, code: str, words: Sequence[str], filters: Any) -> dic
         "question": level["question"],
         "sources": sources,
         "coverage": covered,
+        "next": covered.pop("_next"),
         "reports": [],
         "evidence": [],
         "_marked": [],

@@ -46,6 +46,9 @@ def triage_view(levels: list[dict[str, Any]], notes: dict[str, Any], width: int,
             parts += margined("  ask  ", MARGIN, escape(level["question"]))
         if level.get("_filtered"):
             parts += margined("  kept ", MARGIN, level["_filtered"], "dim" if color else "")
+        for step in level.get("next") or ():
+            said = f"{step['text']} ({step['engine']})" if step["kind"] == "setting" else step["text"]
+            parts += margined("  try  ", MARGIN, escape(said))
         for s in level["sources"]:
             mark = "* " if s["matched"] else "  "
             parts.append(Text(f"  {mark}{escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
