@@ -267,3 +267,36 @@ def test_l3_next_holds_an_estimate_and_a_simulation_that_run(cli):
 def test_a_level_no_source_matches_lists_no_setting(cli):
     first = triage(cli, "MoE", "experts", "unbalanced", "across", "GPUs")[0]
     assert [s for s in first["next"] if s["kind"] == "setting"] == []
+
+
+# Error classes: a crash points to the component it names; out of memory only when the text says so
+
+CRASHES = json.loads((REPO / "tests" / "fixtures" / "crash-reports.json").read_text(encoding="utf-8"))
+
+
+def test_the_crash_fixture_is_real_and_not_shipped():
+    shipped = {r["url"] for r in CATALOG["reports"]}
+    assert len(CRASHES) >= 30 and not [c["url"] for c in CRASHES if c["url"] in shipped]
+    assert all(c["url"].startswith("https://github.com/") and c["accept"] for c in CRASHES)
+
+
+def test_crash_and_oom_reports_are_classed_by_the_component_they_name(cli):
+    missed = []
+    for case in CRASHES:
+        levels = triage(cli, case["title"])
+        if not levels or levels[0]["code"] not in case["accept"]:
+            missed.append((case["url"], [lv["code"] for lv in levels]))
+    assert len(missed) <= 2, missed  # 30 of 32 today
+
+
+def test_an_illegal_memory_access_with_flashinfer_is_a_kernel_crash_not_a_full_cache(cli):
+    words = "[Bug]: CUDA error: an illegal memory access was encountered with FlashInfer backend"
+    levels = triage(cli, words)
+    assert levels[0]["code"] == "L1"
+    assert not any("out-of-memory" in m for lv in levels for m in lv["matched"])
+
+
+def test_out_of_memory_stays_a_cache_level_and_loading_weights_counts_at_l4(cli):
+    assert triage(cli, "CUDA out of memory as the batch grows")[0]["code"] == "L3"
+    first = triage(cli, "CUDA out of memory while the model weights load")[0]
+    assert first["code"] == "L4", first["matched"]

@@ -58,6 +58,20 @@ _EXCLUSIONS = tuple(
 _STOPS_IN_X = frozenset({"and", "but", "so", "because", "while", "when", "or", "then", "since"})
 
 
+# An error message naming a bad access ("an illegal memory access was encountered") is a crash, not a
+# full memory: its `memory` is dropped unless the text also says out of memory (or OOM), so that the
+# crash points to the component it names (a kernel or backend, the transfer engine, the scheduler).
+_ACCESS = re.compile(r"\b((?:illegal|invalid) )memory (access)|\bmemory (access (?:fault|violation|error))", re.IGNORECASE)
+_OUT_OF_MEMORY = re.compile(r"\bout of memory\b|\bout-of-memory\b|\boom\b|outofmemory", re.IGNORECASE)
+
+
+def crash_sense(text: str) -> str:
+    """The symptom with the `memory` of a bad-access error message dropped (none when it says OOM)."""
+    if _OUT_OF_MEMORY.search(text):
+        return text
+    return _ACCESS.sub(lambda m: "".join(g for g in m.groups() if g) if m.group(1) else m.group(3), text)
+
+
 def exclusions(text: str) -> tuple[str, list[str]]:
     """The symptom with what the reporter rules out removed, and those phrases (`kv cache`)."""
     lowered = " ".join(text.casefold().split())
@@ -92,7 +106,7 @@ def triage(
     """The levels that match the symptom, best first, and what the ranking saw (`notes`: the words
     excluded and corrected, how many levels were left out below the floor). With `every`, every
     level with its score; else at most `limit`, none below FLOOR of the best."""
-    kept_text, excluded = exclusions(" ".join(words))
+    kept_text, excluded = exclusions(crash_sense(" ".join(words)))
     plain = as_text([kept_text])
     notes: dict[str, Any] = {"excluded": excluded, "corrected": {}, "hidden": 0, "unmatched": None}
     if not [w for w in plain if w not in engine.STOP_WORDS]:
