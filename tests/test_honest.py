@@ -300,3 +300,45 @@ def test_out_of_memory_stays_a_cache_level_and_loading_weights_counts_at_l4(cli)
     assert triage(cli, "CUDA out of memory as the batch grows")[0]["code"] == "L3"
     first = triage(cli, "CUDA out of memory while the model weights load")[0]
     assert first["code"] == "L4", first["matched"]
+
+
+# Chinese: CJK runs as overlapping bigrams on both sides, known terms read as the map's English words
+
+CHINESE = tomllib.loads((REPO / "src" / "invmap" / "data" / "chinese.toml").read_text(encoding="utf-8"))["terms"]
+CJK = re.compile("[\u4e00-\u9fff]")
+
+
+def test_every_chinese_term_names_the_thread_that_uses_it():
+    assert len(CHINESE) >= 12
+    for term, entry in CHINESE.items():
+        assert CJK.search(term) and entry["english"].isascii() and entry["seen"].startswith("https://github.com/")
+
+
+@pytest.mark.parametrize(
+    ("symptom", "level"),
+    [
+        ("显存不足 长上下文 推理", "L3"),
+        ("DeepSeek-R1 PD分离 KV传输慢", "L5"),
+        ("投机解码 没有加速", "RL"),
+        ("首token延迟很高", "L2"),
+    ],
+)
+def test_a_chinese_symptom_gets_its_level_answered_in_english(cli, symptom, level):
+    levels = triage(cli, symptom)
+    assert levels and levels[0]["code"] == level
+    for lv in levels:  # the answer is the map's own English text
+        assert not any(CJK.search(text) for text in [lv["title"], lv["question"], *lv["matched"]])
+
+
+def test_a_chinese_report_is_matched_by_its_bigrams(cli, tmp_path):
+    text = (REPO / "catalog.toml").read_text(encoding="utf-8")
+    report = (
+        '\n[[reports]]\nid = "zh-test-1"\ntitle = "预填充阶段排队太久"\n'
+        'url = "https://example.org/zh-test-1"\nengine = "test"\nprimary = "L6"\naccessed = 2026-12-01\n'
+    )
+    at = text.index("[[sources]]")
+    mine = tmp_path / "zh.toml"
+    mine.write_text(text[:at] + report.lstrip("\n") + "\n" + text[at:], encoding="utf-8")
+    found = json.loads(cli("--catalog", str(mine), "triage", "预填充阶段排队", "--json").out)
+    assert any(r["id"] == "zh-test-1" for lv in found for r in lv["reports"])  # no term list holds 预填充: bigrams did
+    assert all(r["id"] != "zh-test-1" for lv in triage(cli, "kv", "cache", "full") for r in lv["reports"])

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from invmap import covering
+from invmap import cjk, covering
 from invmap import search as engine
 from invmap.marks import MARK, unmarked
 
@@ -61,7 +61,9 @@ _STOPS_IN_X = frozenset({"and", "but", "so", "because", "while", "when", "or", "
 # An error message naming a bad access ("an illegal memory access was encountered") is a crash, not a
 # full memory: its `memory` is dropped unless the text also says out of memory (or OOM), so that the
 # crash points to the component it names (a kernel or backend, the transfer engine, the scheduler).
-_ACCESS = re.compile(r"\b((?:illegal|invalid) )memory (access)|\bmemory (access (?:fault|violation|error))", re.IGNORECASE)
+_ACCESS = re.compile(
+    r"\b((?:illegal|invalid) )memory (access)|\bmemory (access (?:fault|violation|error))", re.IGNORECASE
+)
 _OUT_OF_MEMORY = re.compile(r"\bout of memory\b|\bout-of-memory\b|\boom\b|outofmemory", re.IGNORECASE)
 
 
@@ -106,7 +108,7 @@ def triage(
     """The levels that match the symptom, best first, and what the ranking saw (`notes`: the words
     excluded and corrected, how many levels were left out below the floor). With `every`, every
     level with its score; else at most `limit`, none below FLOOR of the best."""
-    kept_text, excluded = exclusions(crash_sense(" ".join(words)))
+    kept_text, excluded = exclusions(crash_sense(cjk.in_english(" ".join(words))))
     plain = as_text([kept_text])
     notes: dict[str, Any] = {"excluded": excluded, "corrected": {}, "hidden": 0, "unmatched": None}
     if not [w for w in plain if w not in engine.STOP_WORDS]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from invmap.cjk import bigrams
 from invmap.fields import SOURCE_FIELDS
 from invmap.index.cached import key_text
 from invmap.index.rows import joined, record_row, source_keys
@@ -163,7 +164,8 @@ def _fill_reports(con: sqlite3.Connection, whole: Catalog) -> None:
         texts = [("title", info.title), ("scope", info.scope), ("question", info.question)]
         texts += [("metrics", m) for m in info.metrics] + [("symptoms", t) for t in info.symptoms]
         rows += [(code, kind, None, text) for kind, text in texts if text]
-    rows += [(r.primary, f"report:{r.id}", r.secondary, f"{r.title} {r.resolution}") for r in whole.reports]
+    # a report's CJK runs as bigrams, as a symptom's are (invmap.cjk)
+    rows += [(r.primary, f"report:{r.id}", r.secondary, bigrams(f"{r.title} {r.resolution}")) for r in whole.reports]
     con.executemany("INSERT INTO evidence (level, kind, secondary, text) VALUES (?, ?, ?, ?)", rows)
 
 
