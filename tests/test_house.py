@@ -184,6 +184,7 @@ FLOORS = (
         "invmap.identifiers",
         "invmap.engines",
         "invmap.english",
+        "invmap.cjk",
         "invmap.trace",
         "invmap.sourcetext",
         "invmap.inputfile",

@@ -101,7 +101,7 @@ def test_layers_json_gains_question_metrics_symptoms(cli):
     levels = json.loads(cli("layers", "--json").out)
     by_code = {lv["code"]: lv for lv in levels if lv["code"]}
     for code in ("L1", "L2", "L3", "L4", "L5", "L6"):
-        assert by_code[code]["question"] and 5 <= len(by_code[code]["symptoms"]) <= 14 and by_code[code]["metrics"]
+        assert by_code[code]["question"] and 5 <= len(by_code[code]["symptoms"]) <= 16 and by_code[code]["metrics"]
     assert (by_code["P0"]["question"], by_code["P0"]["metrics"], by_code["P0"]["symptoms"]) == (None, [], [])
 
 
