@@ -14,6 +14,7 @@ import tomllib
 
 from conftest import REPO, on_terminal
 from invmap import english
+from invmap.cjk import in_english
 from invmap.triage import KEYS
 
 CATALOG = tomllib.loads((REPO / "catalog.toml").read_text(encoding="utf-8"))
@@ -195,7 +196,8 @@ def test_every_marked_source_shares_a_specific_word_with_the_symptom(cli):
     for symptom in symptoms:
         levels_found = triage(cli, symptom)
         read_as = " ".join(levels_found[0]["corrected"].values()) if levels_found else ""
-        words = {w.casefold() for w in re.findall(r"[^\W_]+", f"{symptom} {read_as}") if len(w) > 1}
+        read = f"{in_english(symptom)} {read_as}"  # a Chinese term is read as its English words
+        words = {w.casefold() for w in re.findall(r"[^\W_]+", read) if len(w) > 1}
         specific = set()
         for w in words:
             if w.isdigit() or (english.zipf(w) or 0.0) > SPECIFIC_ZIPF:
