@@ -99,12 +99,14 @@ def read(index: Any, parsed: Any) -> Reading:
 def _gaps(index: Any, stems: set[str]) -> list[dict[str, Any]]:
     """[{topic, code, stems}] of each declared topic one of whose cues the symptom's stems hold."""
     out: list[dict[str, Any]] = []
-    for level in index.level_details():
-        for gap in level.get("not_covered") or ():
-            cues = index.stems(list(gap["cues"]))
-            hit = [set(c) for c in cues if c and set(c) <= stems]
-            if hit:
-                out.append({"topic": gap["topic"], "code": level["code"], "stems": set().union(*hit)})
+    declared = [(level["code"], gap) for level in index.level_details() for gap in level.get("not_covered") or ()]
+    every = index.stems([cue for _, gap in declared for cue in gap["cues"]])  # one stemming for all cues
+    at = 0
+    for code, gap in declared:
+        cues, at = every[at : at + len(gap["cues"])], at + len(gap["cues"])
+        hit = [set(c) for c in cues if c and set(c) <= stems]
+        if hit:
+            out.append({"topic": gap["topic"], "code": code, "stems": set().union(*hit)})
     return out
 
 
