@@ -46,14 +46,21 @@ def triage_view(levels: list[dict[str, Any]], notes: dict[str, Any], width: int,
             parts += margined("  ask  ", MARGIN, escape(level["question"]))
         if level.get("_filtered"):
             parts += margined("  kept ", MARGIN, level["_filtered"], "dim" if color else "")
-        for step in level.get("next") or ():
-            said = f"{step['text']} ({step['engine']})" if step["kind"] == "setting" else step["text"]
-            parts += margined("  try  ", MARGIN, escape(said))
+        for said in _steps(level):
+            parts += margined("  try  ", MARGIN, said)
         for s in level["sources"]:
             mark = "* " if s["matched"] else "  "
             parts.append(Text(f"  {mark}{escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
             parts += margined("      ", "      ", escape(s["question"]))
     return Group(*parts)
+
+
+def _steps(level: dict[str, Any]) -> list[str]:
+    """A level's `next` as the `try` lines say it: a setting with its engine and version, a command."""
+    return [
+        escape(f"{step['text']} ({step['engine']})" if step["kind"] == "setting" else step["text"])
+        for step in level.get("next") or ()
+    ]
 
 
 def _marked_lines(item: str, room: int) -> list[Any]:
