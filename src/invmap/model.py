@@ -185,9 +185,20 @@ class CatalogInfo(BaseModel):
     extends: Optional[Text] = None
 
 
+class Gap(BaseModel):
+    """A topic engineers bring to a level that no source in the map is about (`quantization`), and
+    the words that name it in a symptom (`cues`: each a word or phrase, held when all its words are)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+
+    topic: Text
+    cues: Annotated[list[Text], Field(min_length=1)]
+
+
 class LayerInfo(BaseModel):
     """One level of the map: its title and scope, the decision question it asks, the metrics whose
-    boundary defines it, and the symptoms an engineer sees when the bottleneck is there."""
+    boundary defines it, the symptoms an engineer sees when the bottleneck is there, and the topics
+    of its scope that no source in the map is about (`not_covered`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
@@ -196,6 +207,7 @@ class LayerInfo(BaseModel):
     question: Optional[Text] = None
     metrics: list[Text] = []
     symptoms: list[Text] = []
+    not_covered: list[Gap] = []
 
 
 class Term(BaseModel):

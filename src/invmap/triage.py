@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from invmap import cjk, covering
 from invmap import search as engine
 from invmap.marks import MARK, unmarked
 
@@ -34,7 +35,7 @@ FLOOR = 0.25  # a level scoring below this share of the best is left out unless 
 REPORTS_SHOWN = 3
 ITEMS_SHARE = 1.0  # the levels' own definitions weigh half again as much as the reports' votes
 KEYS = ("code", "title", "score", "confidence", "matched", "excluded", "corrected", "question", "sources",
-        "reports", "evidence")  # fmt: skip
+        "coverage", "next", "reports", "evidence")  # fmt: skip
 """The one JSON shape of a triage level (words, measurements and settings all fill it)."""
 
 # Cues a reporter uses to rule something out; X is one to three words (up to a word such as
@@ -55,6 +56,22 @@ _EXCLUSIONS = tuple(
     )
 )
 _STOPS_IN_X = frozenset({"and", "but", "so", "because", "while", "when", "or", "then", "since"})
+
+
+# An error message naming a bad access ("an illegal memory access was encountered") is a crash, not a
+# full memory: its `memory` is dropped unless the text also says out of memory (or OOM), so that the
+# crash points to the component it names (a kernel or backend, the transfer engine, the scheduler).
+_ACCESS = re.compile(
+    r"\b((?:illegal|invalid) )memory (access)|\bmemory (access (?:fault|violation|error))", re.IGNORECASE
+)
+_OUT_OF_MEMORY = re.compile(r"\bout of memory\b|\bout-of-memory\b|\boom\b|outofmemory", re.IGNORECASE)
+
+
+def crash_sense(text: str) -> str:
+    """The symptom with the `memory` of a bad-access error message dropped (none when it says OOM)."""
+    if _OUT_OF_MEMORY.search(text):
+        return text
+    return _ACCESS.sub(lambda m: "".join(g for g in m.groups() if g) if m.group(1) else m.group(3), text)
 
 
 def exclusions(text: str) -> tuple[str, list[str]]:
@@ -91,7 +108,7 @@ def triage(
     """The levels that match the symptom, best first, and what the ranking saw (`notes`: the words
     excluded and corrected, how many levels were left out below the floor). With `every`, every
     level with its score; else at most `limit`, none below FLOOR of the best."""
-    kept_text, excluded = exclusions(" ".join(words))
+    kept_text, excluded = exclusions(crash_sense(cjk.in_english(" ".join(words))))
     plain = as_text([kept_text])
     notes: dict[str, Any] = {"excluded": excluded, "corrected": {}, "hidden": 0, "unmatched": None}
     if not [w for w in plain if w not in engine.STOP_WORDS]:
@@ -105,6 +122,8 @@ def triage(
         scored = _with_every_level(index, scored)
     shown = _shown(scored, limit, every, notes)
     details = {d["code"]: d for d in index.level_details()}
+    notes["reading"] = covering.read(index, parsed)
+    notes["vague"] = covering.vague(notes["reading"], parsed)
     levels = [
         _level(index, details[code], score, votes, parsed, plain, filters, strength, scored, notes)
         for code, score, votes in shown
@@ -226,16 +245,19 @@ def _level(
     matched = _matched(index, level, parsed)
     best_reports = sorted(votes, key=lambda v: -v[1])[:REPORTS_SHOWN]
     by_id = {r["id"]: r for r in index.reports(f"id IN ({', '.join('?' * len(best_reports))})", [v[0] for v in best_reports])} if best_reports else {}  # fmt: skip
+    sources, covered, gap = _sources(index, level["code"], words, filters, notes["reading"])
     return {
         "code": level["code"],
         "title": level["title"],
         "score": score,
-        "confidence": confidence(score, runner),
+        "confidence": "low" if notes.get("vague") else confidence(score, runner),
         "matched": [unmarked(m) for m in matched],
         "excluded": list(notes["excluded"]),
         "corrected": dict(notes["corrected"]),
         "question": level["question"],
-        "sources": _sources(index, level["code"], words, filters),
+        "sources": sources,
+        "coverage": covered,
+        "next": covered.pop("_next"),
         "reports": [
             {k: by_id[i][k] for k in ("id", "title", "url", "engine", "primary")} for i, _ in best_reports if i in by_id
         ],
@@ -243,22 +265,31 @@ def _level(
         "_marked": matched,
         "_note": _note(score, runner, scored[place + 1][0] if place == 0 and nearest is not None else None),
         "_filtered": filtered_out(index, level["code"], filters),
+        "_gap": gap,
     }
 
 
-def _sources(index: Any, code: str, words: Sequence[str], filters: Any) -> list[dict[str, Any]]:
-    """A level's sources (narrowed by the filters), those a search of `words` finds among them first
-    and marked `matched`."""
+def _sources(
+    index: Any, code: str, words: Sequence[str], filters: Any, reading: covering.Reading
+) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
+    """A level's sources (narrowed by the filters), those a search of `words` finds among them first,
+    those whose own text holds a specific word of the symptom marked `matched` (`covering`); the
+    level's coverage, and the line saying what the map lacks (None when covered)."""
     from invmap import query
 
     chosen = filters.and_(query.build_filters(index, {"layer": [code]}))
     sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
-    hits = query.ranked(index, chosen, list(words)) if sources and words else []
+    latin = [w for w in words if not cjk.has_cjk(w)]  # a source's text is English: bigrams find none of it
+    hits = query.ranked(index, chosen, latin) if sources and latin else []
     first = {hit.rowid: n for n, hit in enumerate(hits)}  # a source's place in that search
-    ordered = sorted(sources, key=lambda r: (first.get(r["pos"], len(first)), r["pos"]))
-    return [
-        {"id": r["id"], "name": r["name"], "question": r["question"], "matched": r["pos"] in first} for r in ordered
+    holding, held = covering.matching(index, reading, chosen.where, chosen.params) if sources else (set(), [])
+    ordered = sorted(sources, key=lambda r: (r["pos"] not in holding, first.get(r["pos"], len(first)), r["pos"]))
+    listed = [
+        {"id": r["id"], "name": r["name"], "question": r["question"], "matched": r["pos"] in holding} for r in ordered
     ]
+    covered = covering.coverage(reading, any(s["matched"] for s in listed), held)
+    covered["_next"] = covering.next_steps(index, reading, code, [r["pos"] for r in ordered if r["pos"] in holding])
+    return listed, covered, covering.statement(reading, code, listed, covered["status"])
 
 
 def level_item(index: Any, code: str, words: Sequence[str], filters: Any) -> dict[str, Any] | None:
@@ -268,6 +299,10 @@ def level_item(index: Any, code: str, words: Sequence[str], filters: Any) -> dic
     level = next((d for d in index.level_details() if d["code"] == code), None)
     if level is None:
         return None
+    plain = as_text(list(words))
+    parsed = engine.build_query(index, plain, (), tables=("fts", "evidence")) if plain else None
+    reading = covering.read(index, parsed) if parsed is not None else covering.Reading()
+    sources, covered, gap = _sources(index, code, words, filters, reading)
     return {
         "code": code,
         "title": level["title"],
@@ -277,12 +312,15 @@ def level_item(index: Any, code: str, words: Sequence[str], filters: Any) -> dic
         "excluded": [],
         "corrected": {},
         "question": level["question"],
-        "sources": _sources(index, code, words, filters),
+        "sources": sources,
+        "coverage": covered,
+        "next": covered.pop("_next"),
         "reports": [],
         "evidence": [],
         "_marked": [],
         "_note": None,
         "_filtered": filtered_out(index, code, filters),
+        "_gap": gap if words else None,
     }
 
 

@@ -22,9 +22,22 @@ def list_(ctx: typer.Context, args: Args) -> None:
     fields = out.pick(("id", "name", "year", "layer", "mechanism"), SOURCE_FIELDS)
     columns = [*fields, "url"] if out.links and "url" not in fields else fields  # a table links each name
     records = query.lazy_selection(index(ctx), chosen, columns, args.sort, args.reverse, args.limit)
+    _layer_gaps(ctx, args.layer)
     if not records:
         empty_notice(out, chosen)
     emit(out, Result(records, fields), show_all=args.show_all)
+
+
+def _layer_gaps(ctx: typer.Context, values: list[str] | None) -> None:
+    """`--layer quantization`: the level whose scope names it is listed, and stderr says that no source
+    in the map is about it (the level's `not_covered`) and what that level's sources are about."""
+    from invmap import covering
+    from invmap.vocabulary import LAYER_CODES
+
+    for value in values or ():
+        if value.strip().upper() not in LAYER_CODES and not value.strip().isdigit():
+            for line in covering.named_gaps(index(ctx), value):
+                say(line)
 
 
 @implements("show")
@@ -227,6 +240,10 @@ def triage(ctx: typer.Context, args: Args) -> None:
     out = output(ctx, args)
     idx = index(ctx)
     found = diagnose.run(idx, filters(ctx, args), opts, measured)
+    if found.notes.get("vague") and found.found and measured is None:
+        from invmap.covering import VAGUE
+
+        say(f"a vague symptom, so every level is a guess: {VAGUE}")
     to_person = run.env.stdout_isatty and not out.machine
     if to_person:
         for typed, used in found.notes["corrected"].items():
@@ -238,23 +255,21 @@ def triage(ctx: typer.Context, args: Args) -> None:
     else:
         _triage_words(out, found, opts.words, to_person)
     if to_person and (measured is not None or found.found):
-        _triage_footer(found, opts.words)
+        _triage_footer(found)
 
 
-def _triage_footer(found: Any, words: list[str]) -> None:
-    """After the levels, for a person: how many more scored lower; a level none of whose sources
-    speaks of the words."""
+def _triage_footer(found: Any) -> None:
+    """After the levels, for a person: how many more scored lower (what the map lacks for the words
+    is each level's `gap` line)."""
     if found.notes["hidden"]:
         more = found.notes["hidden"]
         notice(f"{plural(more, 'more level')} scored lower (--all)")
-    if found.measured is None:
-        first = found.found[0]
-        if first["sources"] and not any(s["matched"] for s in first["sources"]):
-            # the level fits, but none of its sources speaks of these words
-            notice(
-                f"no source in the map addresses '{' '.join(words)}' at {first['code']}; "
-                "its sources are listed for their questions"
-            )
+
+
+def _coverage_cells(level: dict[str, Any]) -> dict[str, Any]:
+    """A level's coverage as two cells of a table, TSV or CSV row: its status and uncovered terms."""
+    covered = level.get("coverage") or {"status": "none", "uncovered": []}
+    return {"coverage": covered["status"], "uncovered": list(covered["uncovered"])}
 
 
 def _triage_words(out: Any, found: Any, words: list[str], to_person: bool) -> None:
@@ -262,13 +277,13 @@ def _triage_words(out: Any, found: Any, words: list[str], to_person: bool) -> No
     from invmap import triage as levels
     from invmap.render.triage import triage_view
 
-    columns = ["code", "title", "score", "confidence", "matched"]
+    columns = ["code", "title", "score", "confidence", "matched", "coverage", "uncovered"]
     if not found.found:
         if to_person:
             notice(f"no level's symptoms, metrics or reports match '{' '.join(words)}'; see 'invmap layers'")
         emit(out, Result([], columns, data=[] if out.fmt in ("json", "jsonl") else None))
         return
-    rows = [{k: t[k] for k in columns} for t in found.found]
+    rows = [{**{k: t[k] for k in columns[:5]}, **_coverage_cells(t)} for t in found.found]
     draw = lambda w, c: triage_view(found.found, found.notes, w, c)  # noqa: E731
     emit(out, Result(rows, columns, data=levels.public(found.found), draw=draw))
 
@@ -281,7 +296,10 @@ def _triage_measured(out: Any, found: Any) -> None:
     for line in [*found.measured.warnings, *found.measured.notes, *found.said]:
         say(line)
     items = found.items
-    columns = ["code", "title", "score", "confidence", "matched", "evidence"]
-    rows = [{**{k: t[k] for k in columns[:-1]}, "evidence": [e["text"] for e in t["evidence"]]} for t in items]
+    columns = ["code", "title", "score", "confidence", "matched", "coverage", "uncovered", "evidence"]
+    rows = [
+        {**{k: t[k] for k in columns[:5]}, **_coverage_cells(t), "evidence": [e["text"] for e in t["evidence"]]}
+        for t in items
+    ]
     data = levels.public(items) if items or out.fmt in ("json", "jsonl") else None
     emit(out, Result(rows, columns, data=data, draw=lambda w, c: triage_view(items, found.notes, w, c)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from invmap.cjk import bigrams
 from invmap.fields import SOURCE_FIELDS
 from invmap.index.cached import key_text
 from invmap.index.rows import joined, record_row, source_keys
@@ -18,6 +19,13 @@ if TYPE_CHECKING:
     from invmap.model import Catalog
 
 WORDS_ALL = 10_000  # a catalog smaller than this corrects typos against every word it holds
+
+
+def gaps(info: Any) -> str | None:
+    """A level's `not_covered` topics as JSON text (`[{"topic": ..., "cues": [...]}]`), None for none."""
+    import json
+
+    return json.dumps([g.model_dump() for g in info.not_covered]) if info.not_covered else None
 
 
 class _Tokenizer:
@@ -114,9 +122,9 @@ def fill(
     )
     con.execute("DROP TABLE temp.vocab")
     con.executemany(
-        "INSERT INTO levels VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO levels VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (n, code, info.title, info.scope, info.question, joined(info.metrics), joined(info.symptoms))
+            (n, code, info.title, info.scope, info.question, joined(info.metrics), joined(info.symptoms), gaps(info))
             for n, (code, info) in enumerate(whole.layers.items())
         ],
     )
@@ -156,7 +164,8 @@ def _fill_reports(con: sqlite3.Connection, whole: Catalog) -> None:
         texts = [("title", info.title), ("scope", info.scope), ("question", info.question)]
         texts += [("metrics", m) for m in info.metrics] + [("symptoms", t) for t in info.symptoms]
         rows += [(code, kind, None, text) for kind, text in texts if text]
-    rows += [(r.primary, f"report:{r.id}", r.secondary, f"{r.title} {r.resolution}") for r in whole.reports]
+    # a report's CJK runs as bigrams, as a symptom's are (invmap.cjk)
+    rows += [(r.primary, f"report:{r.id}", r.secondary, bigrams(f"{r.title} {r.resolution}")) for r in whole.reports]
     con.executemany("INSERT INTO evidence (level, kind, secondary, text) VALUES (?, ?, ?, ?)", rows)
 
 

@@ -3,6 +3,7 @@ real symptom reports and triage's evidence, its glossary and its own description
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -24,7 +25,9 @@ class LevelReads(Connection):
         """Every level the catalog describes: code, title, scope, question, metrics, symptoms, in catalog order."""
 
         def read(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
-            rows = con.execute("SELECT pos, code, title, scope, question, metrics, symptoms FROM levels ORDER BY pos")
+            rows = con.execute(
+                "SELECT pos, code, title, scope, question, metrics, symptoms, not_covered FROM levels ORDER BY pos"
+            )
             rows = rows.fetchall()
             indexed = con.execute("SELECT count(*) FROM levels_fts_docsize").fetchone()[0]
             if [r[0] for r in rows] != list(range(indexed)) or not all(all_text(r[1:3]) for r in rows):
@@ -41,8 +44,9 @@ class LevelReads(Connection):
                 "question": question,
                 "metrics": metrics.split(LIST_JOIN) if metrics else [],
                 "symptoms": symptoms.split(LIST_JOIN) if symptoms else [],
+                "not_covered": json.loads(gaps) if gaps else [],
             }
-            for pos, code, title, scope, question, metrics, symptoms in rows
+            for pos, code, title, scope, question, metrics, symptoms, gaps in rows
         ]
 
     def level_items(self) -> str:

@@ -11,7 +11,7 @@ import sqlite3
 
 from invmap.fields import DEFAULT_SEARCH, FIELDS, KINDS, TEXT_FIELDS
 
-FORMAT = 5  # PRAGMA user_version: bump when the tables below change
+FORMAT = 6  # PRAGMA user_version: bump when the tables below change
 _STRICT = " STRICT" if sqlite3.sqlite_version_info >= (3, 37) else ""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 LIST_JOIN = "\x1f"  # list columns (metrics, symptoms, aliases) in the index, as fields.List does
@@ -51,7 +51,7 @@ TABLES: tuple[str, ...] = (
     f"CREATE TABLE codes (code TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
     f"CREATE TABLE keys (key TEXT NOT NULL, kind TEXT NOT NULL, pos INTEGER NOT NULL){_STRICT}",
     "CREATE TABLE levels (pos INTEGER PRIMARY KEY, code TEXT NOT NULL UNIQUE, title TEXT NOT NULL, scope TEXT, "
-    f"question TEXT, metrics TEXT, symptoms TEXT){_STRICT}",
+    f"question TEXT, metrics TEXT, symptoms TEXT, not_covered TEXT){_STRICT}",
     "CREATE VIRTUAL TABLE levels_fts USING fts5(title, scope, question, metrics, symptoms, content='levels', "
     f"content_rowid='pos', tokenize='{TOKENIZE}')",
     f"CREATE TABLE glossary (term TEXT PRIMARY KEY, expansion TEXT, aliases TEXT, definition TEXT NOT NULL){_STRICT}",

@@ -36,6 +36,8 @@ def triage_view(levels: list[dict[str, Any]], notes: dict[str, Any], width: int,
             parts += _marked_lines(item, room)
         for found in level.get("evidence") or ():  # what measurements showed (triage --metrics, --bench)
             parts += margined("  saw  ", MARGIN, escape(found["text"]))
+        if level.get("_gap"):
+            parts += margined("  gap  ", MARGIN, escape(level["_gap"]), "yellow" if color else "")
         if level.get("_note"):
             parts += margined("  note ", MARGIN, level["_note"], "dim" if color else "")
         for r in level["reports"]:
@@ -44,11 +46,21 @@ def triage_view(levels: list[dict[str, Any]], notes: dict[str, Any], width: int,
             parts += margined("  ask  ", MARGIN, escape(level["question"]))
         if level.get("_filtered"):
             parts += margined("  kept ", MARGIN, level["_filtered"], "dim" if color else "")
+        for said in _steps(level):
+            parts += margined("  try  ", MARGIN, said)
         for s in level["sources"]:
             mark = "* " if s["matched"] else "  "
             parts.append(Text(f"  {mark}{escape(s['name'])} ({escape(s['id'])})", style="bold" if color else ""))
             parts += margined("      ", "      ", escape(s["question"]))
     return Group(*parts)
+
+
+def _steps(level: dict[str, Any]) -> list[str]:
+    """A level's `next` as the `try` lines say it: a setting with its engine and version, a command."""
+    return [
+        escape(f"{step['text']} ({step['engine']})" if step["kind"] == "setting" else step["text"])
+        for step in level.get("next") or ()
+    ]
 
 
 def _marked_lines(item: str, room: int) -> list[Any]:
