@@ -9,6 +9,7 @@ import math
 import pytest
 import scrapes
 
+from invmap import triage as triage_keys
 from invmap.cli import shortcuts
 from invmap.measure import names, rules
 from invmap.measure.view import Hist
@@ -60,10 +61,7 @@ def test_a_window_between_two_scrapes_names_the_level_with_the_numbers_that_fire
     items = levels(result)
     assert [i["code"] for i in items] == ["L3"]
     first = items[0]
-    assert list(first) == [
-        "code", "title", "score", "confidence", "matched", "excluded", "corrected", "question", "sources",
-        "reports", "evidence",
-    ]  # fmt: skip
+    assert tuple(first) == triage_keys.KEYS
     assert (first["title"], first["confidence"], first["matched"]) == ("Cache management", "high", [])
     assert first["evidence"] == [
         {
@@ -531,6 +529,8 @@ def test_plain_and_table_show_the_evidence(cli, tmp_path):
         "medium",
         "",
         "kv usage 0.97 (>= 0.90) and 48 preemptions since the engine started",
+        "none",  # coverage: no source's own words are in a scrape
+        "",
     ]
     from conftest import on_terminal
 

@@ -296,9 +296,10 @@ def _triage_measured(out: Any, found: Any) -> None:
     for line in [*found.measured.warnings, *found.measured.notes, *found.said]:
         say(line)
     items = found.items
-    columns = ["code", "title", "score", "confidence", "matched", "coverage", "uncovered", "evidence"]
+    # The evidence keeps its place (the sixth cell) from before coverage was added after it.
+    columns = ["code", "title", "score", "confidence", "matched", "evidence", "coverage", "uncovered"]
     rows = [
-        {**{k: t[k] for k in columns[:5]}, **_coverage_cells(t), "evidence": [e["text"] for e in t["evidence"]]}
+        {**{k: t[k] for k in columns[:5]}, "evidence": [e["text"] for e in t["evidence"]], **_coverage_cells(t)}
         for t in items
     ]
     data = levels.public(items) if items or out.fmt in ("json", "jsonl") else None
