@@ -47,7 +47,7 @@ class InvmapGroup(typer.core.TyperGroup):
     def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
         if not shortcuts.ENABLED:
             command = super().get_command(ctx, cmd_name)
-            return shortcuts.help_through_write(command) if command is not None else None
+            return shortcuts.help_through_write(shortcuts.plain_usage(command)) if command is not None else None
         if cmd_name not in COMMANDS:
             return None
         from invmap.cli.build import typer_app

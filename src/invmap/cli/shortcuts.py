@@ -12,8 +12,8 @@ whole suite once that way), and a Typer upgrade is a question about this file al
   `invmap list`). An absent value, a string, a list of strings, or an int typed as digits is taken as
   it is (what Typer's adapter returns for it); anything else goes to Typer's own coercion, with its
   messages. tests/test_startup.py checks that both readings agree for every option of every command.
-- `plain_usage`: help as people write it (`NAME...` and `[NAME...]`, not `{NAME...}...`, `[NAME...]...`
-  and `NAME <str>`).
+- `plain_usage` (always applied: it is what the help says, not speed): help as people write it
+  (`NAME...` and `[NAME...]`, not `{NAME...}...`, `[NAME...]...` and `NAME <str>`).
 - `suggest_command`: "Did you mean" for a mistyped command, which Typer computes from the eagerly
   built command table that `lazy_command` skips.
 - `zsh_matches_any_case` (always applied, whatever the switch: it is behaviour, not speed): the zsh
@@ -186,8 +186,6 @@ def real_case_completion(command: Any, path: str) -> Any:
 def plain_usage(command: Any) -> Any:
     """Typer 0.29 prints a required argument as `{NAME}`, a repeated one as `{NAME...}...`, and its
     type as `NAME <str>`; show `NAME` and `NAME...` (subcommands of a group too)."""
-    if not ENABLED:
-        return command
     import typer
 
     collect = command.collect_usage_pieces
