@@ -470,3 +470,52 @@ def test_define_at_80_columns_has_no_mostly_empty_expansion_column(cli):
         assert f"{t['term']} {lead}{' '.join(t['definition'].split()[:3])}" in text, t["term"]
     piped = cli("define").out.splitlines()
     assert [line.split("\t") for line in piped] == [[t["term"], t["expansion"] or "", t["definition"]] for t in terms]
+
+
+# --- show: permalinks and commands stay under their field ---------------------------------------
+
+
+def _joined_words(lines: list[str]) -> list[str]:
+    """The words of a screen, a URL or path broken after a `/` joined again with the piece on the next
+    line, and a command's ` \\` line continuation dropped (as a shell reads it)."""
+    words: list[str] = []
+    carry = ""
+    for line in lines:
+        tokens = line.split()
+        if tokens and tokens[-1] == "\\":
+            tokens = tokens[:-1]
+        if carry and tokens:
+            tokens[0], carry = carry + tokens[0], ""
+        if tokens and tokens[-1].endswith("/") and "/" in tokens[-1][:-1]:
+            carry = tokens.pop()
+        words += tokens
+    return words + ([carry] if carry else [])
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_show_keeps_every_line_under_its_field_with_no_word_folded(cli, cols):
+    """Every shipped source's `show`: no line wider than the terminal (the terminal would fold it back
+    to column 0), every line inside a field block starts with its label or the value column's indent,
+    and the words read as on a screen wide enough for every line (a permalink or a long path broken
+    only after a slash, a long command only at a space)."""
+    import json
+
+    from invmap.fields import HEADERS
+    from invmap.render.blocks import UNDER, short_header
+
+    labels = {short_header(f) for f in HEADERS} | {label for _, label in UNDER.values()}
+    ids = [r["id"] for r in json.loads(cli("list", "--json").out)]
+    lines = on_terminal(["show", *ids], cols)
+    wide = on_terminal(["show", *ids], 2000)
+    assert [line for line in lines if len(line) > cols] == []
+    assert any(len(line) > cols for line in wide)  # the test has permalinks to break
+    assert _joined_words(lines) == _joined_words(wide)
+    blocks = "\n".join(lines).split("\n\n")
+    assert len(blocks) == len(ids)
+    for block in blocks:
+        rows = block.split("\n")
+        column = re.match(r"ID +", rows[0]).end()
+        for row in rows:
+            label = row[:column]
+            assert len(row) > column and row[column] != " " or row[: column + 1].isspace(), row
+            assert label.isspace() or label.strip() in labels and label.endswith("  "), row
