@@ -519,3 +519,28 @@ def test_show_keeps_every_line_under_its_field_with_no_word_folded(cli, cols):
             label = row[:column]
             assert len(row) > column and row[column] != " " or row[: column + 1].isspace(), row
             assert label.isspace() or label.strip() in labels and label.endswith("  "), row
+
+
+# --- questions at 80 columns ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_questions_fit_90_lines_at_80_columns_with_every_word_whole(cli, cols):
+    """Every source's question, id and layer label on the screen, each word whole on its line (a layer
+    label may take two lines to give the questions room): at most 90 lines at 80 columns."""
+    import json
+
+    records = json.loads(cli("questions", "--json").out)
+    lines = on_terminal(["questions"], cols)
+    words = {w for r in records for f in ("id", "name", "layer", "question") for w in (r[f] or "").split()}
+    body = [line for line in lines[2:] if not line.endswith("--fields to choose")]
+    assert [w for line in body for w in line.split() if w not in words] == []
+    assert all(len(line) <= cols for line in lines)
+    assert all(any(line.startswith(r["id"] + " ") or line == r["id"] for line in body) for r in records)
+    from collections import Counter
+
+    asked = Counter(w for r in records for w in r["question"].split())
+    shown = Counter(w for line in body for w in line.split())
+    assert all(shown[w] >= n for w, n in asked.items())  # every question whole, none cut short
+    if cols == 80:
+        assert len(lines) <= 90
