@@ -544,3 +544,60 @@ def test_questions_fit_90_lines_at_80_columns_with_every_word_whole(cli, cols):
     assert all(shown[w] >= n for w, n in asked.items())  # every question whole, none cut short
     if cols == 80:
         assert len(lines) <= 90
+
+
+# --- settings: a table grouped by source and engine ----------------------------------------------
+
+SETTINGS_PIPED = REPO / "tests" / "assets" / "settings"
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_settings_is_a_table_grouped_by_source_and_engine(cli, cols):
+    """Each source a heading, each of its engines a line under it, each flag whole at the start of a
+    line under its engine, what changed (Deprecated, Replaced by) wrapped in the note: no line wider
+    than the terminal, no word folded, and a few lines a flag where the blocks took seven."""
+    import json
+
+    rows = json.loads(cli("settings", "--json").out)
+    lines = on_terminal(["settings"], cols)
+    assert [line for line in lines if len(line) > cols] == []
+    assert len(lines) <= {60: 6, 80: 5, 120: 3.5}[cols] * len(rows)
+    groups = list(dict.fromkeys((r["id"], r["engine"]) for r in rows))
+    headings = [line for line in lines if line and not line.startswith(" ")]
+    sources = {r["id"]: r["name"] for r in rows}
+    assert headings == [i if name == i else f"{i} ({name})" for i, name in sources.items()]
+    assert len([line for line in lines if re.match(r"  \S", line)]) == len(groups)
+    flags = [line.split()[0] for line in lines if re.match(r"    \S", line)]
+    assert flags == [r["flag"] for r in rows]
+    said = " ".join(" ".join(line.split()) for line in lines)
+    for r in rows:
+        for part in ("note", "deprecated", "replaced_by"):
+            assert r[part] is None or r[part] in said, (r["flag"], part)
+    words = {w.strip("();,") for r in rows for v in r.values() if isinstance(v, str) for w in v.split()}
+    assert {w.strip("();,") for w in said.split()} - words <= {"deprecated", "use", ""}
+
+
+def test_settings_blocks_only_where_the_table_cannot_fit(cli):
+    """Narrower than 60 columns a flag column and a readable note cannot share a line: one block a
+    setting (its empty fields left out), no line wider than the terminal."""
+    lines = on_terminal(["settings"], 56)
+    assert lines[0].split() == ["ID", "flashattention"] and all(len(line) <= 56 for line in lines)
+    assert on_terminal(["settings"], 60)[0] == "flashattention (FlashAttention)"
+    assert not any(line.startswith(("Deprecated", "Replaced by")) and not line.split()[1:] for line in lines)
+
+
+@pytest.mark.parametrize(
+    "args, golden",
+    [
+        (["settings", "--json"], "settings.json"),
+        (["settings"], "settings.plain"),
+        (["settings", "--format", "plain"], "settings.plain"),
+        (["settings", "--format", "csv"], "settings.csv"),
+        (["settings", "orca"], "orca.plain"),
+        (["settings", "--json", "--engine", "vLLM"], "vllm.json"),
+    ],
+)
+def test_settings_machine_formats_are_byte_for_byte_as_before_the_table(cli, args, golden):
+    """The table is the terminal's: JSON, plain lines and CSV are the bytes written before it (the
+    golden files were written by the blocks' version)."""
+    assert cli(*args).out == (SETTINGS_PIPED / golden).read_text(encoding="utf-8")

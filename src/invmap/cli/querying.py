@@ -190,7 +190,14 @@ def settings(ctx: typer.Context, args: Args) -> None:
         raise NotFoundError(f"no settings for {which}: the catalog names no engine flag for it")
     shown = [c for c in SETTING_SHOWN if c in ("engine", "flag", "version", "note") or any(r.get(c) for r in rows)]
     human = ["id", *shown] if not args.names or len(chosen) > 1 else shown
-    emit(out, Result(rows, out.pick(human, list(SETTING_FIELDS))))
+    fields = out.pick(human, list(SETTING_FIELDS))
+
+    def draw(width: int, color: bool) -> str:
+        from invmap.render.settings import settings_text
+
+        return settings_text(rows, fields, width)
+
+    emit(out, Result(rows, fields, draw=None if out.machine or out.fields is not None else draw))
 
 
 @implements("fields")

@@ -71,13 +71,16 @@ def stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, c
     return Group(*blocks)
 
 
-def plain_stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, lead: bool = False) -> str:
-    """`stacked` without colour: the text rich would draw, built as strings (a test compares them)."""
+def plain_stacked(
+    rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, lead: bool = False, skip_empty: bool = False
+) -> str:
+    """`stacked` without colour: the text rich would draw, built as strings (a test compares them);
+    `skip_empty`: a block leaves out its empty fields."""
     lines: list[str] = []
     for n, r in enumerate(rows):
         if n or lead:
             lines.append("")
-        lines.extend((label + part).rstrip() for label, part, _ in _labelled_parts(r, fields, width))
+        lines.extend((label + part).rstrip() for label, part, _ in _labelled_parts(r, fields, width, skip_empty))
     return "\n".join(lines) + "\n" if lines else ""
 
 
