@@ -32,26 +32,37 @@ def settings_text(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: 
     if flag < MIN_FLAG:
         return plain_stacked(rows, fields, width, skip_empty=True)
     note_width = width - len(INDENT) - flag - GAP - extra
+    return _table(rows, flags, width, flag, version if own_column else 0, note_width)
+
+
+def _table(
+    rows: Sequence[dict[str, Any]], flags: Sequence[str], width: int, flag: int, version: int, note_width: int
+) -> str:
+    """The grouped table: `flag` columns of flag, `version` of version (0: in the note instead)."""
     lines: list[str] = []
     seen: tuple[Any, Any] = (None, None)
     for r, shown in zip(rows, flags):
         source, engine = r.get("id"), r["engine"]
         if source != seen[0]:
-            if lines:
-                lines.append("")
-            name = escape(r.get("name") or "")
-            lines += wrapped(escape(source or "") + (f" ({name})" if name and name != source else ""), width)
+            lines += [""] if lines else []
+            lines += wrapped(_heading(r), width)
         if (source, engine) != seen:
             lines.append(ENGINE_INDENT + escape(engine or ""))
         seen = (source, engine)
-        left = INDENT + (shown.ljust(flag) if len(shown) <= flag else " " * flag) + " " * GAP
         if len(shown) > flag:
             lines.append(INDENT + shown)
-        if own_column:
+        left = INDENT + (shown if len(shown) <= flag else "").ljust(flag) + " " * GAP
+        if version:
             left += escape(r.get("version") or "").ljust(version) + " " * GAP
-        for n, part in enumerate(wrapped(_note(r, with_version=not own_column), note_width) or [""]):
+        for n, part in enumerate(wrapped(_note(r, with_version=not version), note_width) or [""]):
             lines.append(((left if n == 0 else " " * len(left)) + part).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _heading(r: dict[str, Any]) -> str:
+    """A source's heading: its id, and its name when that says more."""
+    source, name = escape(r.get("id") or ""), escape(r.get("name") or "")
+    return source + (f" ({name})" if name and name != source else "")
 
 
 def _note(r: dict[str, Any], with_version: bool) -> str:
