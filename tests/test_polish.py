@@ -470,3 +470,134 @@ def test_define_at_80_columns_has_no_mostly_empty_expansion_column(cli):
         assert f"{t['term']} {lead}{' '.join(t['definition'].split()[:3])}" in text, t["term"]
     piped = cli("define").out.splitlines()
     assert [line.split("\t") for line in piped] == [[t["term"], t["expansion"] or "", t["definition"]] for t in terms]
+
+
+# --- show: permalinks and commands stay under their field ---------------------------------------
+
+
+def _joined_words(lines: list[str]) -> list[str]:
+    """The words of a screen, a URL or path broken after a `/` joined again with the piece on the next
+    line, and a command's ` \\` line continuation dropped (as a shell reads it)."""
+    words: list[str] = []
+    carry = ""
+    for line in lines:
+        tokens = line.split()
+        if tokens and tokens[-1] == "\\":
+            tokens = tokens[:-1]
+        if carry and tokens:
+            tokens[0], carry = carry + tokens[0], ""
+        if tokens and tokens[-1].endswith("/") and "/" in tokens[-1][:-1]:
+            carry = tokens.pop()
+        words += tokens
+    return words + ([carry] if carry else [])
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_show_keeps_every_line_under_its_field_with_no_word_folded(cli, cols):
+    """Every shipped source's `show`: no line wider than the terminal (the terminal would fold it back
+    to column 0), every line inside a field block starts with its label or the value column's indent,
+    and the words read as on a screen wide enough for every line (a permalink or a long path broken
+    only after a slash, a long command only at a space)."""
+    import json
+
+    from invmap.fields import HEADERS
+    from invmap.render.blocks import UNDER, short_header
+
+    labels = {short_header(f) for f in HEADERS} | {label for _, label in UNDER.values()}
+    ids = [r["id"] for r in json.loads(cli("list", "--json").out)]
+    lines = on_terminal(["show", *ids], cols)
+    wide = on_terminal(["show", *ids], 2000)
+    assert [line for line in lines if len(line) > cols] == []
+    assert any(len(line) > cols for line in wide)  # the test has permalinks to break
+    assert _joined_words(lines) == _joined_words(wide)
+    blocks = "\n".join(lines).split("\n\n")
+    assert len(blocks) == len(ids)
+    for block in blocks:
+        rows = block.split("\n")
+        column = re.match(r"ID +", rows[0]).end()
+        for row in rows:
+            label = row[:column]
+            assert len(row) > column and row[column] != " " or row[: column + 1].isspace(), row
+            assert label.isspace() or label.strip() in labels and label.endswith("  "), row
+
+
+# --- questions at 80 columns ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_questions_fit_90_lines_at_80_columns_with_every_word_whole(cli, cols):
+    """Every source's question, id and layer label on the screen, each word whole on its line (a layer
+    label may take two lines to give the questions room): at most 90 lines at 80 columns."""
+    import json
+
+    records = json.loads(cli("questions", "--json").out)
+    lines = on_terminal(["questions"], cols)
+    words = {w for r in records for f in ("id", "name", "layer", "question") for w in (r[f] or "").split()}
+    body = [line for line in lines[2:] if not line.endswith("--fields to choose")]
+    assert [w for line in body for w in line.split() if w not in words] == []
+    assert all(len(line) <= cols for line in lines)
+    assert all(any(line.startswith(r["id"] + " ") or line == r["id"] for line in body) for r in records)
+    from collections import Counter
+
+    asked = Counter(w for r in records for w in r["question"].split())
+    shown = Counter(w for line in body for w in line.split())
+    assert all(shown[w] >= n for w, n in asked.items())  # every question whole, none cut short
+    if cols == 80:
+        assert len(lines) <= 90
+
+
+# --- settings: a table grouped by source and engine ----------------------------------------------
+
+SETTINGS_PIPED = REPO / "tests" / "assets" / "settings"
+
+
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_settings_is_a_table_grouped_by_source_and_engine(cli, cols):
+    """Each source a heading, each of its engines a line under it, each flag whole at the start of a
+    line under its engine, what changed (Deprecated, Replaced by) wrapped in the note: no line wider
+    than the terminal, no word folded, and a few lines a flag where the blocks took seven."""
+    import json
+
+    rows = json.loads(cli("settings", "--json").out)
+    lines = on_terminal(["settings"], cols)
+    assert [line for line in lines if len(line) > cols] == []
+    assert len(lines) <= {60: 6, 80: 5, 120: 3.5}[cols] * len(rows)
+    groups = list(dict.fromkeys((r["id"], r["engine"]) for r in rows))
+    headings = [line for line in lines if line and not line.startswith(" ")]
+    sources = {r["id"]: r["name"] for r in rows}
+    assert headings == [i if name == i else f"{i} ({name})" for i, name in sources.items()]
+    assert len([line for line in lines if re.match(r"  \S", line)]) == len(groups)
+    flags = [line.split()[0] for line in lines if re.match(r"    \S", line)]
+    assert flags == [r["flag"] for r in rows]
+    said = " ".join(" ".join(line.split()) for line in lines)
+    for r in rows:
+        for part in ("note", "deprecated", "replaced_by"):
+            assert r[part] is None or r[part] in said, (r["flag"], part)
+    words = {w.strip("();,") for r in rows for v in r.values() if isinstance(v, str) for w in v.split()}
+    assert {w.strip("();,") for w in said.split()} - words <= {"deprecated", "use", ""}
+
+
+def test_settings_blocks_only_where_the_table_cannot_fit(cli):
+    """Narrower than 60 columns a flag column and a readable note cannot share a line: one block a
+    setting (its empty fields left out), no line wider than the terminal."""
+    lines = on_terminal(["settings"], 56)
+    assert lines[0].split() == ["ID", "flashattention"] and all(len(line) <= 56 for line in lines)
+    assert on_terminal(["settings"], 60)[0] == "flashattention (FlashAttention)"
+    assert not any(line.startswith(("Deprecated", "Replaced by")) and not line.split()[1:] for line in lines)
+
+
+@pytest.mark.parametrize(
+    "args, golden",
+    [
+        (["settings", "--json"], "settings.json"),
+        (["settings"], "settings.plain"),
+        (["settings", "--format", "plain"], "settings.plain"),
+        (["settings", "--format", "csv"], "settings.csv"),
+        (["settings", "orca"], "orca.plain"),
+        (["settings", "--json", "--engine", "vLLM"], "vllm.json"),
+    ],
+)
+def test_settings_machine_formats_are_byte_for_byte_as_before_the_table(cli, args, golden):
+    """The table is the terminal's: JSON, plain lines and CSV are the bytes written before it (the
+    golden files were written by the blocks' version)."""
+    assert cli(*args).out == (SETTINGS_PIPED / golden).read_text(encoding="utf-8")

@@ -190,7 +190,22 @@ def settings(ctx: typer.Context, args: Args) -> None:
         raise NotFoundError(f"no settings for {which}: the catalog names no engine flag for it")
     shown = [c for c in SETTING_SHOWN if c in ("engine", "flag", "version", "note") or any(r.get(c) for r in rows)]
     human = ["id", *shown] if not args.names or len(chosen) > 1 else shown
-    emit(out, Result(rows, out.pick(human, list(SETTING_FIELDS))))
+    fields = out.pick(human, list(SETTING_FIELDS))
+    emit(out, Result(rows, fields, draw=_settings_draw(out, rows, fields)))
+
+
+def _settings_draw(out: Any, rows: list[dict[str, Any]], fields: list[str]) -> Any:
+    """`settings` on a terminal: grouped by source and engine (render.settings); none for a machine
+    format or fields of one's own."""
+    if out.machine or out.fields is not None:
+        return None
+
+    def draw(width: int, color: bool) -> str:
+        from invmap.render.settings import settings_text
+
+        return settings_text(rows, fields, width)
+
+    return draw
 
 
 @implements("fields")

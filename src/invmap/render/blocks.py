@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from invmap.fields import COMMAND_FIELDS as COMMANDS
 from invmap.render.cells import header, human_cell, wraps
-from invmap.render.lines import pack, wrapped
+from invmap.render.lines import pack, slashed, wrapped
 from invmap.safe import escape
 
 SHORT_HEADERS = {
@@ -70,13 +71,16 @@ def stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, c
     return Group(*blocks)
 
 
-def plain_stacked(rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, lead: bool = False) -> str:
-    """`stacked` without colour: the text rich would draw, built as strings (a test compares them)."""
+def plain_stacked(
+    rows: Sequence[dict[str, Any]], fields: Sequence[str], width: int, lead: bool = False, skip_empty: bool = False
+) -> str:
+    """`stacked` without colour: the text rich would draw, built as strings (a test compares them);
+    `skip_empty`: a block leaves out its empty fields."""
     lines: list[str] = []
     for n, r in enumerate(rows):
         if n or lead:
             lines.append("")
-        lines.extend((label + part).rstrip() for label, part, _ in _labelled_parts(r, fields, width))
+        lines.extend((label + part).rstrip() for label, part, _ in _labelled_parts(r, fields, width, skip_empty))
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -126,9 +130,12 @@ def _value_lines(f: str, value: Any, room: int) -> list[tuple[str, str | None]]:
     item at a time, identifiers and links whole (even past the edge), lists packed, prose wrapped."""
     if f in UNDER and isinstance(value, list):
         return [p for n, item in enumerate(value, 1) for p in _item_lines(f, n, item, room)]
+    if f in COMMANDS and isinstance(value, list):
+        return [p for command in value for p in _command_lines(escape(str(command)), room)]
     content = escape(human_cell(f, value))
     if f in ("url", "code") or not wraps(f):
-        return [(content, None)]
+        link = content if f in ("url", "code") and content.startswith(("https://", "http://")) else None
+        return [(piece, link) for piece in slashed(content, room)]
     if isinstance(value, list):
         return [(p, None) for p in pack([escape(str(v)) for v in value], room)]
     return [(p, None) for p in wrapped(content, room) or [""]]
@@ -150,5 +157,14 @@ def _item_lines(f: str, n: int, item: dict[str, Any], room: int) -> list[tuple[s
     pieces: list[tuple[str, str | None]] = [(line, None) for line in wrapped(escape(text), room, indent) or [""]]
     link = item.get("url") if f == "places" else None
     if isinstance(link, str) and link.startswith(("https://", "http://")):
-        pieces.append((indent + escape(link), link))
+        pieces += [(indent + piece, link) for piece in slashed(escape(link), room - len(indent))]
     return pieces
+
+
+def _command_lines(command: str, room: int) -> list[tuple[str, None]]:
+    """A command on a line of its own; one wider than `room` broken at spaces, each line but the last
+    ending in ` \\` (a shell reads the lines as one command when they are pasted)."""
+    if len(command) <= room:
+        return [(command, None)]
+    lines = wrapped(command, room - 2, "  ")
+    return [(line + (" \\" if n < len(lines) - 1 else ""), None) for n, line in enumerate(lines)]

@@ -47,6 +47,8 @@ EXTRA_HEADERS = {
 WRAP_EXTRA = frozenset(
     {
         "note",
+        "deprecated",  # a setting's: a sentence (`settings` blocks wrap it)
+        "replaced_by",
         "title",
         "scope",
         "names",

@@ -7,12 +7,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from invmap.render.cells import header, human_cell, wraps
+from invmap.render.lines import pack, wrapped
 
 GAP = 2  # columns between two table columns
 SENTENCES = frozenset({"mechanism", "objective", "question", "availability", "why", "seam"})
 MIN_SENTENCE = 30  # a sentence column narrower than this reads badly: drop other columns first
 COMFORTABLE_SENTENCE = 32  # what a sentence column gets before a label grows to its whole width
 RIGHT = frozenset({"year", "score", "count"})  # columns set flush right
+# Below WHOLE_LABELS columns and up to SHORTEST rows (a terminal's page), a layer label is narrowed
+# when the room it gives the sentences saves lines; from WHOLE_LABELS columns it is always whole.
+SHORTEST = 200
+WHOLE_LABELS = 100
 NARROW = 60  # below this many columns, one block per source instead of a table
 # Which columns go first when the terminal is too narrow (documented in the README).
 # `models`: its dtype (bfloat16 for most), then its attention kind, before it turns to blocks.
@@ -56,8 +61,13 @@ def layout(
     shown = _columns_that_fit(fields, minimum, width)
     if shown is None:
         return None
-    widths = {f: minimum(f) for f in shown}
-    _widened(widths, natural, width - sum(widths.values()) - GAP * (len(shown) - 1))
+    least = {f: minimum(f) for f in shown}
+    spare = width - sum(least.values()) - GAP * (len(shown) - 1)
+    widths = _widened(dict(least), natural, spare)
+    if "layer" in shown and wraps("layer") and len(rows) <= SHORTEST and width < WHOLE_LABELS:
+        # a layer label narrower, when the sentences it gives room to take fewer lines in all
+        tries = [_widened(dict(least), natural, spare, cap) for cap in range(widths["layer"], least["layer"] - 1, -1)]
+        widths = min(tries, key=lambda w: _height(rows, shown, w))  # the first (widest label) of the shortest
     return shown, widths
 
 
@@ -104,10 +114,27 @@ def _columns_that_fit(fields: Sequence[str], minimum: Callable[[str], int], widt
     return shown
 
 
-def _widened(widths: dict[str, int], natural: dict[str, int], spare: int) -> None:
+def _height(rows: Sequence[dict[str, Any]], shown: Sequence[str], widths: dict[str, int]) -> int:
+    """How many lines the rows take with these widths (each row as tall as its tallest cell)."""
+    wrapping = [f for f in shown if wraps(f)]
+    total = 0
+    for r in rows:
+        tallest = 1
+        for f in wrapping:
+            value = r.get(f)
+            if isinstance(value, list):
+                cell = pack([str(v) for v in value], widths[f])
+            else:
+                cell = wrapped(human_cell(f, value), widths[f])
+            tallest = max(tallest, len(cell))
+        total += tallest
+    return total
+
+
+def _widened(widths: dict[str, int], natural: dict[str, int], spare: int, cap: int = 20) -> dict[str, int]:
     """The spare columns given out: sentences first reach a comfortable width, then a layer label its
-    whole width (up to 20, so `L1 and machine model` stays on one line), then the sentences share
-    what is left, evenly."""
+    whole width (up to `cap`, 20 by default, so `L1 and machine model` stays on one line), then the
+    sentences share what is left, evenly."""
     sentences = [f for f in widths if wraps(f) and f != "layer"]
 
     def share(limit: dict[str, int]) -> None:
@@ -124,7 +151,8 @@ def _widened(widths: dict[str, int], natural: dict[str, int], spare: int) -> Non
 
     share({f: min(natural[f], COMFORTABLE_SENTENCE) for f in sentences})
     if "layer" in widths and wraps("layer"):
-        extra = max(min(min(natural["layer"], 20) - widths["layer"], spare), 0)
+        extra = max(min(min(natural["layer"], cap) - widths["layer"], spare), 0)
         widths["layer"] += extra
         spare -= extra
     share(natural)
+    return widths
