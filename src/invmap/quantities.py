@@ -529,6 +529,17 @@ def _config_keys() -> dict[str, Quantity]:
 CONFIG_KEYS: dict[str, Quantity] = _config_keys()
 
 
+# The field guide's memory model's inputs, which an engine's start-up does not read (the profile's
+# batch and the counted weights stand in for them).
+_GUIDE_MEMORY = (
+    "parameters",
+    "weight_bytes",
+    "hidden_size",
+    "batch_size",
+    "sequence_length",
+    "activation_bytes",
+    "activation_tensors",
+)
 _KV_SHAPE = ("layers", "attention_heads", "kv_heads", "head_dim", "element_bytes", "kv_cache_dtype", "tensor_parallel")
 _I = INPUTS
 ESTIMATES: dict[str, tuple[Quantity, ...]] = {
@@ -546,13 +557,7 @@ ESTIMATES: dict[str, tuple[Quantity, ...]] = {
             "pipeline_parallel",
             "max_num_batched_tokens",
             "max_num_seqs",
-            "parameters",
-            "weight_bytes",
-            "hidden_size",
-            "batch_size",
-            "sequence_length",
-            "activation_bytes",
-            "activation_tensors",
+            *_GUIDE_MEMORY,
             *_KV_SHAPE,
         )
     ),
@@ -668,17 +673,6 @@ class Clash(namedtuple("Clash", ("given", "with_all", "message"))):
         return None if first is None else self.message.format(flag=INPUTS[first].flag)
 
 
-# The field guide's memory model's inputs, which an engine's start-up does not read (the profile's
-# batch and the counted weights stand in for them).
-_GUIDE_MEMORY = (
-    "parameters",
-    "weight_bytes",
-    "hidden_size",
-    "batch_size",
-    "sequence_length",
-    "activation_bytes",
-    "activation_tensors",
-)
 CLASHES: dict[str, tuple[Clash, ...]] = {
     "kv": (),
     "fit": (),
