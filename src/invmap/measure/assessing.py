@@ -40,6 +40,7 @@ class Assessment:
         ]
 
 
+LEAD = 0.25  # a finding weaker than this is a lead: it points, it does not corroborate
 SHOWN_UNCHECKED = 3  # lines of "not checked" without --verbose
 
 
@@ -50,10 +51,11 @@ def _confidence(findings: list[Found]) -> str:
     step = 2 if any(windowed for _, _, windowed in findings) else 1  # totals since start blur what is happening now
     if all(f.momentary for _, f, _ in findings):
         step = min(step, 1)  # gauges say what held at the moment of the scrape
-    if len(findings) == 1 and findings[0][1].strength < 0.25:
-        step -= 1
-    if len(findings) >= 2:
-        step += 1
+    strong = [f for _, f, _ in findings if f.strength >= LEAD]
+    if not strong:
+        step -= 1  # leads only (one, or several): each says "look here", none says "this is it"
+    if len(strong) >= 2:
+        step += 1  # two findings agree only when each is more than a lead
     return STEPS[max(0, min(step, 2))]
 
 
