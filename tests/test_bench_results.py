@@ -247,7 +247,7 @@ def test_a_benchmark_decoding_at_the_bandwidth_bound_points_to_l1(cli, tmp_path)
     found = [t for _, r, t in fired(result) if r == "bench-decode-near-bandwidth"]
     assert found == [
         "decode takes 5 ms per token (TPOT median), within 1.2x of the 4.84 ms a step needs to read Llama 3.1 8B's "
-        "weights and the KV of 1 requests of 1,088 tokens at 3.35 TB/s: decode is memory-bandwidth bound"
+        "weights and the KV of 1 request of 1,088 tokens at 3.35 TB/s: decode is memory-bandwidth bound"
     ]
     unchecked = cli("triage", "--bench", path, "--verbose").err
     assert "not checked: the model's size and the GPU's memory bandwidth (--model, and --gpu or --bandwidth) (" in (

@@ -952,3 +952,29 @@ def test_not_checked_comes_after_the_verdict_one_line_a_family_and_all_with_verb
     said = idle.err.splitlines()
     verdict = next(n for n, line in enumerate(said) if line.startswith(("healthy by", "not enough signal")))
     assert [n for n, line in enumerate(said) if line.startswith("not checked: ")] == list(range(verdict + 1, len(said)))
+
+
+def test_the_bandwidth_bound_of_one_request_is_said_in_the_singular(cli, tmp_path):
+    reg = scrapes.vllm().gauge("vllm:num_requests_running", 1)
+    reg.histogram("vllm:request_time_per_output_token_seconds", [0.0055] * 200)
+    reg.histogram("vllm:request_prompt_tokens", [1000] * 200)
+    reg.histogram("vllm:request_generation_tokens", [200] * 200)
+    path = write(tmp_path, "one.prom", reg.text())
+    found = evidence(levels(run(cli, "--metrics", path, "--model", "llama-3.1-8b", "--bandwidth", "3.35e12")), "L1")
+    assert len(found) == 1 and "weights and the KV of 1 request of 1,100 tokens at 3.35 TB/s" in found[0], found
+
+
+@pytest.mark.parametrize("prompt", [1000, 9.5e8])  # 9.5e8 + 2e8 / 2 tokens: past the roofline's context bound
+def test_a_config_the_bound_cannot_read_is_exit_3_whatever_context_is_measured(cli, tmp_path, prompt):
+    reg = scrapes.vllm().gauge("vllm:num_requests_running", 4)
+    reg.histogram("vllm:request_time_per_output_token_seconds", [0.0055] * 200)
+    reg.histogram("vllm:request_prompt_tokens", [prompt] * 200)
+    reg.histogram("vllm:request_generation_tokens", [2e8] * 200)
+    config = tmp_path / "config.json"
+    shape = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}
+    config.write_text(json.dumps({"model_type": "llama", "hidden_size": "big", "intermediate_size": 14336, **shape}))
+    result = cli(
+        "triage", "--metrics", write(tmp_path, "s.prom", reg.text()), "--model", str(config), "--bandwidth", "3.35e12"
+    )
+    assert (result.code, result.out) == (3, "")
+    assert result.err == f"Error: {config}: 'hidden_size' must be a positive integer, not \"big\"\n"

@@ -346,3 +346,16 @@ def test_readme_names_every_option_of_the_millisecond_mode():
         assert any(f"`{flag}`" in prose for flag in opt.flags), opt.flags
     for name in engine.REPLACED:
         assert f"`{'--' + name.replace('_', '-')}`" in prose
+
+
+@pytest.mark.parametrize("engine", [[], ["--model", "llama-3.1-8b", "--gpu", "h100-sxm"]])
+def test_one_unfinished_request_is_said_in_the_singular(cli, tmp_path, engine):
+    one = tmp_path / "one.json"
+    one.write_text('{"requests": [{"request_id": "a", "arrival_tick": 0, "input_tokens": 64, "output_tokens": 8}]}')
+    result = cli("simulate", "batching", "--trace", str(one), "--strategy", "continuous", "--max-ticks", "1", *engine)
+    steps = " engine steps" if engine else ""
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        f"Error: the simulation did not finish within --max-ticks 1{steps} (1 of 1 request unfinished under "
+        "continuous); raise it (at most 1,000,000,000)\n"
+    )

@@ -111,7 +111,9 @@ def decode_bound(opts: TriageOptions) -> Any:
             else "no GPU given"
         )
         raise UsageError(f"--model needs a memory bandwidth: {which}; give --bandwidth (bytes per second)")
-    return measure.DecodeBound(estimate.load_model(opts.model), gpu, opts.bandwidth, opts.efficiency)
+    bound = measure.DecodeBound(estimate.load_model(opts.model), gpu, opts.bandwidth, opts.efficiency)
+    bound.check()  # the config, read whole now: a measured batch or context past the roofline's reads none of it
+    return bound
 
 
 def measure_of(opts: TriageOptions, stdin: Any) -> Any:

@@ -61,22 +61,38 @@ class DecodeBound:
 
         key = (max(1, batch), max(1, context))
         if key not in self._seen:
-            options: dict[str, Any] = {
-                "scenario": "decode",
-                "batch_size": key[0],
-                "context_tokens": key[1],
-                "peak_operations_per_second": estimate.MAX_RATE,
-            }
-            if self.bandwidth is not None:
-                options["bandwidth_bytes_per_second"] = self.bandwidth
-            if self.efficiency is not None:
-                options["efficiency"] = self.efficiency
             try:
-                found = estimate.roofline(options, self.model, self.gpu)["results"]["step_time_lower_bound_seconds"]
+                found = estimate.roofline(self._options(*key), self.model, self.gpu)["results"][
+                    "step_time_lower_bound_seconds"
+                ]
             except UsageError:
                 return None
             self._seen[key] = float(found)
         return self._seen[key]
+
+    def check(self) -> None:
+        """The bound of one request of one token, its errors raised as the estimate commands raise
+        them: a config that cannot be read (exit 3 with the file and key) is said whatever batch and
+        context are measured, even those `seconds` is None for."""
+        from invmap import estimate
+
+        estimate.roofline(self._options(1, 1), self.model, self.gpu)
+
+    def _options(self, batch: int, context: int) -> dict[str, Any]:
+        """The roofline's options: decode of `batch` requests of `context` tokens, compute unbounded."""
+        from invmap import estimate
+
+        options: dict[str, Any] = {
+            "scenario": "decode",
+            "batch_size": batch,
+            "context_tokens": context,
+            "peak_operations_per_second": estimate.MAX_RATE,
+        }
+        if self.bandwidth is not None:
+            options["bandwidth_bytes_per_second"] = self.bandwidth
+        if self.efficiency is not None:
+            options["efficiency"] = self.efficiency
+        return options
 
     def rate(self) -> str:
         rate = self.bandwidth if self.bandwidth is not None else self.gpu.bandwidth

@@ -108,47 +108,42 @@ def _tail(sim: Any, config: dict[str, Any], width: int) -> list[str]:
 
 
 def batching_text(sim: Any, width: int, events: bool) -> Iterator[str]:
-    if sim.engine is not None:
-        yield from engine_text(sim, width, events)
-        return
-    lines = [*_heading(sim, "Batching simulation", width), "(times in ticks)", ""]
+    """Batching in ticks, or (with a model and a GPU) in engine steps and milliseconds."""
+    if sim.engine is None:
+        return _strategies_text(sim, width, events, [], (BATCHING_ROWS, REQUEST_COLUMNS, "ticks", _tick_row))
+    return _strategies_text(
+        sim, width, events, _engine_lines(sim, width), (ENGINE_ROWS, ENGINE_COLUMNS, "ms", _engine_row)
+    )
+
+
+def _strategies_text(sim: Any, width: int, events: bool, lead: list[str], kind: tuple[Any, ...]) -> Iterator[str]:
+    """The strategies side by side under the heading and `lead`, with `--events` each request's row of
+    `columns`, then the tail: `kind` is (rows, columns, unit, the function of one request's row)."""
+    rows, columns, unit, row = kind
     runs = sim.runs
-    labels = [label for label, _ in BATCHING_ROWS]
+    lines = [*_heading(sim, "Batching simulation", width), *lead, f"(times in {unit})", ""]
+    labels = [label for label, _ in rows]
     lines += side_by_side(
-        labels, {name: [number(r.aggregate[key]) for _, key in BATCHING_ROWS] for name, r in runs.items()}, width
+        labels, {name: [number(r.aggregate[key]) for _, key in rows] for name, r in runs.items()}, width
     )
     yield "\n".join(lines) + "\n"
     if events:
         for name, run in runs.items():
-            rows = [_tick_row(run, i) for i in range(len(run.requests))]
-            yield "\n".join(["", f"{name}: each request (ticks)", *_request_rows(REQUEST_COLUMNS, rows, width)]) + "\n"
-    first = next(iter(runs.values()))
-    yield "\n".join(_tail(sim, {k: v for k, v in first.config.items()}, width)) + "\n"
+            cells = [row(run, i) for i in range(len(run.requests))]
+            yield "\n".join(["", f"{name}: each request ({unit})", *_request_rows(columns, cells, width)]) + "\n"
+    yield "\n".join(_tail(sim, next(iter(runs.values())).config, width)) + "\n"
 
 
-def engine_text(sim: Any, width: int, events: bool) -> Iterator[str]:
-    """Batching in engine steps: the model and GPU, the budget and roofs, the runs in milliseconds."""
-    e, runs = sim.engine, sim.runs
-    c = next(iter(runs.values())).config
-    lines = [*_heading(sim, "Batching simulation", width)]
-    lines += wrapped(
+def _engine_lines(sim: Any, width: int) -> list[str]:
+    """The engine's line: the model and GPU, the step's budget, the roofs and the arrivals."""
+    e, c = sim.engine, next(iter(sim.runs.values())).config
+    return wrapped(
         f"engine steps of {e['model']} on {e['gpu']}: at most {c['max_num_batched_tokens']:,} tokens and "
         f"{c['max_num_seqs']:,} requests a step; roofs {_rate(e['peak_operations_per_second'], 'FLOP/s')} and "
         f"{_rate(e['bandwidth_bytes_per_second'], 'B/s')}; arrivals {e['arrivals']}",
         width,
         "  ",
     )
-    lines += ["(times in ms)", ""]
-    labels = [label for label, _ in ENGINE_ROWS]
-    lines += side_by_side(
-        labels, {name: [number(r.aggregate[key]) for _, key in ENGINE_ROWS] for name, r in runs.items()}, width
-    )
-    yield "\n".join(lines) + "\n"
-    if events:
-        for name, run in runs.items():
-            rows = [_engine_row(run, i) for i in range(len(run.requests))]
-            yield "\n".join(["", f"{name}: each request (ms)", *_request_rows(ENGINE_COLUMNS, rows, width)]) + "\n"
-    yield "\n".join(_tail(sim, c, width)) + "\n"
 
 
 def _rate(value: float, unit: str) -> str:

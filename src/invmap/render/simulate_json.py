@@ -95,22 +95,23 @@ def _events(log: list[dict[str, Any]], pad: str) -> Iterator[str]:
         )
 
 
+def _seeded(config: dict[str, Any]) -> dict[str, Any]:
+    """A tick run's config as `ie` writes it: sorted, with its seed (always 0)."""
+    return dict(sorted({**config, "seed": 0}.items()))
+
+
 def _run(sim: Any, run: Any, indent: int) -> Iterator[str]:
     """One run's object nested `indent` spaces deep."""
     pad = " " * indent
     inner = indent + 2
-    if sim.engine is not None:
+    if sim.kind == "batching":  # in ticks the config carries `ie`'s seed; in engine steps it has none
+        config, requests = (
+            (run.config, _engine_requests) if sim.engine is not None else (_seeded(run.config), _requests)
+        )
         yield f'{{\n{pad}  "aggregate": {_dumps(run.aggregate, inner)},\n'
-        yield f'{pad}  "config": {_dumps(run.config, inner)},\n'
+        yield f'{pad}  "config": {_dumps(config, inner)},\n'
         yield f'{pad}  "per_request": '
-        yield from _rows(_engine_requests(run, pad + "    "), inner)
-        yield f',\n{pad}  "strategy": {_string(run.strategy)}\n{pad}}}'
-        return
-    if sim.kind == "batching":
-        yield f'{{\n{pad}  "aggregate": {_dumps(run.aggregate, inner)},\n'
-        yield f'{pad}  "config": {_dumps(dict(sorted({**run.config, "seed": 0}.items())), inner)},\n'
-        yield f'{pad}  "per_request": '
-        yield from _rows(_requests(run, pad + "    "), inner)
+        yield from _rows(requests(run, pad + "    "), inner)
         yield f',\n{pad}  "strategy": {_string(run.strategy)}\n{pad}}}'
         return
     yield f'{{\n{pad}  "config": {_dumps(run.config, inner)},\n{pad}  "event_log": '

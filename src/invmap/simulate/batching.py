@@ -289,7 +289,7 @@ class _Loop:
             if tick >= max_ticks:
                 raise UsageError(
                     f"the simulation did not finish within --max-ticks {max_ticks:,} "
-                    f"({total - self.completed:,} of {total:,} requests unfinished under {run.strategy}); raise it "
+                    f"({total - self.completed:,} of {total:,} request{'s' if total != 1 else ''} unfinished under {run.strategy}); raise it "
                     f"(at most {BATCHING[-1].high:,})"
                 )
             if (

@@ -310,7 +310,7 @@ class _Engine:
             if run.steps >= most_steps:
                 raise UsageError(
                     f"the simulation did not finish within --max-ticks {most_steps:,} engine steps "
-                    f"({total - self.completed:,} of {total:,} requests unfinished under {run.strategy}); raise it "
+                    f"({total - self.completed:,} of {total:,} request{'s' if total != 1 else ''} unfinished under {run.strategy}); raise it "
                     f"(at most {BATCHING[-1].high:,})"
                 )
             if self.runs_of_decodes and (end := self._decode_run(now, most_steps)) is not None:

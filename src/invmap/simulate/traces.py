@@ -323,9 +323,7 @@ def _vidur(path: str, first: tuple[int, str], lines: Iterator[tuple[int, str]], 
                 found.append(row)
         if len(problems) > SHOWN:
             break
-    if problems:
-        raise TraceError(path, problems[:SHOWN], 0)
-    return [w.Request(rid, tick, prefill, decode, 0) for rid, (tick, prefill, decode) in zip(_ids(len(found)), found)]
+    return _named(path, found, problems)
 
 
 def _csv_cells(path: str, number: int, text: str) -> list[str]:
@@ -433,9 +431,7 @@ def _llmservingsim(
             found.append(row)
         if len(problems) > SHOWN:
             break
-    if problems:
-        raise TraceError(path, problems[:SHOWN], 0)
-    return [w.Request(rid, tick, prefill, decode, 0) for rid, (tick, prefill, decode) in zip(_ids(len(found)), found)]
+    return _named(path, found, problems)
 
 
 def _chain(first: tuple[int, str], rest: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
@@ -498,3 +494,11 @@ def _llmservingsim_row(
         )
         return None
     return tick, prefill, decode
+
+
+def _named(path: str, found: list[tuple[int, int, int]], problems: list[Any]) -> list[w.Request]:
+    """A timed trace's rows (tick, prefill, decode) as requests r1, r2, ... in file order; the first
+    problems, if any, as one TraceError (exit 3)."""
+    if problems:
+        raise TraceError(path, problems[:SHOWN], 0)
+    return [w.Request(rid, tick, prefill, decode, 0) for rid, (tick, prefill, decode) in zip(_ids(len(found)), found)]

@@ -47,14 +47,17 @@ def prefill_slower_than_decode(view: Any, rule: Rule) -> Finding | Missing | Non
     return None
 
 
+def _requests(batch: int, context: int) -> str:
+    """`1 request of 2,048 tokens`, `4 requests of 1,100 tokens`."""
+    return f"{batch:,} request{'s' if batch != 1 else ''} of {context:,} token{'s' if context != 1 else ''}"
+
+
 def near_bound(
     measured: float, batch: int, context: int, guessed: bool, bound: Any, rule: Rule, where: str
 ) -> Finding | Missing | None:
     floor = bound.seconds(batch, context)
     if floor is None:
-        return Missing(
-            f"a batch and context the roofline takes (the measurements give {batch:,} requests of {context:,} tokens)"
-        )
+        return Missing(f"a batch and context the roofline takes (the measurements give {_requests(batch, context)})")
     if measured < rule.t("faster") * floor:
         return Missing(
             f"a --model and bandwidth that match the deployment: decode at {secs(measured)} per token is faster than "
@@ -65,7 +68,7 @@ def near_bound(
         said = " (invmap's default)" if guessed else ""
         return Finding(
             f"decode takes {secs(measured)} per token{where}, within {rule.t('bound'):g}x of the {secs(floor)} a step "
-            f"needs to read {bound.model.display}'s weights and the KV of {batch:,} requests of {context:,} tokens{said} "
+            f"needs to read {bound.model.display}'s weights and the KV of {_requests(batch, context)}{said} "
             f"at {bound.rate()}: decode is memory-bandwidth bound",
             {"decode_s_per_token": round(measured, 6), "bound_s": round(floor, 6), "batch": batch, "context": context},
             strength=past(rule.t("bound") * floor - measured, 0.0, (rule.t("bound") - 1) * floor or floor),
