@@ -4,7 +4,8 @@ The scrapes are what vLLM's PrometheusStatLogger registers (vllm/v1/metrics/logg
 counters and histograms with their bucket bounds, labels model_name and engine), written by
 prometheus_client itself, one set of series per data-parallel engine, plus the process and GC
 metrics prometheus_client adds: 200 KB is ~5 engines, 2 MB ~50. Targets (issue "metrics"): a 200 KB
-scrape <= 2x `invmap list --json`; a 2 MB scrape <= 1 s; and the peak memory of a 200 MB file. Issue
+scrape <= 2x `invmap list --json`, since issue "measure" <= 1.5x (measured 2026-12-05, 11 runs, load ~8 on
+2 cores: 1.58x before the search engine was imported lazily, 1.42x after); a 2 MB scrape <= 1 s; and the peak memory of a 200 MB file. Issue
 "bounds": a 1 GB scrape refused at the 256 MiB cap (as a file: before a byte is read; on stdin: after
 reading to the cap; from a URL: at the cap, the body spooled to a temporary file) or read in under
 100 MB, and 52 MB of distinct series of one metric in bounded memory (`--bounds` runs only these).
@@ -179,9 +180,9 @@ def main() -> None:
     listing, (small_label, large_label) = medians["list --json"], list(commands)[1:]
     print(f"invmap triage --metrics: {args.runs} runs each (median), {os.cpu_count()} cores")
     print(f"  list --json                       {listing:7.1f} ms")
-    verdict = "ok" if medians[small_label] <= 2 * listing else "OVER"
+    verdict = "ok" if medians[small_label] <= 1.5 * listing else "OVER"
     print(
-        f"  {small_label:<33} {medians[small_label]:7.1f} ms  {medians[small_label] / listing:.2f}x list; {verdict} (<= 2x)"
+        f"  {small_label:<33} {medians[small_label]:7.1f} ms  {medians[small_label] / listing:.2f}x list; {verdict} (<= 1.5x)"
     )
     verdict = "ok" if medians[large_label] <= 1000 else "OVER"
     print(f"  {large_label:<33} {medians[large_label]:7.1f} ms  {verdict} (<= 1000 ms)")

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from invmap import cjk, covering
-from invmap import search as engine
 from invmap.marks import MARK, unmarked
 
 SHOWN = 3  # the items (symptoms, metrics, ...) `matched` lists per level
@@ -76,6 +75,8 @@ def crash_sense(text: str) -> str:
 
 def exclusions(text: str) -> tuple[str, list[str]]:
     """The symptom with what the reporter rules out removed, and those phrases (`kv cache`)."""
+    from invmap import search as engine
+
     lowered = " ".join(text.casefold().split())
     out: list[str] = []
     taken: list[tuple[int, int]] = []
@@ -99,6 +100,10 @@ def exclusions(text: str) -> tuple[str, list[str]]:
 
 def as_text(words: Sequence[str]) -> list[str]:
     """Shell words -> plain words: no quote, exclusion, field or grouping syntax survives."""
+    if not words:
+        return []  # triage --metrics alone: the search engine is not imported
+    from invmap import search as engine
+
     return engine.words_of(" ".join(words))
 
 
@@ -108,6 +113,8 @@ def triage(
     """The levels that match the symptom, best first, and what the ranking saw (`notes`: the words
     excluded and corrected, how many levels were left out below the floor). With `every`, every
     level with its score; else at most `limit`, none below FLOOR of the best."""
+    from invmap import search as engine
+
     kept_text, excluded = exclusions(crash_sense(cjk.in_english(" ".join(words))))
     plain = as_text([kept_text])
     notes: dict[str, Any] = {"excluded": excluded, "corrected": {}, "hidden": 0, "unmatched": None}
@@ -154,6 +161,8 @@ def _shown(scored: list[Any], limit: int | None, every: bool, notes: dict[str, A
 
 
 def _expression(parsed: Any) -> str:
+    from invmap import search as engine
+
     return " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, ("text",))))
 
 
@@ -202,6 +211,8 @@ def _ranked(index: Any, parsed: Any) -> tuple[list[tuple[str, float, list[tuple[
 def _coverage(index: Any, parsed: Any, rowids: set[int]) -> dict[int, float]:
     """rowid -> the share of the symptom's words each level item holds: an item that says most of
     what was typed is better evidence than one sharing a word or two."""
+    from invmap import search as engine
+
     total = sum(g.weight for g in parsed.groups) or 1
     held: dict[int, int] = {}
     for g in parsed.groups:
@@ -300,7 +311,11 @@ def level_item(index: Any, code: str, words: Sequence[str], filters: Any) -> dic
     if level is None:
         return None
     plain = as_text(list(words))
-    parsed = engine.build_query(index, plain, (), tables=("fts", "evidence")) if plain else None
+    parsed = None
+    if plain:  # the search engine imported only for words (triage --metrics alone needs none of it)
+        from invmap import search as engine
+
+        parsed = engine.build_query(index, plain, (), tables=("fts", "evidence"))
     reading = covering.read(index, parsed) if parsed is not None else covering.Reading()
     sources, covered, gap = _sources(index, code, words, filters, reading)
     return {
@@ -352,6 +367,7 @@ def _note(score: float, runner: float | None, next_code: str | None) -> str | No
 def _matched(index: Any, level: dict[str, Any], parsed: Any) -> list[str]:
     """The level's items the symptom's words match, with marks: its symptoms and metrics first, else
     its scope, title or question; the most words matched first."""
+    from invmap import search as engine
     from invmap.index import ITEM_STRIDE
 
     table = index.level_items()
