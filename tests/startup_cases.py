@@ -58,6 +58,8 @@ NOT_MODELLED = {
     "quantization": "quantization given on the command line, not in the config",
     "load_format": "a dummy or bitsandbytes load format",
 }
+# vLLM's warning when MXFP4 experts run on its Marlin kernel (marlin_utils_fp4.py), which pads them.
+MARLIN_FP4 = "Weight-only FP4 compression will be used leveraging the Marlin kernel"
 FLAGS = {
     "max_model_len": "tokens_per_request",
     "gpu_memory_utilization": "gpu_memory_utilization",
@@ -131,6 +133,8 @@ def case(log: dict[str, Any], folders: dict[str, Path]) -> Case:
         given.setdefault("pipeline_parallel", log["pipeline_parallel"])
     if memory is not None:
         given["memory"] = memory
+    if MARLIN_FP4 in (LOGS / log["file"]).read_text():
+        given["mxfp4_backend"] = "marlin"  # the log names the MoE kernel that pads the MXFP4 experts
     engine = "sglang" if log["engine"] == "sglang" else "vllm" if log.get("v1") else "vllm-v0"
     flags_given = {k: v for k, v in given.items() if v is not None}
     return Case(log, core.Scenario("memory", model=model, gpu=gpu, engine=engine, flags=flags_given))

@@ -76,6 +76,9 @@ def _fill_choices() -> None:
         if f.kind.name == "choice":
             CHOICES[f.name] = f.kind.choices
     CHOICES["search_in"] = SEARCHABLE
+    from invmap.quantities import MXFP4_BACKENDS
+
+    CHOICES["mxfp4_backend"] = MXFP4_BACKENDS
 
 
 _fill_choices()

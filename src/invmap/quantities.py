@@ -32,6 +32,10 @@ KINDS = ("kv", "memory", "roofline")  # the estimates
 # Engines `estimate memory --engine` models the start-up of: vLLM's V1 engine (the default since v0.8 and
 # the only one later), vLLM's V0 engine (up to v0.7), SGLang's memory pool sizing.
 ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang")
+# vLLM's MXFP4 MoE kernels as they shape the expert weights (Mxfp4MoEMethod.create_weights): Triton pads
+# the per-GPU intermediate size to a multiple of 64; Marlin (GPUs below compute capability 9.0, or Hopper
+# without the triton_kernels package) pads it to 128 and the hidden size to 256.
+MXFP4_BACKENDS: tuple[str, ...] = ("triton", "marlin")
 
 
 def shown_number(value: object) -> str:
@@ -304,6 +308,17 @@ QUANTITIES: tuple[Quantity, ...] = (
         choices=ENGINES,
     ),
     Quantity(
+        "mxfp4_backend",
+        ("--mxfp4-backend",),
+        "",
+        "With --engine vllm and an MXFP4 model: the MoE kernel the engine picks (its log names it), which pads "
+        "the expert weights: triton (Hopper, Blackwell) or marlin (Ampere, Ada, or no triton_kernels)",
+        "choice",
+        default=_own("triton"),
+        metavar="KERNEL",
+        choices=MXFP4_BACKENDS,
+    ),
+    Quantity(
         "pipeline_parallel",
         ("--pipeline-parallel", "--pipeline-parallel-size", "-pp", "--pp-size"),
         "GPUs",
@@ -557,6 +572,7 @@ ESTIMATES: dict[str, tuple[Quantity, ...]] = {
             "pipeline_parallel",
             "max_num_batched_tokens",
             "max_num_seqs",
+            "mxfp4_backend",
             *_GUIDE_MEMORY,
             *_KV_SHAPE,
         )
@@ -601,6 +617,7 @@ ESTIMATES["fit"] = (
     _I["pipeline_parallel"],
     _I["max_num_batched_tokens"],
     _I["max_num_seqs"],
+    _I["mxfp4_backend"],
     _I["kv_cache_dtype"],
     _I["block_size"],
 )
@@ -633,7 +650,7 @@ NEEDS: dict[str, tuple[Needs, ...]] = {
             "{flag} needs a device: give --gpu or --memory (the KV pool is sized on it)",
         ),
         Needs(
-            ("pipeline_parallel", "max_num_batched_tokens", "max_num_seqs"),
+            ("pipeline_parallel", "max_num_batched_tokens", "max_num_seqs", "mxfp4_backend"),
             ("engine",),
             "{flag} describes an engine's start-up: give --engine vllm, vllm-v0 or sglang",
         ),

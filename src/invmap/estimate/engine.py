@@ -17,7 +17,7 @@ from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
-from invmap.estimate.weights import Weights, count
+from invmap.estimate.weights import Weights, count, vllm_mxfp4_experts
 from invmap.quantities import vllm_serve_batch
 
 GIB = 2**30
@@ -35,6 +35,8 @@ class Setup:
     """The settings of one start-up: engine, parallelism, the device and the profile's batch."""
 
     engine: str
+    experts: int | None  # one MoE layer's experts per GPU as vLLM pads them (MXFP4), else None
+    kernel: str  # the MXFP4 MoE kernel that padding is vLLM's for ("" when none)
     tp: int
     pp: int
     memory: int
@@ -119,7 +121,18 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         "tokens",
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
-    return Setup(engine, tp, pp, memory, util, batched, seqs, block, max_len, layout.dtype_bytes or 2)
+    experts, kernel = _padded_experts(inputs, model, engine, tp)
+    return Setup(engine, experts, kernel, tp, pp, memory, util, batched, seqs, block, max_len, layout.dtype_bytes or 2)
+
+
+def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple[int | None, str]:
+    """vLLM's MXFP4 experts, padded as the MoE kernel --mxfp4-backend names needs them (None for any
+    other model or engine: the experts are counted as the config gives them)."""
+    fmt = count(model).format
+    if engine == "sglang" or fmt is None or fmt.name != "mxfp4" or "experts" not in fmt.covers:
+        return None, ""
+    kernel = inputs.pick("mxfp4_backend")
+    return vllm_mxfp4_experts(model, tp, kernel), kernel
 
 
 def _device_memory(inputs: Inputs, gpu: Gpu | None) -> int:
@@ -199,7 +212,7 @@ def _stage_layers(layers: int, pp: int) -> list[range]:
 def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers: range) -> Stage:
     first, last = layers.start == 0, layers.stop == layout.layers
     tied = bool(model.config.get("tie_word_embeddings"))
-    held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied)
+    held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts)
     activation = _activation(setup, model, last)
     non_torch = 0 if setup.engine == "sglang" else NON_TORCH_TENSOR_PARALLEL if setup.tp > 1 else NON_TORCH_ONE_GPU
     return Stage(layers, held, activation, non_torch, [layout.windows[i] for i in layers])
@@ -392,6 +405,11 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
         f"weights (per GPU) = counted parameters {weights.parameters:,}, "
         + (f"{weights.format.name} linear modules at {weights.format.bytes_per_weight:g} B, " if weights.format else "")
         + f"the rest at {weights.dtype_bytes} B, / TP {setup.tp}"
+        + (
+            f" (each MoE layer's experts as vLLM's {setup.kernel} MXFP4 kernel pads them: {setup.experts:,} B)"
+            if setup.experts is not None
+            else ""
+        )
         + (f", layers {s.layers.start}-{s.layers.stop - 1} of {len(stages)} stages" if setup.pp > 1 else "")
         + f" = {s.weights:,} B ({human_bytes(s.weights)})",
     ]

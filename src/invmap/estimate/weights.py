@@ -61,11 +61,17 @@ class Weights:
     def total_bytes(self) -> int:
         return int(sum(self.part_bytes(p) for p in self.parts))
 
-    def per_gpu_bytes(self, tp: int, stage_layers: range, first: bool, last: bool, tied: bool) -> int:
+    def per_gpu_bytes(
+        self, tp: int, stage_layers: range, first: bool, last: bool, tied: bool, experts: int | None = None
+    ) -> int:
         """The bytes one GPU holds: the layers of its pipeline stage (the embedding on the first, the
-        output head on the last; tied embeddings on both), split parts divided by the TP size."""
+        output head on the last; tied embeddings on both), split parts divided by the TP size;
+        `experts`: one MoE layer's experts on one GPU as the engine allocates them, when it pads them."""
         total = 0.0
         for part in self.parts:
+            if part.module == "experts" and experts is not None:
+                total += experts if part.layer in stage_layers else 0
+                continue
             if part.layer is None:
                 keep = (part.module == "embedding" and (first or tied)) or (part.module == "head" and last)
                 keep = keep or (part.module == "norm" and last)
@@ -74,6 +80,29 @@ class Weights:
             if keep:
                 total += self.part_bytes(part) / (tp if part.split else 1)
         return int(total)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def vllm_mxfp4_experts(model: Model, tp: int, backend: str) -> int:
+    """One MoE layer's experts on one GPU as vLLM allocates them for MXFP4
+    (Mxfp4MoEMethod.create_weights, vllm/model_executor/layers/quantization/mxfp4.py): per expert,
+    w13 (2 x I' rows of H'/2 bytes of 4-bit values and H'/32 one-byte scales) and w2 (H' rows of I'/2
+    and I'/32), with bf16 biases of 2 x I' and H'; I' is the per-GPU intermediate size padded to 64
+    (Triton) or 128 (Marlin), H' the hidden size (Marlin: padded to 256). Marlin's repacking keeps
+    these sizes."""
+    c, where = model.config, model.where
+    hidden = need(c, "hidden_size", where)
+    inter = (optional_int(c, "moe_intermediate_size", where) or need(c, "intermediate_size", where)) // tp
+    if backend == "marlin":
+        inter, hidden = _round_up(inter, 128), _round_up(hidden, 256)
+    else:
+        inter = _round_up(inter, 64)
+    w13 = 2 * inter * (hidden // 2 + hidden // 32 + 2)
+    w2 = hidden * (inter // 2 + inter // 32 + 2)
+    return (_experts(c, where) or 1) * (w13 + w2)
 
 
 def _experts(c: dict[str, Any], where: str) -> int | None:
