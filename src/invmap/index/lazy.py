@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from invmap.fields import SOURCE_FIELDS
 from invmap.index.schema import AT_ONCE
@@ -29,6 +29,17 @@ class Records(Sequence):  # of dict[str, Any]
         if isinstance(at, slice):
             return self.index.at(self.positions[at], self.columns)
         return self.index.at([self.positions[at]], self.columns)[0]
+
+    def json_lines(self, start: int, stop: int, encode: Callable[[dict[str, Any]], str]) -> list[str]:
+        """The records of `[start:stop]` as compact JSON lines, written by the index where it can
+        (`Index.json_at`), the rest (and every one on an SQLite without JSON) by `encode`."""
+        positions = self.positions[start:stop]
+        written = self.index.json_at(positions, self.columns)
+        if written is None:
+            return [encode(r) for r in self.index.at(positions, self.columns)]
+        left = [p for p in positions if p in written and written[p] is None]
+        encoded = dict(zip(left, map(encode, self.index.at(left, self.columns)))) if left else {}
+        return [written[p] or encoded[p] for p in positions if p in written]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for start in range(0, len(self.positions), AT_ONCE * 4):

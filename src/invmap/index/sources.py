@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from invmap.fields import KINDS, SOURCE_FIELDS
 from invmap.index.connection import Connection
-from invmap.index.schema import AT_ONCE
+from invmap.index.schema import AT_ONCE, LIST_JOIN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,6 +22,43 @@ def _record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
         if name in record:
             record[name] = kind.unrow(record[name])
     return record
+
+
+_ITEM_BREAK = '", "'  # between two strings of a JSON array, as json.dumps writes it
+
+
+def _json_cell(name: str) -> str | None:
+    """SQL writing column `name` as `json.dumps(value, ensure_ascii=False)` writes its record value
+    (SQLite's json_quote escapes exactly as Python's encoder does, tested over every character kind);
+    NULL where SQL cannot be sure of the same bytes (a table's items; a list item with a backslash,
+    whose escaping could be taken for the separator's), so that row is encoded in Python instead."""
+    kind = KINDS[name].name
+    if kind in ("list", "codes"):  # items joined in one string: quoted whole, the separators turned to `", "`
+        between, guard = (
+            (rf"\u{ord(LIST_JOIN):04x}", f" WHEN instr({name}, char(92)) THEN NULL") if kind == "list" else (";", "")
+        )
+        joined = f"replace(json_quote({name}), '{between}', '{_ITEM_BREAK}')"
+        return f"CASE WHEN {name} IS NULL OR {name} = '' THEN '[]'{guard} ELSE '[' || {joined} || ']' END"
+    if kind == "tables":
+        return f"CASE WHEN {name} IS NULL OR {name} = '' THEN '[]' END"
+    if KINDS[name].sql == "REAL":
+        return None  # Python and SQLite write floats differently (1e+20, 1.0e+20)
+    return f"json_quote({name})"
+
+
+def _json_row(columns: Sequence[str]) -> str | None:
+    """One SQL expression writing a record of `columns` as one compact JSON line, or None."""
+    import json
+    import sqlite3
+
+    cells = [_json_cell(c) for c in columns]
+    if sqlite3.sqlite_version_info < (3, 38) or None in cells:  # JSON functions built in from 3.38
+        return None
+    parts = []
+    for n, (name, cell) in enumerate(zip(columns, cells)):
+        key = ("{" if n == 0 else ", ") + json.dumps(name, ensure_ascii=False) + ": "
+        parts.append("'" + key.replace("'", "''") + "' || " + cell)
+    return " || ".join(parts) + " || '}'" if parts else None
 
 
 class SourceReads(Connection):
@@ -52,6 +89,21 @@ class SourceReads(Connection):
             for r in self.records(f"pos IN ({', '.join('?' * len(part))})", part, ("pos", *columns)):
                 by_pos[r.pop("pos")] = r
         return [by_pos[p] for p in positions if p in by_pos]
+
+    def json_at(self, positions: Sequence[int], columns: Sequence[str]) -> dict[int, str | None] | None:
+        """position -> the record (only `columns`) at it as one line of compact JSON, byte for byte as
+        `json.dumps(record, ensure_ascii=False)` writes it, built inside SQLite (a list of 23,000
+        records: no Python dict, no Python encoding); None for a record left to Python (`_json_cell`).
+        None when this SQLite cannot write JSON, or `columns` hold a kind it cannot write."""
+        written = _json_row(columns)
+        if written is None or not columns:
+            return None
+        out: dict[int, str | None] = {}
+        for start in range(0, len(positions), AT_ONCE):
+            part = list(positions[start : start + AT_ONCE])
+            sql = f"SELECT pos, {written} FROM sources WHERE pos IN ({', '.join('?' * len(part))})"
+            out.update(self._rows(sql, part))
+        return out
 
     def values(self, column: str, where: str = "", params: Sequence[Any] = ()) -> list[Any]:
         sql = f"SELECT {column} FROM sources {('WHERE ' + where) if where else ''} ORDER BY pos"

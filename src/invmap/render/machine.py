@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from invmap.marks import unmarked
-from invmap.render import Context, Result, batches
+from invmap.render import BATCH, Context, Result, batches
 from invmap.render.cells import excel_safe, header, human_cell, machine_cell, one_line
 from invmap.safe import json_safe
 
@@ -76,6 +76,16 @@ def json_lines(values: Sequence[Any], between: str) -> str:
     return json_safe(_finite(lambda part: between.join(map(_ENCODE, part)), values))
 
 
+def _written_batches(result: Result) -> Iterator[list[str]] | None:
+    """Each batch of the rows as compact JSON lines, written by the index (a lazy selection of records
+    holding exactly the fields asked for, in order: `list`, `search`'s sources aside): None otherwise."""
+    rows = result.rows
+    lines = getattr(rows, "json_lines", None)
+    if lines is None or "why" in result.fields or list(getattr(rows, "columns", ())) != result.fields:
+        return None
+    return (lines(start, start + BATCH, json_line) for start in range(0, len(rows), BATCH))
+
+
 def machine_batches(result: Result) -> Iterator[list[dict[str, Any]]]:
     """`batches`, with the marks around matched words taken out of `why`: they are for drawing bold
     on a terminal, never data (csv, tsv and plain cells lose them in `machine_cell`)."""
@@ -94,6 +104,12 @@ def json_text(result: Result, context: Context) -> Iterator[str]:
     if not result.rows:
         yield "[]\n"
         return
+    written = _written_batches(result)
+    if written is not None:
+        for n, lines in enumerate(written):
+            yield ("[\n" if n == 0 else ",\n") + json_safe(",\n".join(lines))
+        yield "\n]\n"
+        return
     for n, part in enumerate(machine_batches(result)):
         yield ("[\n" if n == 0 else ",\n") + json_lines(part, ",\n")
     yield "\n]\n"
@@ -102,6 +118,12 @@ def json_text(result: Result, context: Context) -> Iterator[str]:
 def jsonl_text(result: Result, context: Context) -> Iterator[str]:
     if isinstance(result.data, list):
         yield json_lines(result.data, "\n") + "\n" if result.data else ""
+        return
+    written = _written_batches(result)
+    if written is not None:
+        for lines in written:
+            if lines:
+                yield json_safe("\n".join(lines)) + "\n"
         return
     for part in machine_batches(result):
         if part:
