@@ -345,3 +345,23 @@ def test_a_chinese_report_is_matched_by_its_bigrams(cli, tmp_path):
     found = json.loads(cli("--catalog", str(mine), "triage", "预填充阶段排队", "--json").out)
     assert any(r["id"] == "zh-test-1" for lv in found for r in lv["reports"])  # no term list holds 预填充: bigrams did
     assert all(r["id"] != "zh-test-1" for lv in triage(cli, "kv", "cache", "full") for r in lv["reports"])
+
+
+SHIPPED_CHINESE = [r for r in CATALOG["reports"] if CJK.search(r["title"])]
+
+
+def test_forty_chinese_reports_ship_each_labelled_with_a_level():
+    levels = set(CATALOG["layers"])
+    assert len(SHIPPED_CHINESE) >= 40
+    for report in SHIPPED_CHINESE:
+        assert report["url"].startswith("https://github.com/") and report["primary"] in levels
+        assert report.get("secondary", report["primary"]) in levels
+
+
+def test_a_shipped_chinese_report_is_found_by_its_own_title(cli):
+    missed = []
+    for report in SHIPPED_CHINESE:
+        found = [r["id"] for lv in triage(cli, report["title"]) for r in lv["reports"]]
+        if report["id"] not in found:
+            missed.append(report["id"])
+    assert missed == []
