@@ -199,3 +199,19 @@ def test_a_path_that_exists_wins_over_an_id(cli, hub, tmp_path, monkeypatch):
 def test_what_is_no_hub_id_is_an_unknown_model(cli, hub, ref):
     result = _kv(cli, ref)
     assert result.code == 2 and hub.requests == []
+
+
+def test_every_shipped_hub_id_finds_its_entry_offline_without_a_request(cli, hub, monkeypatch):
+    from invmap.estimate.tables import model_table
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    named = [e for e in model_table() if e.get("hub_id")]
+    assert named
+    for entry in named:
+        result = _kv(cli, entry["hub_id"])
+        assert result.code == 0, result.err
+        model = json.loads(result.out)["model"]
+        assert (model["name"], model["source"], model["hub_id"]) == (entry["name"], "shipped", entry["hub_id"])
+    assert hub.requests == []
+    listed = json.loads(cli("models", "--json").out)
+    assert {r["name"]: r["hub_id"] for r in listed} == {e["name"]: e.get("hub_id") for e in model_table()}
