@@ -138,7 +138,6 @@ def models_cmd(ctx: typer.Context, args: Args) -> None:
         per_token = f"{r['kv_bytes_per_token']:,} ({core.human_bytes(r['kv_bytes_per_token'])})"
         return {
             "name": r["name"],
-            "hub_id": r["hub_id"] or "",
             "attention": r["attention"],
             "cache_shape": cache_shape,
             "bytes_per_token": per_token,
