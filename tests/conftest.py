@@ -71,6 +71,11 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     # No test reaches the internet: the services are a closed local port unless a test serves them.
     monkeypatch.setenv("INVMAP_ARXIV_API", "http://127.0.0.1:9/api/query")
     monkeypatch.setenv("INVMAP_CROSSREF_API", "http://127.0.0.1:9")
+    # Nor the Hugging Face Hub, nor the user's Hugging Face cache or token.
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_HOME", str(cache / "huggingface"))
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
     return cache
 
 

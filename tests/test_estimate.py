@@ -653,7 +653,7 @@ def test_in_a_pipe_the_estimate_is_text_with_its_label_formulas_and_limitations(
     done = sh("estimate", "kv", "--model", "opt-13b")
     assert done.code == 0 and done.err == "" and "\x1b[" not in done.out
     assert done.out.startswith(
-        "KV cache estimate (estimated)\nmodel: OPT-13B (opt), shipped config (source: invmap models)"
+        "KV cache estimate (estimated)\nmodel: OPT-13B (opt), shipped config of facebook/opt-13b (source: invmap models)"
     )
     assert "bytes_per_token = L x H_kv x d_h x 2 x b_e = 40 x 40 x 128 x 2 x 2 = 819,200 B (800.00 KiB)" in done.out
     assert "leaves out:\n  - It excludes block (page) rounding" in done.out

@@ -231,7 +231,9 @@ def test_the_sweep_varies_what_differs_and_says_the_rest_once():
     lines = shown.splitlines()
     assert lines[0] == "Memory estimates (estimated): 6 scenarios"
     assert (
-        lines[1].startswith("model: Llama 3.1 8B (llama), shipped config (source: invmap models)")
+        lines[1].startswith(
+            "model: Llama 3.1 8B (llama), shipped config of meta-llama/Meta-Llama-3.1-8B (source: invmap models)"
+        )
         and lines[2] == "gpu: H100 SXM"
     )
     rows_ = [line.split() for line in lines if re.match(r"^\d+  ", line)]

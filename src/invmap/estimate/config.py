@@ -11,6 +11,7 @@ from typing import Any
 
 from invmap.errors import CatalogError, FileAccessError
 from invmap.estimate.checks import check_key
+from invmap.estimate.hub import CONFIG, INDEX, cached, endpoint, fetch_model, is_hub_id, store
 from invmap.estimate.refusals import RefusedFile
 from invmap.estimate.tables import entry_named, model_names, model_table, unknown
 from invmap.inputfile import read_capped
@@ -27,6 +28,9 @@ class Model:
     read_from: list[str] = field(default_factory=list)
     note: str = ""
     folder: Path | None = None  # the folder holding config.json (for model.safetensors.index.json)
+    source: str = "file"  # file, shipped, hub-cache (the Hugging Face cache) or hub (fetched now)
+    index: dict[str, Any] | None = None  # a fetched model.safetensors.index.json that could not be cached
+    hub_id: str | None = None
 
     @property
     def model_type(self) -> str:
@@ -38,6 +42,8 @@ class Model:
             "display": self.display,
             "model_type": self.model_type,
             "read_from": list(self.read_from) or [self.where],
+            "source": self.source,
+            "hub_id": self.hub_id,
             "note": self.note or None,
         }
 
@@ -54,6 +60,8 @@ def shipped(entry: dict[str, Any]) -> Model:
         f"invmap's model table ({entry['name']})",
         list(entry.get("read_from", [])),
         entry.get("note", ""),
+        source="shipped",
+        hub_id=entry.get("hub_id"),
     )
 
 
@@ -77,6 +85,11 @@ def read_json(path: Path) -> dict[str, Any]:
         lambda exc: FileAccessError(f"cannot read {shown}: {exc.strerror or exc}"),  # exit 4, as any read is
         fifo=True,
     )
+    return parse_json(data, shown)
+
+
+def parse_json(data: bytes, shown: str) -> dict[str, Any]:
+    """A JSON object read from a file or fetched (`shown` names it); else exit 3 saying why."""
     try:
         value = json.loads(data.decode("utf-8-sig"), parse_constant=_refuse_constant)
     except UnicodeDecodeError as exc:
@@ -101,15 +114,51 @@ def load_model(ref: str) -> Model:
         config_path = path / "config.json" if path.is_dir() else path
         if path.is_dir() and not config_path.exists():
             raise CatalogError(str(path), ["no config.json in this folder"])
-        config = _language_part(read_json(config_path))
-        if "model_type" not in config:
-            raise CatalogError(str(config_path), ["has no 'model_type' (needed to read its attention layout)"])
+        config = _with_type(_language_part(read_json(config_path)), str(config_path))
         name = config_path.parent.name or str(config_path)
         return consistent(Model(name, name, config, str(config_path), [], "", config_path.parent))
     entry = entry_named(model_table(), ref)
     if entry is not None:
         return consistent(shipped(entry))
-    raise unknown("model", ref, model_names(), "shipped models (invmap models); or give a path to a config.json")
+    if is_hub_id(ref):
+        return consistent(hub_model(ref))
+    raise unknown(
+        "model",
+        ref,
+        model_names(),
+        "shipped models (invmap models); or give a path to a config.json, or a Hugging Face id org/name",
+    )
+
+
+def hub_model(repo_id: str) -> Model:
+    """A Hugging Face id: the local Hugging Face cache's copy, else config.json (and the safetensors
+    index when the Hub has one) fetched and cached (hub.py)."""
+    found = cached(repo_id)
+    if found is not None:
+        snapshot, no_index = found
+        config = _with_type(_language_part(read_json(snapshot / CONFIG)), str(snapshot / CONFIG))
+        note = "read from the Hugging Face cache" + (
+            f"; the Hub has no {INDEX}: parameters counted from the config" if no_index else ""
+        )
+        where = str(snapshot / CONFIG)
+        return Model(repo_id, repo_id, config, where, [where], note, snapshot, "hub-cache", None, repo_id)
+    fetched = fetch_model(repo_id)
+    config = _with_type(_language_part(parse_json(fetched.config, fetched.config_url)), fetched.config_url)
+    index = None if fetched.index is None else parse_json(fetched.index, fetched.index_url)
+    snapshot, kept_where = store(repo_id, fetched)
+    note = f"fetched from {endpoint()}; {kept_where}" + (
+        f"; the Hub has no {INDEX}: parameters counted from the config" if index is None else ""
+    )
+    kept = index if snapshot is None else None
+    return Model(
+        repo_id, repo_id, config, fetched.config_url, [fetched.config_url], note, snapshot, "hub", kept, repo_id
+    )
+
+
+def _with_type(config: dict[str, Any], where: str) -> dict[str, Any]:
+    if "model_type" not in config:
+        raise CatalogError(where, ["has no 'model_type' (needed to read its attention layout)"])
+    return config
 
 
 def consistent(model: Model) -> Model:

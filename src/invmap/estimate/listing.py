@@ -28,6 +28,7 @@ def model_rows() -> list[dict[str, Any]]:
             {
                 "name": m.name,
                 "display": m.display,
+                "hub_id": m.hub_id,
                 "model_type": m.model_type,
                 "attention": "latent"
                 if layout.kind == "latent"

@@ -77,12 +77,13 @@ def _counted(model: Model) -> tuple[int, int]:
 
 def safetensors_total(model: Model) -> int | None:
     """The weights' bytes from model.safetensors.index.json beside config.json (metadata.total_size)."""
-    if model.folder is None:
+    if model.index is not None:  # fetched from the Hub and not cached
+        data, index = model.index, model.where.rsplit("/", 1)[0] + "/model.safetensors.index.json"
+    elif model.folder is None or not (model.folder / "model.safetensors.index.json").is_file():
         return None
-    index = model.folder / "model.safetensors.index.json"
-    if not index.is_file():
-        return None
-    data = read_json(index)
+    else:
+        index = model.folder / "model.safetensors.index.json"
+        data = read_json(index)
     total = data.get("metadata", {}).get("total_size") if isinstance(data.get("metadata"), dict) else None
     if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
         raise CatalogError(str(index), ["has no positive metadata.total_size"])

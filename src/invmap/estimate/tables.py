@@ -45,9 +45,13 @@ def folded(text: str) -> str:
 
 
 def entry_named(entries: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
-    """The entry whose name or display name is `name` (case, spaces and underscores aside)."""
+    """The entry whose name, display name or Hugging Face id (`hub_id`, a model's) is `name` (case,
+    spaces and underscores aside)."""
     wanted = folded(name)
-    return next((e for e in entries if wanted in (folded(e["name"]), folded(e["display"]))), None)
+    return next(
+        (e for e in entries if wanted in (folded(e["name"]), folded(e["display"]), folded(e.get("hub_id") or ""))),
+        None,
+    )
 
 
 def unknown(kind: str, name: str, names: tuple[str, ...], hint: str) -> Refused:

@@ -12,9 +12,16 @@ def model_line(m: dict[str, Any]) -> str:
     """The model and its source in one line: the file read, or for a shipped model where its table
     says so (`invmap models` lists each URL; a URL on every screen is too long to read)."""
     read = list(m["read_from"])
-    if read and all(r.startswith("https://") for r in read):
-        return f"model: {m['display']} ({m['model_type']}), shipped config (source: invmap models)"
-    return f"model: {m['display']} ({m['model_type']}), read from {', '.join(read)}"
+    named = f"model: {m['display']} ({m['model_type']})"
+    source = m.get("source")
+    if source == "shipped" or (source is None and read and all(r.startswith("https://") for r in read)):
+        of = f" of {m['hub_id']}" if m.get("hub_id") else ""
+        return f"{named}, shipped config{of} (source: invmap models)"
+    if source == "hub-cache":
+        return f"{named}, from the Hugging Face cache: {', '.join(read)}"
+    if source == "hub":
+        return f"{named}, fetched from {', '.join(read)}"
+    return f"{named}, read from {', '.join(read)}"
 
 
 def text(result: dict[str, Any]) -> str:
