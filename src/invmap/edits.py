@@ -26,7 +26,7 @@ from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import KINDS, STORED_FIELDS
 from invmap.location import Location, shipped_path
 from invmap.reading import BOM, read_bytes
-from invmap.spans import comment_lines, span_of
+from invmap.spans import comment_lines, plain_tables, span_of
 from invmap.validation import identifier_clashes
 from invmap.writers import locked, newline_of, require_writable, write_atomic, write_output
 
@@ -278,18 +278,47 @@ def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool 
     path = require_writable(location)
     with locked(path):
         file = _Opened(path)
-        current = file.catalog()  # an invalid catalog is refused before anything else
-        ident = entry.get("id")
-        if any(s.id == ident for s in current.sources):  # the file's own, or a base's (an overlay would patch it)
-            raise UsageError(f"id '{ident}' already exists; use `invmap edit {ident}`, or --id for a new one")
-        if not allow_duplicate:
-            for other, what in identifier_clashes(entry, current.sources):
-                raise UsageError(
-                    f"{what} is already in the map, as {other}: one source, added twice?",
-                    hint="pass --allow-duplicate to add it anyway",
-                )
         block = ("[[sources]]\n" + entry_toml(entry)).replace("\n", file.newline)  # never an inline array
-        return file.write(_appended(file.text, block, file.newline), "add this source to")
+        text = _appended(file.text, block, file.newline)
+        if plain_tables(file.text.removeprefix(BOM), file.name) is not None:  # extends nothing: validated once
+            updated = _valid_after_add(file, text, entry, allow_duplicate)
+            write_atomic(file.path, text, newline="")
+            return updated
+        _refused_add(file.catalog(), entry, allow_duplicate)  # an invalid catalog is refused before anything else
+        return file.write(text, "add this source to")
+
+
+def _refused_add(current: Any, entry: dict[str, Any], allow_duplicate: bool) -> None:
+    """Why `add` refuses `entry` beside the catalog's sources: its id taken (the file's own, or a
+    base's, which an overlay's table would patch), or (unless `allow_duplicate`) an identifier held."""
+    ident = entry.get("id")
+    if any(s.id == ident for s in current.sources):
+        raise UsageError(f"id '{ident}' already exists; use `invmap edit {ident}`, or --id for a new one")
+    if not allow_duplicate:
+        for other, what in identifier_clashes(entry, current.sources):
+            raise UsageError(
+                f"{what} is already in the map, as {other}: one source, added twice?",
+                hint="pass --allow-duplicate to add it anyway",
+            )
+
+
+def _valid_after_add(file: _Opened, text: str, entry: dict[str, Any], allow_duplicate: bool) -> Any:
+    """A file that extends nothing, with `entry` appended, validated once (not before and after): a valid
+    result holds unique ids, and the appended source is its last. Only when the result is invalid is
+    the file as it was validated too, so each refusal is worded as before (exit 3 for a file that was
+    already invalid, the taken id or identifier, else the new source's problems)."""
+    try:
+        updated = validate_bytes(text.encode("utf-8"), file.name)
+    except CatalogError:
+        _refused_add(file.catalog(), entry, allow_duplicate)
+        return file.write(text, "add this source to")  # raises the new text's problems (exit 2)
+    if not allow_duplicate:
+        _refused_add(_Sources(updated.sources[:-1]), entry, allow_duplicate)
+    return updated
+
+
+class _Sources(NamedTuple):
+    sources: Sequence[Any]
 
 
 # --- edit --------------------------------------------------------------------------------------
