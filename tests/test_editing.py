@@ -312,3 +312,14 @@ def test_add_refusals_on_the_fast_path_are_worded_as_before(cli, mine):
     twice = cli("--catalog", str(mine), "add", *add_args("Trial", arxiv=show(cli, mine, "mooncake")["arxiv"]))
     assert (twice.code, mine.read_bytes()) == (2, before)
     assert "is already in the map, as mooncake" in twice.err
+
+
+def test_rm_validates_a_catalog_that_extends_nothing_once(cli, mine, monkeypatch):
+    """`rm` on a catalog that extends nothing validates only the result: the file as it was is never
+    validated (the fast path answered), and the table is gone."""
+    from invmap import edits
+
+    monkeypatch.setattr(edits._Opened, "catalog", lambda self: pytest.fail("the file as it was was validated"))
+    result = cli("--catalog", str(mine), "rm", "mooncake", "--yes")
+    assert result.code == 0, result.err
+    assert 'id = "mooncake"' not in mine.read_text(encoding="utf-8")

@@ -493,15 +493,15 @@ def remove_sources(
     path = require_writable(location)
     with locked(path):
         file = _Opened(path)
-        current = file.catalog()
         first = file.table()
-        removed = _removed_ids(first)
-        idents = list(dict.fromkeys(target_id(current.sources, t, removed, path) for t in targets))
-        known = {s.id for s in current.sources}
+        plain = overlay.extends_of(first) is None  # its own tables are its sources: validated once, after
+        sources = _sources_held(file, first)
+        idents = list(dict.fromkeys(_target_in(file, first, sources, t) for t in targets))
+        known = {_id_of(s) for s in sources}
         text, newline = file.text, file.newline
         in_base = _base_ids(first, file.name)
         for ident in idents:
-            raw = parse_bytes(text.encode("utf-8"), file.name)
+            raw = first if text is file.text else parse_bytes(text.encode("utf-8"), file.name)
             n = _own_index(raw, ident)
             if n is None:  # only the base has it
                 text = _appended(text, table_text({"id": ident, "remove": True}, newline), newline)
@@ -511,9 +511,11 @@ def remove_sources(
                 text = _replaced(text, span, table_text({"id": ident, "remove": True}, newline))
             else:
                 text = _removed(text, span)
+        citing = citing_reports(first, idents)
+        if plain and (not known - set(idents) or (citing and not drop_citations)):
+            file.catalog()  # a refusal of a file that was already invalid says so (exit 3)
         if len(known - set(idents)) == 0:
             raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
-        citing = citing_reports(first, idents)
         if citing and not drop_citations:
             named = ", ".join(f"'{i}'" for i in idents)
             few = ", ".join(c.ident for c in citing[:3]) + (", ..." if len(citing) > 3 else "")
@@ -525,7 +527,7 @@ def remove_sources(
             )
         if citing:
             text = _without_citations(text, citing, newline, file.name)
-        return file.write(text, "remove from"), idents, len(citing)
+        return file.write(text, "remove from", was_valid=not plain), idents, len(citing)
 
 
 def restore_sources(location: Location, idents: Sequence[str]) -> Any:
