@@ -512,22 +512,31 @@ def remove_sources(
             else:
                 text = _removed(text, span)
         citing = citing_reports(first, idents)
-        if plain and (not known - set(idents) or (citing and not drop_citations)):
-            file.catalog()  # a refusal of a file that was already invalid says so (exit 3)
-        if len(known - set(idents)) == 0:
-            raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
-        if citing and not drop_citations:
-            named = ", ".join(f"'{i}'" for i in idents)
-            few = ", ".join(c.ident for c in citing[:3]) + (", ..." if len(citing) > 3 else "")
-            count = f"{len(citing)} report{'s' if len(citing) != 1 else ''}"
-            raise UsageError(
-                f"cannot remove {named} from {path}: {len(citing)} of its reports cite{'s' if len(citing) == 1 else ''} "
-                f"{'it' if len(idents) == 1 else 'them'} ({few})",
-                hint=f"--drop-citations removes the citation from the {count} (as an overlay's removal does)",
-            )
+        _refuse_removal(file, plain, known, idents, citing, drop_citations)
         if citing:
             text = _without_citations(text, citing, newline, file.name)
         return file.write(text, "remove from", was_valid=not plain), idents, len(citing)
+
+
+def _refuse_removal(
+    file: _Opened, plain: bool, known: set[Any], idents: list[str], citing: list[Citing], drop_citations: bool
+) -> None:
+    """`rm` refused: every source would go, or reports cite one (without `drop_citations`). A file not
+    validated yet (`plain`) that was already invalid is reported as such first (exit 3)."""
+    path = file.path
+    if plain and (not known - set(idents) or (citing and not drop_citations)):
+        file.catalog()
+    if len(known - set(idents)) == 0:
+        raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
+    if citing and not drop_citations:
+        named = ", ".join(f"'{i}'" for i in idents)
+        few = ", ".join(c.ident for c in citing[:3]) + (", ..." if len(citing) > 3 else "")
+        count = f"{len(citing)} report{'s' if len(citing) != 1 else ''}"
+        raise UsageError(
+            f"cannot remove {named} from {path}: {len(citing)} of its reports cite{'s' if len(citing) == 1 else ''} "
+            f"{'it' if len(idents) == 1 else 'them'} ({few})",
+            hint=f"--drop-citations removes the citation from the {count} (as an overlay's removal does)",
+        )
 
 
 def restore_sources(location: Location, idents: Sequence[str]) -> Any:
