@@ -280,3 +280,46 @@ def test_diff_reads_markdown_and_stdin(cli, tmp_path):
     toml = cli("export", "--format", "toml").out
     assert cli("diff", "shipped", "-", input=toml).code == 0
     assert cli("diff", "-", "-").code == 2
+
+
+@pytest.mark.parametrize("field", SETTABLE, ids=lambda f: f.name)
+def test_add_validates_once_and_writes_what_the_full_path_writes(cli, mine, tmp_path, monkeypatch, field):
+    """On a catalog that extends nothing, `add` validates only the result (the file as it was is never
+    validated: the fast path answered), and writes byte for byte what the full path (the file validated
+    before and after) writes, for each field's own option with its declared example."""
+    from invmap import edits
+
+    full = tmp_path / "full.toml"
+    full.write_bytes(mine.read_bytes())
+    text = field.example or f"A new {field.name}."
+    base = add_args("Trial")
+    args = [part for pair in (dict(zip(base[::2], base[1::2])) | {field.flag: text}).items() for part in pair]
+    with monkeypatch.context() as m:
+        m.setattr(edits, "plain_tables", lambda *a: None)
+        assert cli("--catalog", str(full), "add", *args).code == 0
+    with monkeypatch.context() as m:
+        m.setattr(edits._Opened, "catalog", lambda self: pytest.fail("the file as it was was validated"))
+        fast = cli("--catalog", str(mine), "add", *args)
+    assert fast.code == 0, fast.err
+    assert mine.read_bytes() == full.read_bytes()
+
+
+def test_add_refusals_on_the_fast_path_are_worded_as_before(cli, mine):
+    before = mine.read_bytes()
+    taken = cli("--catalog", str(mine), "add", *add_args("Trial", id="mooncake"))
+    assert (taken.code, mine.read_bytes()) == (2, before)
+    assert "id 'mooncake' already exists" in taken.err
+    twice = cli("--catalog", str(mine), "add", *add_args("Trial", arxiv=show(cli, mine, "mooncake")["arxiv"]))
+    assert (twice.code, mine.read_bytes()) == (2, before)
+    assert "is already in the map, as mooncake" in twice.err
+
+
+def test_rm_validates_a_catalog_that_extends_nothing_once(cli, mine, monkeypatch):
+    """`rm` on a catalog that extends nothing validates only the result: the file as it was is never
+    validated (the fast path answered), and the table is gone."""
+    from invmap import edits
+
+    monkeypatch.setattr(edits._Opened, "catalog", lambda self: pytest.fail("the file as it was was validated"))
+    result = cli("--catalog", str(mine), "rm", "mooncake", "--yes")
+    assert result.code == 0, result.err
+    assert 'id = "mooncake"' not in mine.read_text(encoding="utf-8")

@@ -26,7 +26,7 @@ from invmap.errors import CatalogError, NotFoundError, UsageError
 from invmap.fields import KINDS, STORED_FIELDS
 from invmap.location import Location, shipped_path
 from invmap.reading import BOM, read_bytes
-from invmap.spans import comment_lines, span_of
+from invmap.spans import comment_lines, plain_tables, span_of
 from invmap.validation import identifier_clashes
 from invmap.writers import locked, newline_of, require_writable, write_atomic, write_output
 
@@ -278,18 +278,47 @@ def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool 
     path = require_writable(location)
     with locked(path):
         file = _Opened(path)
-        current = file.catalog()  # an invalid catalog is refused before anything else
-        ident = entry.get("id")
-        if any(s.id == ident for s in current.sources):  # the file's own, or a base's (an overlay would patch it)
-            raise UsageError(f"id '{ident}' already exists; use `invmap edit {ident}`, or --id for a new one")
-        if not allow_duplicate:
-            for other, what in identifier_clashes(entry, current.sources):
-                raise UsageError(
-                    f"{what} is already in the map, as {other}: one source, added twice?",
-                    hint="pass --allow-duplicate to add it anyway",
-                )
         block = ("[[sources]]\n" + entry_toml(entry)).replace("\n", file.newline)  # never an inline array
-        return file.write(_appended(file.text, block, file.newline), "add this source to")
+        text = _appended(file.text, block, file.newline)
+        if plain_tables(file.text.removeprefix(BOM), file.name) is not None:  # extends nothing: validated once
+            updated = _valid_after_add(file, text, entry, allow_duplicate)
+            write_atomic(file.path, text, newline="")
+            return updated
+        _refused_add(file.catalog(), entry, allow_duplicate)  # an invalid catalog is refused before anything else
+        return file.write(text, "add this source to")
+
+
+def _refused_add(current: Any, entry: dict[str, Any], allow_duplicate: bool) -> None:
+    """Why `add` refuses `entry` beside the catalog's sources: its id taken (the file's own, or a
+    base's, which an overlay's table would patch), or (unless `allow_duplicate`) an identifier held."""
+    ident = entry.get("id")
+    if any(s.id == ident for s in current.sources):
+        raise UsageError(f"id '{ident}' already exists; use `invmap edit {ident}`, or --id for a new one")
+    if not allow_duplicate:
+        for other, what in identifier_clashes(entry, current.sources):
+            raise UsageError(
+                f"{what} is already in the map, as {other}: one source, added twice?",
+                hint="pass --allow-duplicate to add it anyway",
+            )
+
+
+def _valid_after_add(file: _Opened, text: str, entry: dict[str, Any], allow_duplicate: bool) -> Any:
+    """A file that extends nothing, with `entry` appended, validated once (not before and after): a valid
+    result holds unique ids, and the appended source is its last. Only when the result is invalid is
+    the file as it was validated too, so each refusal is worded as before (exit 3 for a file that was
+    already invalid, the taken id or identifier, else the new source's problems)."""
+    try:
+        updated = validate_bytes(text.encode("utf-8"), file.name)
+    except CatalogError:
+        _refused_add(file.catalog(), entry, allow_duplicate)
+        return file.write(text, "add this source to")  # raises the new text's problems (exit 2)
+    if not allow_duplicate:
+        _refused_add(_Sources(updated.sources[:-1]), entry, allow_duplicate)
+    return updated
+
+
+class _Sources(NamedTuple):
+    sources: Sequence[Any]
 
 
 # --- edit --------------------------------------------------------------------------------------
@@ -464,15 +493,15 @@ def remove_sources(
     path = require_writable(location)
     with locked(path):
         file = _Opened(path)
-        current = file.catalog()
         first = file.table()
-        removed = _removed_ids(first)
-        idents = list(dict.fromkeys(target_id(current.sources, t, removed, path) for t in targets))
-        known = {s.id for s in current.sources}
+        plain = overlay.extends_of(first) is None  # its own tables are its sources: validated once, after
+        sources = _sources_held(file, first)
+        idents = list(dict.fromkeys(_target_in(file, first, sources, t) for t in targets))
+        known = {_id_of(s) for s in sources}
         text, newline = file.text, file.newline
         in_base = _base_ids(first, file.name)
         for ident in idents:
-            raw = parse_bytes(text.encode("utf-8"), file.name)
+            raw = first if text is file.text else parse_bytes(text.encode("utf-8"), file.name)
             n = _own_index(raw, ident)
             if n is None:  # only the base has it
                 text = _appended(text, table_text({"id": ident, "remove": True}, newline), newline)
@@ -482,21 +511,32 @@ def remove_sources(
                 text = _replaced(text, span, table_text({"id": ident, "remove": True}, newline))
             else:
                 text = _removed(text, span)
-        if len(known - set(idents)) == 0:
-            raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
         citing = citing_reports(first, idents)
-        if citing and not drop_citations:
-            named = ", ".join(f"'{i}'" for i in idents)
-            few = ", ".join(c.ident for c in citing[:3]) + (", ..." if len(citing) > 3 else "")
-            count = f"{len(citing)} report{'s' if len(citing) != 1 else ''}"
-            raise UsageError(
-                f"cannot remove {named} from {path}: {len(citing)} of its reports cite{'s' if len(citing) == 1 else ''} "
-                f"{'it' if len(idents) == 1 else 'them'} ({few})",
-                hint=f"--drop-citations removes the citation from the {count} (as an overlay's removal does)",
-            )
+        _refuse_removal(file, plain, known, idents, citing, drop_citations)
         if citing:
             text = _without_citations(text, citing, newline, file.name)
-        return file.write(text, "remove from"), idents, len(citing)
+        return file.write(text, "remove from", was_valid=not plain), idents, len(citing)
+
+
+def _refuse_removal(
+    file: _Opened, plain: bool, known: set[Any], idents: list[str], citing: list[Citing], drop_citations: bool
+) -> None:
+    """`rm` refused: every source would go, or reports cite one (without `drop_citations`). A file not
+    validated yet (`plain`) that was already invalid is reported as such first (exit 3)."""
+    path = file.path
+    if plain and (not known - set(idents) or (citing and not drop_citations)):
+        file.catalog()
+    if len(known - set(idents)) == 0:
+        raise UsageError(f"cannot remove every source of {path}: a catalog holds at least one")
+    if citing and not drop_citations:
+        named = ", ".join(f"'{i}'" for i in idents)
+        few = ", ".join(c.ident for c in citing[:3]) + (", ..." if len(citing) > 3 else "")
+        count = f"{len(citing)} report{'s' if len(citing) != 1 else ''}"
+        raise UsageError(
+            f"cannot remove {named} from {path}: {len(citing)} of its reports cite{'s' if len(citing) == 1 else ''} "
+            f"{'it' if len(idents) == 1 else 'them'} ({few})",
+            hint=f"--drop-citations removes the citation from the {count} (as an overlay's removal does)",
+        )
 
 
 def restore_sources(location: Location, idents: Sequence[str]) -> Any:
