@@ -82,6 +82,22 @@ def test_mxfp4_backend_needs_an_engine(cli):
     assert result.code == 2 and "--mxfp4-backend describes an engine's start-up" in result.err, result.err
 
 
+@pytest.mark.parametrize(
+    ("model", "engine", "why"),
+    [("llama-3.1-8b", "vllm", "llama-3.1-8b has none"), (None, "sglang", "the SGLang estimate has no such choice")],
+)
+def test_mxfp4_backend_where_it_cannot_apply_is_refused_not_ignored(cli, model, engine, why):
+    """A kernel choice for a model without MXFP4 experts, or for SGLang, changes nothing: refused, exit 2."""
+    model = model or str(CONFIGS / "openai--gpt-oss-20b")
+    result = cli(
+        "estimate", "memory", "--model", model, "--gpu", "h100-sxm", "--engine", engine, "--mxfp4-backend", "marlin"
+    )
+    assert result.code == 2 and result.out == "", result.err
+    assert result.err == (
+        f"Error: --mxfp4-backend applies only to vLLM with a model whose experts are MXFP4 ({why}): leave it out\n"
+    )
+
+
 @pytest.mark.parametrize("name", sorted(n for n, j in JUDGED.items() if j.ok))
 def test_a_log_within_the_target_stays_within_it(name):
     judged = JUDGED[name]

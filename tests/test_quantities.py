@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -315,6 +316,8 @@ WITH["roofline"] = ["--model", "llama-3.1-8b", "--peak", "1e15", "--bandwidth", 
 CONTEXTS = {kind: [[], WITH[kind]] for kind in q.KINDS}
 CONTEXTS["roofline"].append([*WITH["roofline"], "--scenario", "decode"])
 CONTEXTS["memory"].append([*WITH["memory"], "--engine", "vllm"])  # the engine's own inputs
+MXFP4 = str(Path(__file__).parent / "fixtures" / "configs" / "openai--gpt-oss-20b")
+CONTEXTS["memory"].append(["--model", MXFP4, "--gpu", "h100-sxm", "--engine", "vllm"])  # an MXFP4 model's kernel
 
 
 @pytest.mark.parametrize(

@@ -130,6 +130,13 @@ def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple
     other model or engine: the experts are counted as the config gives them)."""
     fmt = count(model).format
     if engine == "sglang" or fmt is None or fmt.name != "mxfp4" or "experts" not in fmt.covers:
+        if inputs.options.get("mxfp4_backend") is not None:
+            why = "the SGLang estimate has no such choice" if engine == "sglang" else f"{model.name} has none"
+            raise Refused(
+                "clash",
+                f"--mxfp4-backend applies only to vLLM with a model whose experts are MXFP4 ({why}): leave it out",
+                "mxfp4_backend",
+            )
         return None, ""
     kernel = inputs.pick("mxfp4_backend")
     return vllm_mxfp4_experts(model, tp, kernel), kernel
