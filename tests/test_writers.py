@@ -277,3 +277,23 @@ def test_invmaps_own_files_are_replaced_whole_private_and_leave_signals_alone(tm
     assert own.read_text(encoding="utf-8") == '{"new": 1}' and os.stat(own).st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["links.json"]
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == held  # a command's own write blocks them; this not
+
+
+def test_an_afterword_that_looks_like_a_list_survives_export_and_import(cli, tmp_path, mine):
+    """Afterword lines shaped like steps are escaped on export (`\\-`), so import keeps them in the
+    afterword; a bare marker is not an empty step (hypothesis found `-\\t` refused as one)."""
+    lines = ["- not a step", "3. nor this", "\\- written with its backslash", "-", "plain prose"]
+    head = '[catalog]\ntitle = "T"\nprocedure = ["the one step"]\n'
+    head += "afterword = " + json.dumps("\n".join(lines)) + "\n\n"
+    catalog = tmp_path / "after.toml"
+    catalog.write_text(head + mine.read_text(encoding="utf-8"), encoding="utf-8")
+    markdown, back = tmp_path / "after.md", tmp_path / "back.toml"
+    assert cli("--catalog", str(catalog), "export", "--output", str(markdown)).code == 0
+    assert "\\- not a step\n3\\. nor this\n\\\\- written" in markdown.read_text(encoding="utf-8")
+    imported = cli("import", str(markdown), "--output", str(back))
+    assert imported.code == 0, imported.err
+    import tomllib
+
+    info = tomllib.loads(back.read_text(encoding="utf-8"))["catalog"]
+    assert info["procedure"] == ["the one step"]
+    assert info["afterword"] == "\n".join(lines)

@@ -57,8 +57,8 @@ def read_markdown(text: str, path: str) -> dict[str, Any]:
         raise CatalogError(path, ["no Markdown table found (expected a header row and a |---| row)"])
     sources, end = _table_sources(lines, start, path)
     title, preface = _preface(lines[:start])
-    procedure = [_BULLET.sub("", line).strip() for line in lines[end:] if _BULLET.match(line)]
-    afterword = [line.strip() for line in lines[end:] if line.strip() and not _BULLET.match(line)]
+    procedure = [_BULLET.sub("", line).strip() for line in lines[end:] if _is_step(line)]
+    afterword = [_unescaped(line.strip()) for line in lines[end:] if line.strip() and not _is_step(line)]
     return {
         "catalog": {
             "title": title,
@@ -254,8 +254,34 @@ def to_markdown(catalog: Catalog, links: bool = False) -> str:
     if info.procedure:
         blocks.append("\n".join(f"- {step}" for step in info.procedure))
     if info.afterword:
-        blocks.append(info.afterword)
+        blocks.append("\n".join(_escaped(line) for line in info.afterword.splitlines()))
     return "\n\n".join(blocks) + "\n"
+
+
+def _is_step(line: str) -> bool:
+    """A bullet (or numbered) line with text after its marker: a step of the procedure."""
+    return bool(_BULLET.match(line)) and bool(_BULLET.sub("", line).strip())
+
+
+_MARKER = re.compile(r"^(\s*\d*)(\\*[-*+.)]\s)")  # a list marker, maybe already escaped
+
+
+def _escaped(line: str) -> str:
+    """An afterword line that would read back as a step (or that starts with an escaped marker),
+    one more backslash before its marker, as Markdown escapes one (`\\-`, `3\\.`): export then
+    import keeps it in the afterword as written."""
+    found = _MARKER.match(line)
+    if found and (_is_step(line) or found.group(2).startswith("\\")):
+        return found.group(1) + "\\" + line[found.end(1) :]
+    return line
+
+
+def _unescaped(line: str) -> str:
+    """An afterword line as written: the backslash `_escaped` added before a leading marker taken off."""
+    found = _MARKER.match(line)
+    if found and found.group(2).startswith("\\"):
+        return found.group(1) + line[found.end(1) + 1 :]
+    return line
 
 
 _BIB_SPECIALS = {
