@@ -16,16 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "torch_dtype": "bfloat16",
-}
+# The Llama-3.1-8B-shaped config the tests use too (one copy, in tests/fixtures).
+LLAMA = json.loads((Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "llama-like.json").read_text())
 
 
 def one_run(argv: list[str]) -> tuple[float, int, int]:

@@ -128,15 +128,8 @@ OPTIONS = {
     ],
 }
 LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
+    **json.loads((Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "llama-like.json").read_text()),
     "max_position_embeddings": 131072,
-    "torch_dtype": "bfloat16",
 }
 
 

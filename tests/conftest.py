@@ -26,6 +26,8 @@ from invmap.cli import app
 ASSETS = Path(__file__).parent / "assets"
 SEED = ASSETS / "seed.md"
 REPO = Path(__file__).resolve().parent.parent
+# A Llama-3.1-8B-shaped config.json (the standard keys only), shared by the estimate tests and benchmarks.
+LLAMA_LIKE = json.loads((Path(__file__).parent / "fixtures" / "llama-like.json").read_text(encoding="utf-8"))
 
 
 def installed_invmap() -> str:

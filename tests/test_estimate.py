@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import installed_invmap
+from conftest import LLAMA_LIKE, installed_invmap
 from invmap import estimate as core
 from invmap import options as decl
 from invmap.cli import shortcuts
@@ -212,17 +212,7 @@ def write_config(folder, **config) -> str:
     return str(folder)
 
 
-LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "torch_dtype": "bfloat16",
-    "tie_word_embeddings": False,
-}
+LLAMA = {**LLAMA_LIKE, "tie_word_embeddings": False}
 
 
 def test_a_config_on_disk_folder_or_file(cli, tmp_path):

@@ -17,20 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import installed_invmap
+from conftest import LLAMA_LIKE, installed_invmap
 from invmap import estimate as core
 from invmap import quantities as q
 
-LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "torch_dtype": "bfloat16",
-}
+LLAMA = LLAMA_LIKE
 # Each estimate, as a run that reads every number of a config (a device for memory, ceilings for roofline).
 RUNS = {
     "kv": ["estimate", "kv"],

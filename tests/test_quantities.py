@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import LLAMA_LIKE, REPO
 from invmap import estimate as core
 from invmap import options as decl
 from invmap import quantities as q
@@ -157,17 +157,7 @@ def test_every_config_key_read_is_declared_with_its_bounds():
 
 
 # A model on disk that reads each declared config key, and the estimate that reads it.
-LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "max_position_embeddings": 8192,
-    "torch_dtype": "bfloat16",
-}
+LLAMA = {**LLAMA_LIKE, "max_position_embeddings": 8192}
 LATENT = {"model_type": "deepseek_v3", "num_hidden_layers": 4, "num_attention_heads": 8, "kv_lora_rank": 512}
 LATENT |= {"qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
 OPT = {"model_type": "opt", "hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, "ffn_dim": 2048}
