@@ -42,14 +42,19 @@ def terms() -> dict[str, str]:
     import tomli
 
     data = tomli.loads(resources.files("invmap").joinpath("data/chinese.toml").read_text(encoding="utf-8"))
-    table = {str(k): str(v["english"]) for k, v in data.get("terms", {}).items()}
+    table = {str(k).casefold(): str(v["english"]) for k, v in data.get("terms", {}).items()}
     return dict(sorted(table.items(), key=lambda kv: -len(kv[0])))
 
 
 def in_english(text: str) -> str:
-    """A symptom for matching: each known Chinese term followed by its English words, and every CJK
-    run as bigrams (the English answer is the same for both)."""
+    """A symptom for matching: every CJK run as bigrams, then the English words of each known Chinese
+    term it holds (letters in either case: `PD分离` or `pd分离`), a term inside a longer known one
+    not read again, and each English phrase once (吞吐 and 吞吐量 both say `throughput`)."""
     if not has_cjk(text):
         return text
-    found = [english for term, english in terms().items() if term in text]
+    rest, found = text.casefold(), []
+    for term, english in terms().items():  # longest first: 投机解码 is read once, not also as 解码
+        if term in rest:
+            rest = rest.replace(term, " ")
+            found += [english] if english not in found else []
     return bigrams(text) + (" " + " ".join(found) if found else "")
