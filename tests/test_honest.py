@@ -365,3 +365,34 @@ def test_a_shipped_chinese_report_is_found_by_its_own_title(cli):
         if report["id"] not in found:
             missed.append(report["id"])
     assert missed == []
+
+
+# Each glossary entry's names (term, expansion, aliases): any of them means the others.
+GLOSSARY = [
+    [term, *([entry["expansion"]] if entry.get("expansion") else []), *entry.get("aliases", [])]
+    for term, entry in CATALOG["glossary"].items()
+]
+
+
+def _named_by(names: list[str]) -> set[str]:
+    """The gap topics a symptom that is one of `names` may name: those with a cue all of whose words one
+    of the names holds (a word of five letters or more compared by its first six: `quantized`, `quantization`)."""
+
+    def words(text: str) -> list[str]:  # an acronym stays whole: TPS is not TP
+        return [w[:6] if len(w) > 4 else w for w in re.findall(r"[a-z0-9]+", text.casefold())]
+
+    held = {w for name in names for w in words(name)}
+    return {gap["topic"] for _, gap in GAPS if any(set(words(cue)) <= held for cue in gap["cues"])}
+
+
+def test_a_gap_is_named_by_the_symptoms_own_words_never_by_another_terms_glossary_names(cli):
+    # `throughput` once named tensor parallelism: its alias TPS stems to `tp`, the cue of TP.
+    wrong = {}
+    for names in GLOSSARY:
+        for name in names:
+            said = {t for level in triage(cli, name) for t in level["coverage"]["uncovered"] if t in TOPICS}
+            if said - _named_by(names):
+                wrong[name] = sorted(said - _named_by(names))
+    assert wrong == {}
+    assert sum(map(len, GLOSSARY)) > 100
+    assert {t for names in GLOSSARY for t in _named_by(names)}  # some names do name a gap (EP, TP, quantization)

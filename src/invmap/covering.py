@@ -30,6 +30,7 @@ LEVEL_SHARE = 0.5  # a word more than half the levels' definitions use is the ma
 OWN_COLUMNS = ("name", "title", "keywords", "mechanism", "objective", "question", "parts")
 CODE_OWN = ("places", "settings")
 STATUSES = ("covered", "partial", "none")
+ACRONYM = 4  # a one-word cue this short is an acronym, matched only whole
 SETTINGS_SHOWN = 3  # engine settings a level's `next` lists
 # What recreates a level's mechanism on invmap itself: (kind, command, what it shows); the commands are
 # those `invmap simulate --help` and `invmap estimate --help` give as examples.
@@ -79,7 +80,12 @@ def read(index: Any, parsed: Any) -> Reading:
         held.append({s for part in stems[at : at + 1 + len(g.alternatives)] for s in part})
         at += 1 + len(g.alternatives)
     every = set().union(*typed, *held) if held else set()
-    reading = Reading(gaps=_gaps(index, every), stems=every)
+    # A gap is named by the symptom's own words (stemmed: `quantized` names quantization), a typo's
+    # correction, or a glossary name of a word it holds taken whole (`EP` is expert parallelism), never by
+    # a glossary name's stem: throughput's alias `TPS` stems to `tp`, which is not the reporter saying TP.
+    fixed = index.stems([g.read_as for g in groups if g.read_as])
+    named = {w.casefold() for g in groups for a in g.alternatives for w in a}
+    reading = Reading(gaps=_gaps(index, set().union(*typed, *fixed), named), stems=every)
     gap_stems = {s for gap in reading.gaps for s in gap["stems"]}
     sources = max(index.count(), 1)
     levels = max(len(index.level_details()), 1)
@@ -96,18 +102,30 @@ def read(index: Any, parsed: Any) -> Reading:
     return reading
 
 
-def _gaps(index: Any, stems: set[str]) -> list[dict[str, Any]]:
-    """[{topic, code, stems}] of each declared topic one of whose cues the symptom's stems hold."""
+def _gaps(index: Any, stems: set[str], named: set[str]) -> list[dict[str, Any]]:
+    """[{topic, code, stems}] of each declared topic one of whose cues the symptom's stems hold, or
+    whose words (unstemmed) the glossary names of the symptom's words hold."""
+    from invmap.search.terms import words_of
+
     out: list[dict[str, Any]] = []
     declared = [(level["code"], gap) for level in index.level_details() for gap in level.get("not_covered") or ()]
     every = index.stems([cue for _, gap in declared for cue in gap["cues"]])  # one stemming for all cues
     at = 0
     for code, gap in declared:
         cues, at = every[at : at + len(gap["cues"])], at + len(gap["cues"])
-        hit = [set(c) for c in cues if c and set(c) <= stems]
+        hit = [set(c) for c, cue in zip(cues, gap["cues"]) if c and _holds(set(words_of(cue)), set(c), stems, named)]
         if hit:
             out.append({"topic": gap["topic"], "code": code, "stems": set().union(*hit)})
     return out
+
+
+def _holds(words: set[str], stems: set[str], symptom_stems: set[str], named: set[str]) -> bool:
+    """Whether the symptom names a cue: its words whole among the symptom's words and their glossary
+    names, or its stems among the symptom's own; an acronym (one word of at most ACRONYM letters)
+    only whole, since the stemmer makes `TPS` the `tp` of TP."""
+    if words <= named:
+        return True
+    return not (len(words) == 1 and len(next(iter(words))) <= ACRONYM) and stems <= symptom_stems
 
 
 def matching(index: Any, reading: Reading, where: str, params: Sequence[Any]) -> tuple[set[int], list[str]]:
@@ -198,7 +216,7 @@ def named_gaps(index: Any, text: str) -> list[str]:
     words = words_of(text)
     if not words:
         return []
-    reading = Reading(gaps=_gaps(index, {s for part in index.stems(words) for s in part}))
+    reading = Reading(gaps=_gaps(index, {s for part in index.stems(words) for s in part}, set(words)))
     lines = []
     for code in dict.fromkeys(g["code"] for g in reading.gaps):
         here = Reading(gaps=[g for g in reading.gaps if g["code"] == code])
