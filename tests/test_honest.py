@@ -238,6 +238,41 @@ def test_a_measured_or_specific_symptom_is_not_vague(cli, symptom):
     assert json.loads(result.out)[0]["confidence"] != "low" or symptom.startswith("tensor")
 
 
+# A failure with no component named: low confidence, one line asking for the part that fails, exit 0
+
+
+@pytest.mark.parametrize(
+    "symptom",
+    ["sglang crashes", "engine hangs with no output after some requests", "vllm hangs after a few hours, no output"],
+)
+def test_a_failure_with_no_component_named_is_low_confidence_and_asks_for_the_part(cli, symptom):
+    result = cli("triage", symptom, "--json")
+    assert result.code == 0
+    levels = json.loads(result.out)
+    assert levels and all(level["confidence"] == "low" for level in levels)
+    assert result.err.splitlines() == [
+        "a failure with no component named, so every level is a guess: say which part fails (a kernel or "
+        "attention backend: L1; the scheduler: L2; a KV transfer engine: L5), or paste the error's last lines"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("symptom", "code"),
+    [
+        ("AssertionError in scheduler when running with chunked prefill", "L2"),
+        ("PD disaggregation hangs with nixl", "L5"),
+        ("Segmentation fault in mooncake transfer engine", "L5"),
+        ("CUDA error: an illegal memory access was encountered", "L1"),
+        ("server crashes with CUDA out of memory when context is long", "L3"),
+    ],
+)
+def test_a_failure_that_names_its_component_is_placed(cli, symptom, code):
+    result = cli("triage", symptom, "--json")
+    assert result.code == 0 and "no component named" not in result.err
+    first = json.loads(result.out)[0]
+    assert first["code"] == code and first["confidence"] != "low"
+
+
 # The next step: each level's engine settings (from `settings`) and, at L2 and L3, the command that recreates it
 
 

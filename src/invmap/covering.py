@@ -20,6 +20,7 @@ or `none` (no source of the level matches).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,21 @@ COMMANDS: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
 }  # fmt: skip
 VAGUE = "say what you measured: TTFT, TPOT or throughput, at what load; or pass --metrics or --bench"
+# A failure (issue 46 §2: a hang, crash, failed assertion, bad access, NaN or garbage output) points to
+# the component it names; when the first level's own symptoms name no failure, no component was named
+# that the map knows, and the answer says so at low confidence rather than guess from other words.
+FAILURE = re.compile(
+    r"\b(?:hangs?|hung|hanging|deadlock(?:s|ed)?|crash(?:es|ed|ing)?|segfaults?|segmentation fault|core dumped"
+    r"|assert(?:ion)?s?|assertionerror|illegal memory access|nan|garbage|gibberish)\b",
+    re.IGNORECASE,
+)
+PRODUCTS = frozenset(
+    {"output", "outputs", "response", "responses", "result", "results", "token", "tokens"}
+)  # what failed to come, not where
+UNPLACED = (
+    "say which part fails (a kernel or attention backend: L1; the scheduler: L2; a KV transfer engine: L5), "
+    "or paste the error's last lines"
+)
 
 
 @dataclass
@@ -80,12 +96,7 @@ def read(index: Any, parsed: Any) -> Reading:
         held.append({s for part in stems[at : at + 1 + len(g.alternatives)] for s in part})
         at += 1 + len(g.alternatives)
     every = set().union(*typed, *held) if held else set()
-    # A gap is named by the symptom's own words (stemmed: `quantized` names quantization), a typo's
-    # correction, or a glossary name of a word it holds taken whole (`EP` is expert parallelism), never by
-    # a glossary name's stem: throughput's alias `TPS` stems to `tp`, which is not the reporter saying TP.
-    fixed = index.stems([g.read_as for g in groups if g.read_as])
-    named = {w.casefold() for g in groups for a in g.alternatives for w in a}
-    reading = Reading(gaps=_gaps(index, set().union(*typed, *fixed), named), stems=every)
+    reading = Reading(gaps=_named(index, groups, typed), stems=every)
     gap_stems = {s for gap in reading.gaps for s in gap["stems"]}
     sources = max(index.count(), 1)
     levels = max(len(index.level_details()), 1)
@@ -100,6 +111,15 @@ def read(index: Any, parsed: Any) -> Reading:
         known = bool(index.known(sorted(mine), ("fts",)))
         reading.words.append(Word(" ".join(g.words), own, expression(g.alternatives, CODE_OWN), mine, known))
     return reading
+
+
+def _named(index: Any, groups: Sequence[Any], typed: Sequence[set[str]]) -> list[dict[str, Any]]:
+    """The gaps the symptom names: by its own words (stemmed: `quantized` names quantization), a typo's
+    correction, or a glossary name of a word it holds taken whole (`EP` is expert parallelism), never by
+    a glossary name's stem: throughput's alias `TPS` stems to `tp`, which is not the reporter saying TP."""
+    fixed = index.stems([g.read_as for g in groups if g.read_as])
+    named = {w.casefold() for g in groups for a in g.alternatives for w in a}
+    return _gaps(index, set().union(*typed, *fixed), named)
 
 
 def _gaps(index: Any, stems: set[str], named: set[str]) -> list[dict[str, Any]]:
@@ -200,6 +220,19 @@ def vague(reading: Reading, parsed: Any) -> bool:
     if reading.words or reading.gaps or parsed.spans:
         return False
     return not any(ch.isdigit() for g in parsed.groups for w in g.words for ch in w)
+
+
+def unplaced(index: Any, text: str, reading: Reading, levels: Sequence[dict[str, Any]]) -> bool:
+    """A failure whose component the first level does not place: none of its matched symptoms holds a
+    specific word of the symptom other than the failure's own and what it produced (`sglang crashes`
+    matched only by `crashes`; `engine hangs with no output`, ranked by `output`). `PD disaggregation
+    hangs with nixl` is placed by `PD-disaggregated serving`, `AssertionError in scheduler` by its scheduler."""
+    if not levels or not FAILURE.search(text):
+        return False
+    lines = levels[0]["matched"]
+    held = {s for stem in index.stems(list(lines)) for s in stem} if lines else set()
+    named = [w for w in reading.words if not FAILURE.fullmatch(w.text) and w.text not in PRODUCTS]
+    return not any(w.stems & held for w in named)
 
 
 def _names(items: Sequence[str]) -> str:

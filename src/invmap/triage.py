@@ -136,6 +136,13 @@ def triage(
         for code, score, votes in shown
         if code in details
     ]
+    notes["unplaced"] = (
+        not notes["vague"]
+        and not _OUT_OF_MEMORY.search(kept_text)  # an OOM names what failed: memory
+        and covering.unplaced(index, kept_text, notes["reading"], levels)
+    )
+    for level in levels if notes["unplaced"] else ():
+        level["confidence"] = "low"
     return levels, notes
 
 

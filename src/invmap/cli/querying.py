@@ -259,6 +259,10 @@ def triage(ctx: typer.Context, args: Args) -> None:
         from invmap.covering import VAGUE
 
         say(f"a vague symptom, so every level is a guess: {VAGUE}")
+    if found.notes.get("unplaced") and found.found and measured is None:
+        from invmap.covering import UNPLACED
+
+        say(f"a failure with no component named, so every level is a guess: {UNPLACED}")
     to_person = run.env.stdout_isatty and not out.machine
     if to_person:
         for typed, used in found.notes["corrected"].items():
