@@ -212,6 +212,7 @@ FLOORS = (
         "invmap.search",
         "invmap.triage",
         "invmap.covering",
+        "invmap.quoting",
         "invmap.glossary",
         "invmap.overview",
         "invmap.measure",

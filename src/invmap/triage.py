@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from invmap import cjk, covering
+from invmap import cjk, covering, quoting
 from invmap.marks import MARK, unmarked
 
 SHOWN = 3  # the items (symptoms, metrics, ...) `matched` lists per level
@@ -32,6 +32,8 @@ EVIDENCE_ROWS = 400  # evidence rows read per symptom (far more than any level h
 STRENGTH = 12.0  # BM25 of the best evidence row at which a match counts as strong (set from dev.json)
 FLOOR = 0.25  # a level scoring below this share of the best is left out unless --all (set from dev.json)
 REPORTS_SHOWN = 3
+PHRASE_VOTE = 2.0  # a report whose title holds the quoted message votes as twice the best evidence row,
+# and its level gets a third part of the score for the quote alone
 ITEMS_SHARE = 1.0  # the levels' own definitions weigh half again as much as the reports' votes
 KEYS = ("code", "title", "score", "confidence", "matched", "excluded", "corrected", "question", "sources",
         "coverage", "next", "reports", "evidence")  # fmt: skip
@@ -122,7 +124,11 @@ def triage(
         return [], notes
     parsed = engine.build_query(index, plain, (), tables=("fts", "evidence"))
     notes["corrected"] = {typed: used for typed, used in parsed.corrections()}
-    scored, strength = _ranked(index, parsed)
+    quoted = quoting.phrases(" ".join(words))  # none: the reports are not read
+    reports = index.reports() if quoted else []
+    notes["phrases"] = quoting.matching(reports, quoted)
+    phrased = [(r, notes["phrases"][r["id"]] in quoted) for r in reports if r["id"] in notes["phrases"]]
+    scored, strength = _ranked(index, parsed, phrased)
     if not scored:
         return [], notes
     if every:
@@ -173,8 +179,12 @@ def _expression(parsed: Any) -> str:
     return " OR ".join(e for g in parsed.groups if (e := engine.group_expression(g, ("text",))))
 
 
-def _ranked(index: Any, parsed: Any) -> tuple[list[tuple[str, float, list[tuple[str, float]]]], float]:
-    """[(level code, score 0-100, [(report id, its vote)])] best first, and the best row's BM25."""
+def _ranked(
+    index: Any, parsed: Any, phrased: Sequence[tuple[dict[str, Any], bool]] = ()
+) -> tuple[list[tuple[str, float, list[tuple[str, float]]]], float]:
+    """[(level code, score 0-100, [(report id, its vote)])] best first, and the best row's BM25; the
+    reports in `phrased` (their titles share a quoted message) vote as PHRASE_VOTE times the best row,
+    and those holding the whole message (True) give their level a part of the score of its own."""
     expression = _expression(parsed)
     if not expression:
         return [], 0.0
@@ -197,6 +207,19 @@ def _ranked(index: Any, parsed: Any) -> tuple[list[tuple[str, float, list[tuple[
                     voters.setdefault(code, []).append((kind[7:], share * relevance))
         else:
             items.setdefault(level, []).append(KIND_WEIGHT.get(kind, 1.0) * relevance * covered.get(rowid, 0.0))
+    quoted = _phrase_votes(phrased, PHRASE_VOTE * max(r[4] for r in rows), votes, voters)
+    combined, parts = _combined(items, votes, quoted)
+    strength = max(r[4] for r in rows)
+    scale = min(strength / STRENGTH, 1.0)
+    ranked = sorted(combined, key=lambda c: (-combined[c], c))
+    return [(c, round(100.0 * scale * combined[c] / parts, 1), voters.get(c, [])) for c in ranked], strength
+
+
+def _combined(
+    items: dict[str, list[float]], votes: dict[str, float], quoted: dict[str, float]
+) -> tuple[dict[str, float], float]:
+    """Each level's parts of the score (its items', its votes', its quote's), each relative to the
+    best level's, and how many parts there are."""
     item_score = {
         code: sum(w * v for w, v in zip(ITEM_DECAY, sorted(values, reverse=True))) for code, values in items.items()
     }
@@ -206,13 +229,33 @@ def _ranked(index: Any, parsed: Any) -> tuple[list[tuple[str, float, list[tuple[
     combined = {
         code: ITEMS_SHARE * item_score.get(code, 0.0) / top_items
         + (votes.get(code, 0.0) / top_votes if has_votes else 0.0)
+        + quoted.get(code, 0.0)
         for code in set(item_score) | set(votes)
     }
-    parts = ITEMS_SHARE + 1.0 if has_votes else ITEMS_SHARE
-    strength = max(r[4] for r in rows)
-    scale = min(strength / STRENGTH, 1.0)
-    ranked = sorted(combined, key=lambda c: (-combined[c], c))
-    return [(c, round(100.0 * scale * combined[c] / parts, 1), voters.get(c, [])) for c in ranked], strength
+    return combined, (ITEMS_SHARE + 1.0 if has_votes else ITEMS_SHARE) + (1.0 if quoted else 0.0)
+
+
+def _phrase_votes(
+    phrased: Sequence[tuple[dict[str, Any], bool]],
+    vote: float,
+    votes: dict[str, float],
+    voters: dict[str, list[tuple[str, float]]],
+) -> dict[str, float]:
+    """Add each phrased report's vote for its level (half for its secondary), merged with the vote it
+    already had as a word match; return each level's own share for the quote (1, or 0.5 as a secondary),
+    a part of the score beside the items' and the votes'."""
+    shares: dict[str, float] = {}
+    for report, whole in phrased:
+        for code, share in ((report["primary"], 1.0), (report["secondary"], 0.5)):
+            if not code:
+                continue
+            if whole:  # a title that only a longer paste holds is a shorter, commoner message: a vote alone
+                shares[code] = max(shares.get(code, 0.0), share)
+            votes[code] = votes.get(code, 0.0) + share * vote
+            had = dict(voters.get(code, []))
+            had[report["id"]] = had.get(report["id"], 0.0) + share * vote
+            voters[code] = list(had.items())
+    return shares
 
 
 def _coverage(index: Any, parsed: Any, rowids: set[int]) -> dict[int, float]:
@@ -269,7 +312,7 @@ def _level(
         "title": level["title"],
         "score": score,
         "confidence": "low" if notes.get("vague") else confidence(score, runner),
-        "matched": [unmarked(m) for m in matched],
+        "matched": [*_phrase_lines(best_reports, notes), *(unmarked(m) for m in matched)],
         "excluded": list(notes["excluded"]),
         "corrected": dict(notes["corrected"]),
         "question": level["question"],
@@ -285,6 +328,12 @@ def _level(
         "_filtered": filtered_out(index, level["code"], filters),
         "_gap": gap,
     }
+
+
+def _phrase_lines(best_reports: Sequence[tuple[str, float]], notes: dict[str, Any]) -> list[str]:
+    """A `matched` line for each shown report whose title holds the quoted message."""
+    said = notes.get("phrases") or {}
+    return [f'"{said[i]}" is in the title of report {i}' for i, _ in best_reports if i in said]
 
 
 def _sources(
