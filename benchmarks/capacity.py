@@ -9,6 +9,7 @@ p90 of the absolute error on the development and held-out halves, and how many a
 
 from __future__ import annotations
 
+import collections
 import math
 import statistics
 import subprocess
@@ -73,6 +74,21 @@ def errors() -> None:
             f"{name}: {len(half)} judged, {sum(j.ok for j in half)} within the target; "
             f"median |error| {100 * statistics.median(absolute):.1f}%, p90 {100 * p90(absolute):.1f}%"
         )
+    # Many logs come from one sweep (one machine, one release): the count without the largest source.
+    scored = [j for j in judged if j.error is not None]
+    origins = collections.Counter(origin(j.case.log["source"]) for j in scored)
+    largest, count = origins.most_common(1)[0]
+    rest = [j for j in scored if origin(j.case.log["source"]) != largest]
+    print(
+        f"{count} judged logs come from {largest} ({sum(j.ok for j in scored if j not in rest)} within); "
+        f"of the {len(rest)} from elsewhere, {sum(j.ok for j in rest)} are within the target"
+    )
+
+
+def origin(source: str) -> str:
+    """The GitHub repository (owner/name) or the host a log was read from."""
+    parts = source.split("/")
+    return "/".join(parts[3:5]) if parts[2] == "github.com" else parts[2]
 
 
 def wall(args: list[str]) -> float:
