@@ -101,10 +101,15 @@ def test_mxfp4_backend_where_it_cannot_apply_is_refused_not_ignored(cli, model, 
     )
 
 
-@pytest.mark.parametrize("name", sorted(n for n, j in JUDGED.items() if j.ok))
+# The logs within the target when this pin was last written (a deliberate change to the engine model
+# rewrites it; a log that drops out of the target fails here by name).
+WITHIN_PIN = json.loads((Path(__file__).parent / "assets" / "startup-within.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", WITHIN_PIN)
 def test_a_log_within_the_target_stays_within_it(name):
     judged = JUDGED[name]
-    assert startup_cases.within(judged.estimated, judged.logged), (judged.estimated, judged.logged)
+    assert judged.ok and startup_cases.within(judged.estimated, judged.logged), (judged.estimated, judged.logged)
 
 
 def test_the_engine_model_names_the_engines_quantities(cli):
