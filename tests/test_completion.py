@@ -176,7 +176,7 @@ def answers(tmp_path_factory):
             env=env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=600,  # a hang guard: one shell takes ~10 s on a quiet machine, minutes under load
         )
         assert done.returncode == 0, done.stderr
         out[shell] = json.loads(done.stdout)
