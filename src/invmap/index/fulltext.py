@@ -3,10 +3,13 @@ BM25, highlighted text, raw cells and the columns' average lengths."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
 from invmap.index.connection import Connection
 from invmap.index.schema import AT_ONCE, CODE_COLUMNS, LEVEL_COLUMNS, SEARCH_COLUMNS
+
+JSON_EACH = sqlite3.sqlite_version_info >= (3, 38)  # JSON functions built in from 3.38
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,6 +38,27 @@ class FullTextReads(Connection):
         if where:
             sql += f" AND +rowid IN (SELECT pos FROM sources WHERE {where})"
         return {rowid: -score for rowid, score in self._rows(sql, [expression, *params])}
+
+    def bm25_among(
+        self, table: str, expression: str, weights: Sequence[float], rowids: Sequence[int]
+    ) -> dict[int, float]:
+        """`bm25` of the rows among `rowids` only: the same values (FTS5 takes a word's rarity and the
+        columns' average lengths from the whole table, never from the rows a filter keeps), worked out
+        for those rows alone. The rowids go in as one JSON array (`json_each`, built in from SQLite
+        3.38; before it, every row's BM25 is read and these kept); `+rowid IN` keeps SQLite from
+        handing them to FTS5 one MATCH each."""
+        import json
+
+        if not rowids:
+            return {}
+        if not JSON_EACH:
+            wanted = set(rowids)
+            return {r: v for r, v in self.bm25(table, expression, weights).items() if r in wanted}
+        sql = (
+            f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) FROM {table} "
+            f"WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?))"
+        )
+        return {rowid: -score for rowid, score in self._rows(sql, [expression, json.dumps(sorted(set(rowids)))])}
 
     def highlights(
         self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]

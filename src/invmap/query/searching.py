@@ -80,18 +80,17 @@ def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
     or why each matched: what triage needs to order a level's sources, at any size."""
     from invmap import search as engine
 
-    last_index, last_args, hits = _LAST_RANKING
+    last_index, last_args, ranking = _LAST_RANKING
     if last_index is not index or last_args != tuple(args):  # triage asks once per level: ranked once
         query = engine.build_query(index, args, TEXT_FIELDS)
-        hits = _ranking(index, query, Filters(), list(DEFAULT_COLUMNS), None)
-        _LAST_RANKING[:] = [index, tuple(args), hits]  # the index itself, never its id (ids are reused)
+        ranking = engine.Ranking(index, query, list(DEFAULT_COLUMNS), WEIGHTS)
+        _LAST_RANKING[:] = [index, tuple(args), ranking]  # the index itself, never its id (ids are reused)
     if not filters.where:
-        return list(hits)
-    allowed = set(index.values("pos", filters.where, filters.params))
-    return [h for h in hits if h.rowid in allowed]
+        return ranking.hits()
+    return ranking.hits(set(index.values("pos", filters.where, filters.params)))
 
 
-_LAST_RANKING: list[Any] = [None, None, []]  # (index, args, every hit) of the last whole ranking made
+_LAST_RANKING: list[Any] = [None, None, None]  # (index, args, ranking) of the last whole ranking made
 
 
 def _both(

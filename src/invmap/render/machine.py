@@ -42,6 +42,30 @@ def to_json(data: Any, indent: int | None = 2) -> str:
     return json_safe(text) + "\n"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_TEXT = frozenset({str})
+# Between the items of records encoded together: raw control characters are never in the C encoder's
+# output (it escapes them in strings), so these mark where the line breaks and indents go.
+_ITEM_MARK, _RECORD_MARK = "\x00", "\x01"
+_TOGETHER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=("," + _ITEM_MARK, ": ")).encode
+
+
+def _flat(value: Any) -> bool:
+    """A dict of scalars with text keys: one `_records` can write it."""
+    return type(value) is dict and _TEXT.issuperset(map(type, value)) and _SCALARS.issuperset(map(type, value.values()))
+
+
+def _records(values: Sequence[dict[str, Any]], newline: str) -> str:
+    """`_indented` of a list of non-empty flat dicts (a triage level's 23,000 sources), from one C
+    encoder call over the whole list: its items are parted by `,` and a mark, and a part that follows
+    a `}` is between two records (a scalar never ends in `}`); the marks become line breaks and indents."""
+    inner, deeper = newline + "  ", newline + "    "
+    text = _TOGETHER(values)[2:-2]  # without the outer `[{` and `}]`
+    text = text.replace("}," + _ITEM_MARK + "{", _RECORD_MARK).replace("," + _ITEM_MARK, "," + deeper)
+    text = text.replace(_RECORD_MARK, inner + "}," + inner + "{" + deeper)
+    return "[" + inner + "{" + deeper + text + inner + "}" + newline + "]"
+
+
 class _Unusual(Exception):
     """A value `_indented` leaves to `json.dumps` (a key that is not text)."""
 
@@ -61,6 +85,8 @@ def _indented(value: Any, newline: str) -> str:
     if isinstance(value, (list, tuple)):
         if not value:
             return "[]"
+        if all(v and _flat(v) for v in value):
+            return _records(value, newline)
         return "[" + inner + ("," + inner).join(_indented(v, inner) for v in value) + newline + "]"
     return _ENCODE(value)
 

@@ -17,18 +17,18 @@ The modules, one job each:
   expressions.py  FTS5 expressions of phrases and groups
   coverage.py     the coverage-first ranking (`rank`: triage's level items, places and settings)
   rarity.py       how much a word counts: IDF and how ordinary an English word it is
-  bm25f.py        `search`'s BM25F ranking (`weighted`)
+  bm25f.py        `search`'s BM25F ranking (`weighted`, `Ranking`)
 """
 
 from __future__ import annotations
 
-from invmap.search.bm25f import weighted
+from invmap.search.bm25f import Ranking, weighted
 from invmap.search.coverage import exact_filter, rank
 from invmap.search.expressions import expression, group_expression, phrase
 from invmap.search.parsing import build_query, parse
 from invmap.search.terms import STOP_WORDS, Group, Hit, Query, words_of
 
 __all__ = [
-    "STOP_WORDS", "Group", "Hit", "Query", "build_query", "exact_filter", "expression",
+    "STOP_WORDS", "Group", "Hit", "Query", "Ranking", "build_query", "exact_filter", "expression",
     "group_expression", "parse", "phrase", "rank", "weighted", "words_of",
 ]  # fmt: skip

@@ -41,99 +41,122 @@ def weighted(
     allowed = set(index.values("pos", where, params)) if where else None
     if allowed is not None and not allowed:
         return []
-    hits = _weighted(index, query, columns, weights, allowed, limit)
-    if allowed is not None:
-        hits = [h for h in hits if h.rowid in allowed]
-    return hits[:limit] if limit is not None else hits
+    return Ranking(index, query, columns, weights).hits(allowed, limit)
 
 
-def _weighted(
-    index: Index,
-    query: Query,
-    columns: Sequence[str],
-    weights: dict[str, float],
-    allowed: set[int] | None = None,
-    limit: int | None = None,
-) -> list[Hit]:
-    """`weighted` over the whole catalog: the weighed rows, then those of the rest in the cheap order
-    that `allowed` holds (every one, or the first `limit`: no more can be shown)."""
-    from invmap.index import SEARCH_COLUMNS  # a `field:word` naming another table's column counts for nothing here
+class Ranking:
+    """One query's BM25F ranking of the whole catalog, made once and read for any filter (triage
+    orders each level's sources by it). The rows weighed field by field are the RERANKED first in
+    the cheap order (the rarity of the words a row covers, then holding the phrase, then FTS5's own
+    BM25, then the rowid); the others follow in that order. The first two parts of that key split
+    the candidates into tiers, worked out in Python from the rows each word matches; FTS5's BM25 is
+    asked only for the rows of the tiers an answer reaches into (a row of a later tier cannot come
+    before one of an earlier tier, whatever its BM25), never for every candidate of a common word."""
 
-    expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
-    sets = [set(index.match("fts", e)) if e else set() for e in expressions]
-    matched = rows_held(index, query, sets, "fts", columns, "", ())
-    if not matched:
-        return []
-    total = index.count()
-    rarity = [idf(total, len(rows)) * g.weight * plainness(g) for g, rows in zip(query.groups, sets)]
-    content = [w for w in query.words if w not in STOP_WORDS]
-    forms = query.phrases() if len(content) > 1 else []
-    phrased = set(index.match("fts", expression(forms, columns))) if forms else set()
-    weighed, rest = list(matched), []
-    if len(weighed) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
-        keys = _cheap_order(index, list(matched), expressions, list(zip(rarity, sets)), phrased, columns, weights)
-        weighed, rest = _cut(keys, allowed, limit)
-    strength = _bm25f(index, query, forms, weighed, columns, weights)
-    phrase_rarity = idf(total, len(phrased)) * max(len(content) - 1, 1) if forms else 0.0
-    whole = _whole(index, query, weighed, columns)
-    weighed = [r for r in weighed if r in strength]  # text that could not be read (a damaged index) is left out
-    scored, best = _summed(weighed, strength, [*rarity, phrase_rarity], whole)
-    if LINK:
-        scored = _lent(index, scored, weighed)
-    ceiling = max(sum(best), max(scored.values(), default=0.0)) or 1.0
-    return _hits(scored, ceiling, rest, matched, phrased)
+    def __init__(self, index: Index, query: Query, columns: Sequence[str], weights: dict[str, float]) -> None:
+        from invmap.index import SEARCH_COLUMNS  # a `field:word` naming another table's column counts for nothing here
 
+        self.index, self.query = index, query
+        expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
+        sets = [set(index.match("fts", e)) if e else set() for e in expressions]
+        self.matched = rows_held(index, query, sets, "fts", columns, "", ())
+        self.top: list[Hit] = []
+        self.cheap: dict[int, float] = {}  # rowid -> FTS5's BM25 (higher is better), asked for as needed
+        self.tiers: list[tuple[tuple[float, bool], list[int]]] = []  # after the weighed rows, best first
+        self.phrased: set[int] = set()
+        if not self.matched:
+            return
+        total = index.count()
+        rarity = [idf(total, len(rows)) * g.weight * plainness(g) for g, rows in zip(query.groups, sets)]
+        content = [w for w in query.words if w not in STOP_WORDS]
+        forms = query.phrases() if len(content) > 1 else []
+        self.phrased = set(index.match("fts", expression(forms, columns))) if forms else set()
+        self.every = " OR ".join(e for e in expressions if e)
+        self.order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
+        weighed = list(self.matched)
+        if len(weighed) > RERANKED:  # only the best by rarity covered, then FTS5's own BM25, are weighed
+            weighed = self._weighed(list(zip(rarity, sets)))
+        phrase_rarity = idf(total, len(self.phrased)) * max(len(content) - 1, 1) if forms else 0.0
+        self.top = self._scored(forms, weighed, columns, weights, [*rarity, phrase_rarity])
 
-def _hits(
-    scored: dict[int, float], ceiling: float, rest: Sequence[int], matched: dict[int, int], phrased: set[int]
-) -> list[Hit]:
-    """The weighed rows best first, each scored 0.1-100 against the `ceiling`, then the `rest` at the
-    last one's score."""
-    order = sorted(scored, key=lambda r: (-scored[r], r))
-    hits = [
-        Hit(r, round(100.0 * min(scored[r] / ceiling, 1.0), 1) or 0.1, matched[r], r in phrased, scored[r])
-        for r in order
-    ]
-    floor = hits[-1].score if hits else 100.0
-    for r in rest:  # beyond the weighed rows (a large catalog): in the cheap order, never above them
-        hits.append(Hit(r, floor, matched[r], r in phrased, 0.0))
-    return hits
+    def hits(self, allowed: set[int] | None = None, limit: int | None = None) -> list[Hit]:
+        """The weighed rows best first, each scored 0.1-100 against the best possible, then those of
+        the rest that `allowed` holds (every one, or the first `limit`: no more can be shown) in the
+        cheap order at the last weighed row's score; with `allowed`, only the rows it holds."""
+        floor = self.top[-1].score if self.top else 100.0
+        hits = self.top if allowed is None else [h for h in self.top if h.rowid in allowed]
+        rest = [Hit(r, floor, self.matched[r], r in self.phrased, 0.0) for r in self._rest(allowed, limit)]
+        return [*hits, *rest][:limit] if limit is not None else [*hits, *rest]
 
+    def _weighed(self, rarities: Sequence[tuple[float, set[int]]]) -> list[int]:
+        """The RERANKED rows first in the cheap order. Each row's covered rarity is added group by
+        group, in the same order as ever (the same sum, to the last bit)."""
+        covered = dict.fromkeys(self.matched, 0)
+        for i, rows in rarities:
+            for r in rows:
+                if r in covered:
+                    covered[r] += i
+        by_tier: dict[tuple[float, bool], list[int]] = {}
+        for r, c in covered.items():
+            by_tier.setdefault((-c, r not in self.phrased), []).append(r)
+        tiers = sorted(by_tier.items())
+        reached, taken = 0, 0
+        while taken < RERANKED:  # the tiers the weighed rows come from: every row of them is keyed
+            taken += len(tiers[reached][1])
+            reached += 1
+        keys = self._keys([(t, r) for t, rows in tiers[:reached] for r in rows])
+        weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
+        chosen = set(weighed)
+        last_tier, last_rows = tiers[reached - 1]
+        self.tiers = [(last_tier, [r for r in last_rows if r not in chosen]), *tiers[reached:]]
+        return weighed
 
-def _cut(
-    keys: list[tuple[float, bool, float, int]], allowed: set[int] | None, limit: int | None
-) -> tuple[list[int], list[int]]:
-    """(the RERANKED rows first in the cheap order, to be weighed; the rest of those `allowed` holds
-    in that order, every one or the first `limit`): only what can be shown is ever sorted."""
-    weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
-    chosen = set(weighed)
-    others = [k for k in keys if k[-1] not in chosen and (allowed is None or k[-1] in allowed)]
-    return weighed, [k[-1] for k in (sorted(others) if limit is None else heapq.nsmallest(limit, others))]
+    def _rest(self, allowed: set[int] | None, limit: int | None) -> list[int]:
+        """The rows after the weighed ones that `allowed` holds, in the cheap order: every one, or
+        the first `limit` (the tiers up to the one holding the limit-th such row are keyed)."""
+        wanted: list[tuple[tuple[float, bool], int]] = []
+        for tier, rows in self.tiers:
+            if limit is not None and len(wanted) >= limit:
+                break
+            wanted.extend((tier, r) for r in rows if allowed is None or r in allowed)
+        keys = self._keys(wanted)
+        return [k[-1] for k in (sorted(keys) if limit is None else heapq.nsmallest(limit, keys))]
 
+    def _keys(self, rows: Sequence[tuple[tuple[float, bool], int]]) -> list[tuple[float, bool, float, int]]:
+        """Each row's cheap-order key, FTS5's BM25 (with the fields' weights) asked for the rows not
+        yet asked about: for them alone, or for every candidate when they are most of them."""
+        missing = [r for _, r in rows if r not in self.cheap]
+        if len(missing) * 2 > len(self.matched):
+            self.cheap = self.index.bm25("fts", self.every, self.order)
+        elif missing:
+            self.cheap.update(self.index.bm25_among("fts", self.every, self.order, missing))
+        cheap = self.cheap
+        return [(tier[0], tier[1], -cheap.get(r, 0.0), r) for tier, r in rows]
 
-def _cheap_order(
-    index: Index,
-    candidates: list[int],
-    expressions: Sequence[str | None],
-    rarities: Sequence[tuple[float, set[int]]],
-    phrased: set[int],
-    columns: Sequence[str],
-    weights: dict[str, float],
-) -> list[tuple[float, bool, float, int]]:
-    """Each candidate's key in the order that picks the rows weighed field by field: the rarity of the
-    words it covers, then holding the phrase, then FTS5's own BM25 with the fields' weights (a total
-    order: the rowid last)."""
-    from invmap.index import SEARCH_COLUMNS
-
-    every = " OR ".join(e for e in expressions if e)
-    order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
-    cheap = index.bm25("fts", every, order)
-    covered = dict.fromkeys(candidates, 0)
-    for i, rows in rarities:  # added group by group: each row's sum in the same order as ever
-        for r in rows:
-            if r in covered:
-                covered[r] += i
-    return [(-c, r not in phrased, -cheap.get(r, 0.0), r) for r, c in covered.items()]
+    def _scored(
+        self,
+        forms: list[list[str]],
+        weighed: list[int],
+        columns: Sequence[str],
+        weights: dict[str, float],
+        rarity: list[float],
+    ) -> list[Hit]:
+        """The weighed rows by BM25F, best first, each scored 0.1-100 against the best possible."""
+        index, query = self.index, self.query
+        strength = _bm25f(index, query, forms, weighed, columns, weights)
+        whole = _whole(index, query, weighed, columns)
+        weighed = [r for r in weighed if r in strength]  # text that could not be read (a damaged index) is left out
+        scored, best = _summed(weighed, strength, rarity, whole)
+        if LINK:
+            scored = _lent(index, scored, weighed)
+        ceiling = max(sum(best), max(scored.values(), default=0.0)) or 1.0
+        order = sorted(scored, key=lambda r: (-scored[r], r))
+        return [
+            Hit(
+                r, round(100.0 * min(scored[r] / ceiling, 1.0), 1) or 0.1, self.matched[r], r in self.phrased, scored[r]
+            )
+            for r in order
+        ]
 
 
 def _summed(
