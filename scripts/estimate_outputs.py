@@ -212,9 +212,18 @@ def compare(before: str, after: str) -> int:
     return 1 if differ else 0
 
 
+USAGE = "usage: python scripts/estimate_outputs.py OUT.json | --compare BEFORE.json AFTER.json"
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--compare"]:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
+    if argv[:1] == ["--compare"] and len(argv) == 3:
         return compare(argv[1], argv[2])
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(USAGE, file=sys.stderr)
+        return 2
     Path(argv[0]).write_text(json.dumps(run_all(), indent=1), encoding="utf-8")
     return 0
 
