@@ -4,13 +4,15 @@ Prints, for every log of tests/fixtures/startup-logs, the available KV memory `e
 --engine` gives and the one the engine logged (or why the log is not judged), then the median and
 p90 of the absolute error on the development and held-out halves, and how many are within the target
 (5% or 0.5 GiB, whichever is larger). Then the cost: each estimate as a new process of the installed
-`invmap`, as the ratio of its median wall time to `invmap list --json`'s in the same run (target <= 1.5x).
+`invmap`, as the ratio of its median wall time to `invmap list --json`'s, the commands taking turns
+in each round (target <= 1.5x).
 """
 
 from __future__ import annotations
 
 import collections
 import math
+import shutil
 import statistics
 import subprocess
 import sys
@@ -91,21 +93,35 @@ def origin(source: str) -> str:
     return "/".join(parts[3:5]) if parts[2] == "github.com" else parts[2]
 
 
-def wall(args: list[str]) -> float:
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        subprocess.run(["invmap", *args, "--json"], capture_output=True, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def invmap_program() -> str:
+    """The invmap installed beside this Python, else the one on PATH."""
+    beside = Path(sys.executable).with_name("invmap")
+    found = str(beside) if beside.exists() else shutil.which("invmap")
+    if not found:
+        sys.exit("benchmarks/capacity.py: install invmap first (pip install .), or run it with that venv's Python")
+    return found
+
+
+def once(program: str, args: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([program, *args, "--json"], capture_output=True, check=True)
+    return time.perf_counter() - start
 
 
 def cost() -> None:
-    baseline = wall(["list"])
+    """Each command once per round, the rounds repeated, so a change in the machine's load falls on
+    every command alike; medians per command."""
+    program = invmap_program()
+    commands = {"list": ["list"], **{f"estimate {name}": args for name, args in ESTIMATES.items()}}
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(RUNS):
+        for name, args in commands.items():
+            times[name].append(once(program, args))
+    baseline = statistics.median(times.pop("list"))
     print(f"invmap list --json: median {baseline * 1e3:.0f} ms")
-    for name, args in ESTIMATES.items():
-        took = wall(args)
-        print(f"estimate {name}: median {took * 1e3:.0f} ms, {took / baseline:.2f}x list (target <= 1.5x)")
+    for name, taken in times.items():
+        took = statistics.median(taken)
+        print(f"{name}: median {took * 1e3:.0f} ms, {took / baseline:.2f}x list (target <= 1.5x)")
 
 
 if __name__ == "__main__":
