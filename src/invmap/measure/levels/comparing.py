@@ -12,6 +12,10 @@ from invmap.measure.findings import Finding, Missing, Rule, past, stat
 from invmap.measure.wording import count, ms
 
 LATENCY_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL"}
+# The statistics each latency rule reads, in the order its evidence names them.
+PER_TOKEN = ("tpot_median", "tpot_p99", "itl_median", "itl_p99")
+FIRST_TOKEN = ("ttft_median", "ttft_p99")
+LATENCY_RULES = {"compare-tpot": PER_TOKEN, "compare-ttft": FIRST_TOKEN}
 
 
 def change(pair: dict[str, Any], key: str) -> tuple[float, float, float] | None:
@@ -51,7 +55,7 @@ def _flat(pair: dict[str, Any], keys: tuple[str, ...], threshold: float) -> str:
 def compare_tpot(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     """Per-token time up: the median (every request's tokens cost more: L1) or only the tail (some
     steps stall: interference, L2 first)."""
-    keys = ("tpot_median", "tpot_p99", "itl_median", "itl_p99")
+    keys = PER_TOKEN
     if all(change(pair, k) is None for k in keys):
         return Missing("TPOT or ITL in both runs")
     worse = _worse(pair, keys, rule.t("change"))
@@ -76,7 +80,7 @@ def compare_tpot(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
 
 def compare_ttft(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     """Time to first token up: requests wait longer before their prefill (admission, queueing)."""
-    keys = ("ttft_median", "ttft_p99")
+    keys = FIRST_TOKEN
     if all(change(pair, k) is None for k in keys):
         return Missing("TTFT in both runs")
     worse = _worse(pair, keys, rule.t("change"))
@@ -124,3 +128,16 @@ def compare_failures(pair: dict[str, Any], rule: Rule) -> Finding | Missing | No
         {"statistic": "failed_share", "before": round(b, 4), "after": round(a, 4), "change": round(a - b, 4)},
         strength=past(a - b, rule.t("share"), 0.5),
     )
+
+
+def largest_rise(pair: dict[str, Any], rules: dict[str, Rule]) -> str:
+    """Where no latency rule fired: the statistic that rose most, said against the threshold of the
+    rule that reads it (`TTFT median 62.7 ms -> 74.5 ms (+19%; compare-ttft fires at +20%)`), so a
+    reader sees how near the runs came; "" where nothing rose."""
+    rises = [(moved, key, rule_id) for rule_id, keys in LATENCY_RULES.items() if rule_id in rules
+             for key in keys if (moved := change(pair, key)) is not None and moved[2] > 0]  # fmt: skip
+    if not rises:
+        return ""
+    moved, key, rule_id = max(rises, key=lambda r: r[0][2])
+    said = _said(key, moved)
+    return f"{said[: said.rindex(' (')]} ({moved[2]:+.0%}; {rule_id} fires at {rules[rule_id].t('change'):+.0%})"
