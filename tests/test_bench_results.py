@@ -480,6 +480,33 @@ def test_a_configuration_that_helps_is_no_regression_and_the_nearest_rise_is_sai
     assert (plain.code, plain.out, plain.err) == (0, "", err)
 
 
+def cut_at_mean_ttft(tmp_path, name: str) -> str:
+    """A real block pasted only down to its "Mean TTFT" line, as people cut them."""
+    text = (MEASURED / name).read_text(encoding="utf-8")
+    return write(tmp_path, name, text[: text.index("Median TTFT")])
+
+
+def test_blocks_cut_after_the_mean_are_compared_on_the_mean(cli, tmp_path):
+    """Where neither run prints a median, the mean stands in: the async-scheduling pair cut after "Mean
+    TTFT" says its 15% rise against the threshold; the Kimi-K2 FP8 pair read backwards names TTFT mean."""
+    result = cli("triage", "--bench", cut_at_mean_ttft(tmp_path, "vllm-ascend-async-a-1.txt"),
+                 "--bench", cut_at_mean_ttft(tmp_path, "vllm-ascend-async-b-1.txt"))  # fmt: skip
+    assert (result.code, result.out) == (0, "")
+    assert result.err.splitlines()[-2:] == [
+        "no change beyond the declared thresholds (compare-* rules in data/rules.toml)",
+        "largest rise: TTFT mean 62 ms -> 71.3 ms (+15%; compare-ttft fires at +20%)",
+    ]
+    result = cli("triage", "--bench", cut_at_mean_ttft(tmp_path, "vllm-kimi-k2-fp8-dcp8-1.txt"),
+                 "--bench", cut_at_mean_ttft(tmp_path, "vllm-kimi-k2-fp8-tp-1.txt"), "--json")  # fmt: skip
+    assert result.code == 0
+    got = {(i["code"], e["rule"]): (e["text"], e["signals"]) for i in json.loads(result.out) for e in i["evidence"]}
+    assert got[("L2", "compare-ttft")] == (
+        "TTFT mean 2.01 s -> 4.28 s (+113%) (>= +20%): requests wait longer for their first token",
+        {"statistic": "ttft_mean", "before": 2007.87, "after": 4278.46, "change": 1.1308},
+    )
+    assert "not checked: TPOT or ITL in both runs (compare-tpot)" in result.err
+
+
 def test_the_same_real_pair_read_backwards_names_each_change_and_its_level(cli):
     """Kimi-K2 FP8 with DCP8 as 'before' and without it as 'after' is a regression of the recipe's own numbers."""
     items, err = compare(cli, "vllm-kimi-k2-fp8-dcp8-1.txt", "vllm-kimi-k2-fp8-tp-1.txt")

@@ -372,7 +372,7 @@ def assess_compare(before: Any, after: Any, bound: Any = None) -> Assessment:
     """Two benchmark results compared, run for run (the same number of runs), else the last run of
     each: what got worse beyond the thresholds (`[rule.compare]`), each change an evidence item
     with `{before, after, change}`; whether the runs were driven alike; what improved."""
-    from invmap.measure.levels.comparing import change, largest_rise
+    from invmap.measure.levels.comparing import change
 
     result = Assessment(windowed=True)
     result.notes.append(f"compared: {before.source} ({before.tool}) -> {after.source} ({after.tool})")
@@ -410,10 +410,16 @@ def assess_compare(before: Any, after: Any, bound: Any = None) -> Assessment:
             result.unchecked.extend((r.id, needs) for r, needs in left)
     elif checked:
         result.notes.append("no change beyond the declared thresholds (compare-* rules in data/rules.toml)")
-        rules = {r.id: r for r in declared.RULES if r.kind == "compare"}
-        for pair, label, _ in subjects:
-            if rise := largest_rise(pair, rules):
-                result.notes.append(f"{label + ': ' if label else ''}largest rise: {rise}")
+        result.notes.extend(_nearest(subjects))
     else:
         result.notes.append("not enough signal: " + "; ".join(sorted({needs for _, needs in left})))
     return result
+
+
+def _nearest(subjects: list[tuple[Any, str, bool]]) -> list[str]:
+    """Where nothing passed a threshold: each pair's largest rise, said against its rule's threshold."""
+    from invmap.measure.levels.comparing import largest_rise
+
+    rules = {r.id: r for r in declared.RULES if r.kind == "compare"}
+    rises = [(label, largest_rise(pair, rules)) for pair, label, _ in subjects]
+    return [f"{label + ': ' if label else ''}largest rise: {rise}" for label, rise in rises if rise]

@@ -39,6 +39,19 @@ def _signals(key: str, moved: tuple[float, float, float]) -> dict[str, Any]:
     return {"statistic": key, "before": before, "after": after, "change": round(rel, 4)}
 
 
+def centred(pair: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """`keys` with each median both runs lack replaced by the mean, where both runs print that: a block
+    cut short after "Mean TTFT", or a tool that prints no median, is compared on what it has."""
+
+    def one(key: str) -> str:
+        if key.endswith("_median") and change(pair, key) is None:
+            mean = key.removesuffix("_median") + "_mean"
+            return mean if change(pair, mean) is not None else key
+        return key
+
+    return tuple(one(k) for k in keys)
+
+
 def _worse(pair: dict[str, Any], keys: tuple[str, ...], threshold: float) -> dict[str, tuple[float, float, float]]:
     found = {k: change(pair, k) for k in keys}
     return {k: v for k, v in found.items() if v is not None and v[2] >= threshold}
@@ -53,20 +66,22 @@ def _flat(pair: dict[str, Any], keys: tuple[str, ...], threshold: float) -> str:
 
 
 def compare_tpot(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
-    """Per-token time up: the median (every request's tokens cost more: L1) or only the tail (some
-    steps stall: interference, L2 first)."""
-    keys = PER_TOKEN
+    """Per-token time up: the median, or the mean where a run prints no median (every request's tokens
+    cost more: L1), or only the tail (some steps stall: interference, L2 first)."""
+    keys = centred(pair, PER_TOKEN)
     if all(change(pair, k) is None for k in keys):
         return Missing("TPOT or ITL in both runs")
     worse = _worse(pair, keys, rule.t("change"))
     if not worse:
         return None
     key = max(worse, key=lambda k: worse[k][2])
-    median_up = any(k.endswith("_median") for k in worse)
-    flat = _flat(pair, ("ttft_median",), rule.t("change"))
+    median_up = any(k.endswith(("_median", "_mean")) for k in worse)
+    flat = _flat(pair, centred(pair, ("ttft_median",)), rule.t("change"))
     shown = "; ".join(_said(k, v) for k, v in worse.items())
     if median_up:
-        why, levels = "the median moved, so every request's tokens cost more: the per-token (kernel) cost", ("L1",)
+        centre = "median" if any(k.endswith("_median") for k in worse) else "mean"
+        why = f"the {centre} moved, so every request's tokens cost more: the per-token (kernel) cost"
+        levels = ("L1",)
     else:
         why = "only the tail moved: some decode steps stall, as behind other requests' prefills (L2; else a slower kernel for some shapes, L1)"
         levels = ("L2",)
@@ -80,14 +95,14 @@ def compare_tpot(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
 
 def compare_ttft(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     """Time to first token up: requests wait longer before their prefill (admission, queueing)."""
-    keys = FIRST_TOKEN
+    keys = centred(pair, FIRST_TOKEN)
     if all(change(pair, k) is None for k in keys):
         return Missing("TTFT in both runs")
     worse = _worse(pair, keys, rule.t("change"))
     if not worse:
         return None
     key = max(worse, key=lambda k: worse[k][2])
-    flat = _flat(pair, ("tpot_median",), rule.t("change"))
+    flat = _flat(pair, centred(pair, ("tpot_median",)), rule.t("change"))
     return Finding(
         f"{'; '.join(_said(k, v) for k, v in worse.items())} (>= {rule.t('change'):+.0%})"
         f"{' while ' + flat + ' is flat' if flat else ''}: requests wait longer for their first token",
@@ -135,7 +150,7 @@ def largest_rise(pair: dict[str, Any], rules: dict[str, Rule]) -> str:
     rule that reads it (`TTFT median 62.7 ms -> 74.5 ms (+19%; compare-ttft fires at +20%)`), so a
     reader sees how near the runs came; "" where nothing rose."""
     rises = [(moved, key, rule_id) for rule_id, keys in LATENCY_RULES.items() if rule_id in rules
-             for key in keys if (moved := change(pair, key)) is not None and moved[2] > 0]  # fmt: skip
+             for key in centred(pair, keys) if (moved := change(pair, key)) is not None and moved[2] > 0]  # fmt: skip
     if not rises:
         return ""
     moved, key, rule_id = max(rises, key=lambda r: r[0][2])
