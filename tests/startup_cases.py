@@ -95,12 +95,14 @@ def _config_folders() -> dict[str, Path]:
 
 def _memory(log: dict[str, Any]) -> tuple[str | None, str | None]:
     """(--memory, --gpu): the total the log prints (SGLang: the free memory before the weights, the
-    total it sizes on), else the table's reported total for the GPU named, else A100 80GB's."""
+    total it sizes on), else the table's reported total for the GPU named, else A100 80GB's. With a
+    printed total the GPU named is given too where the table has it: its compute capability decides
+    vLLM's FlashInfer all-reduce fusion workspace (the total given overrides the table's)."""
     logged = log["logged"]
     if log["engine"] == "sglang" and "avail_before_weights_gib" in logged:
         return f"{logged['avail_before_weights_gib']}GiB", None
     if "total_gpu_memory_gib" in logged:
-        return f"{logged['total_gpu_memory_gib']}GiB", None
+        return f"{logged['total_gpu_memory_gib']}GiB", GPUS.get(log["gpu"])
     if log["gpu"] == "NVIDIA A100 80GB":
         return A100_80GB, None
     return None, GPUS.get(log["gpu"])

@@ -29,7 +29,12 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # Raised to 17 and 15 (of 18 and 19 judged) when 20 more logs of llm-d-planner's v0.19.0 H100 sweep
 # were added (Llama-3.1-8B-Instruct, Qwen2.5-7B-Instruct and Qwen3-8B at TP 1/2/4, PP 4,
 # max-model-len 2k to 32k, fp8 KV; phi-2) and gemma-2-9b-it's config was stored: all 21 are within.
-MIN_WITHIN = {False: 17, True: 15}
+# Lowered to 14 held out (17 of 18 development unchanged) when the non-torch allowance fitted to the
+# sweep's development logs (0.25 GiB, 2.1 GiB under TP) was replaced by the buffers vLLM's source
+# sizes (issue 42: nothing fitted): Mixtral-8x7B at TP 2 and Qwen3-30B-A3B at TP 1 left the target
+# (+6.6%, +5.7%: vLLM measured 2.07 and 0.27 GiB that no source line sizes) and gpt-oss-120b at TP 4
+# on A100s entered it (-4.2%, the sampler phase read in source).
+MIN_WITHIN = {False: 17, True: 14}
 MIN_JUDGED = 37
 
 
@@ -125,7 +130,58 @@ def test_the_engine_model_names_the_engines_quantities(cli):
     assert (
         r["kv_available_bytes"] == r["budget_bytes"] - r["weights_bytes"] - r["activation_bytes"] - r["non_torch_bytes"]
     )
-    assert any("non-torch" in f for f in result["formulas"]) and any("allowance" in a for a in result["assumptions"])
+    assert any(
+        f.startswith("non-torch = no FlashInfer all-reduce fusion workspace (one GPU) = 0 B")
+        for f in result["formulas"]
+    )
+    assert any(
+        a.startswith("Non-torch memory counts only buffers whose size vLLM's source declares")
+        for a in result["assumptions"]
+    )
+
+
+LLAMA_H100 = ("estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b", "--max-model-len", "8192")
+
+
+@pytest.mark.parametrize(
+    ("flags", "non_torch", "why"),
+    [
+        # 2 x 8,192 x 4,096 x 2 = 128 MiB; 2 x 256 x 4 = 2 KiB -> 2 MiB; 3 x 128 MiB; + 3 x 2 KiB
+        (("--gpu", "h100-sxm", "-tp", "2"), 538_974_208, "compute capability 9.0, TP 2: N = min(64 MiB"),
+        # N = 2 MiB / 8 KiB = 256: 8 MiB, 2 MiB, 24 MiB, + 3 x 2 KiB
+        (("--gpu", "h100-sxm", "-tp", "4"), 35_657_728, "compute capability 9.0, TP 4: N = min(2 MiB"),
+        # N = 32 MiB / 8 KiB = 4,096: 4 x 4,096 x 4,096 x 2 = 128 MiB, as at TP 2 on an H100
+        (
+            ("--gpu", "b200", "--memory", "178GiB", "-tp", "4"),
+            538_974_208,
+            "compute capability 10.0, TP 4: N = min(32 MiB",
+        ),
+        (("--gpu", "h100-sxm"), 0, "(one GPU)"),
+        (("--gpu", "h100-sxm", "-tp", "2", "-pp", "2"), 0, "(pipeline parallelism)"),
+        (
+            ("--gpu", "a100-sxm-80gb", "--memory", "79.15GiB", "-tp", "2"),
+            0,
+            "not one invmap knows as compute capability",
+        ),
+        (("--memory", "79.19GiB", "-tp", "2"), 0, "not one invmap knows as compute capability"),
+    ],
+)
+def test_non_torch_memory_is_the_fusion_workspace_vllm_sizes_or_nothing(cli, flags, non_torch, why):
+    """vLLM v0.19.0's FlashInfer all-reduce fusion workspace as FlashInfer v0.6.6 sizes it (TP 2/4/8, no PP,
+    compute capability 9.0 or 10.x), else no non-torch term at all, each with its reason."""
+    result = run_json(cli, *LLAMA_H100, *flags)
+    assert result["results"]["non_torch_bytes"] == non_torch
+    line = next(f for f in result["formulas"] if f.startswith("non-torch = "))
+    assert why in line and line.endswith(f"= {non_torch:,} B ({line.rsplit('(', 1)[1]}"), line
+
+
+def test_the_activation_peak_is_the_larger_of_the_forward_and_the_sampler_phase(cli):
+    """Llama 3.1 8B on an H100 (vllm serve's 8,192 tokens and 1,024 sequences): the sampler phase,
+    (8,192 + 2 x 1,024) x 4,096 x 2 + 1,024 x 128,256 x (2 + 3 x 4), is above the forward's tensors;
+    vLLM v0.19.0 logged a torch peak increase of 1.89 GiB for this run (vllm-llama-3.1-8b-instruct-h100-7.log)."""
+    result = run_json(cli, *LLAMA_H100, "--gpu", "h100-sxm")
+    assert result["results"]["activation_bytes"] == 1_922_564_096
+    assert any(f.startswith("activation peak = max(forward, sampler)") for f in result["formulas"])
 
 
 def test_one_request_that_does_not_fit_is_the_engines_refusal_with_the_longest_that_does(cli):

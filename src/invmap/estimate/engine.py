@@ -21,13 +21,46 @@ from invmap.estimate.weights import Weights, count, vllm_mxfp4_experts
 from invmap.quantities import vllm_serve_batch
 
 GIB = 2**30
-# Non-torch memory the profile adds (NCCL and custom all-reduce buffers, cuBLAS and attention
-# workspaces). No source line sizes it: it is what the engine measures. These are the values vLLM
-# v0.19.0's DEBUG profile lines print in the development half of the fixtures (0.25-0.26 GiB on one
-# GPU, 2.07-2.13 GiB under tensor parallelism); an allowance, said as such on every estimate.
-NON_TORCH_ONE_GPU = int(0.25 * GIB)
-NON_TORCH_TENSOR_PARALLEL = int(2.1 * GIB)
-SAMPLER_FLOAT_COPIES = 2  # the sampler's float32 logits and the probabilities computed from them
+MIB = 2**20
+# vLLM v0.19.0's profile (tests/fixtures/startup-logs/ENGINES.md, "Non-torch memory"): its non-torch
+# term is measured (device use minus torch's reservation, from the snapshot taken after NCCL starts
+# to after the profile), so only the buffers whose size the source declares are counted here. The one
+# such buffer created after the snapshot is the FlashInfer all-reduce + RMSNorm fusion workspace,
+# switched on for TP > 1 without PP or DP on compute capability 9.0 and 10.x
+# (vllm/config/vllm.py:116-135). Its largest message, in MB, by capability and TP size
+# (vllm/compilation/passes/fusion/allreduce_rms_fusion.py:54-69):
+FI_FUSION_MAX_MB: dict[int, dict[int, float]] = {
+    90: {2: 64, 4: 2, 8: 0.5},
+    100: {2: 64, 4: 32, 8: 1},
+    103: {2: 64, 4: 64, 8: 2},
+}
+# The compute capability of the GPUs of invmap's table that have one of those (NVIDIA's "CUDA GPU
+# Compute Capability" table, https://developer.nvidia.com/cuda-gpus: 9.0 H100, H200, GH200; 10.0
+# B200, GB200). Any other GPU, or a device given only by --memory, gets no workspace.
+COMPUTE_CAPABILITY = {
+    "h100-sxm": 90,
+    "h100-pcie": 90,
+    "h100-nvl": 90,
+    "h200": 90,
+    "gh200": 90,
+    "b200": 100,
+    "gb200": 100,
+}
+# FlashInfer v0.6.6 (the version vLLM v0.19.0 pins, requirements/cuda.txt) sizes the workspace in
+# flashinfer/comm/trtllm_ar.py:574-599 and allocates each of its three buffers with a 2 KiB signal pad
+# (flashinfer/comm/mnnvl.py:58, :1131-1133).
+FI_BARRIER_FLAGS = 256  # BarrierFlagCount (trtllm_ar.py:503)
+FI_MAX_COMM = 2147483647 & ~((1 << 21) - 1)  # MAX_COMM_SIZE (trtllm_ar.py:505)
+FI_ALIGN = 1 << 21  # each buffer rounded up to 2 MiB (trtllm_ar.py:599)
+FI_SIGNAL_PAD = 2048  # SIGNAL_PAD_SIZE (mnnvl.py:58)
+# The sampler's dummy run (vllm/v1/worker/gpu_model_runner.py:5556-5632 at v0.19.0): the logits in the
+# model's dtype, a float32 copy (vllm/v1/sample/sampler.py:90), the float32 probabilities and the
+# float32 exponential noise of the default PyTorch sampler (vllm/v1/sample/ops/topk_topp_sampler.py:112,
+# :334), all alive at once.
+SAMPLER_FLOAT_COPIES = 3
+# vLLM V0's sampler was not read: its profile keeps invmap's earlier reading, the forward's tensors
+# plus R x V logits in the model's dtype and two float32 copies (logits and probabilities).
+V0_SAMPLER_FLOAT_COPIES = 2
 
 
 @dataclass
@@ -46,6 +79,7 @@ class Setup:
     block: int
     max_model_len: int
     compute_bytes: int
+    capability: int | None  # the GPU's compute capability x 10 (90 = 9.0), None when not known
 
 
 @dataclass
@@ -56,6 +90,7 @@ class Stage:
     weights: int
     activation: int
     non_torch: int
+    non_torch_words: str
     windows: list[int | None]
 
 
@@ -122,7 +157,22 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
     experts, kernel = _padded_experts(inputs, model, engine, tp)
-    return Setup(engine, experts, kernel, tp, pp, memory, util, batched, seqs, block, max_len, layout.dtype_bytes or 2)
+    capability = COMPUTE_CAPABILITY.get(gpu.name) if gpu is not None else None
+    return Setup(
+        engine,
+        experts,
+        kernel,
+        tp,
+        pp,
+        memory,
+        util,
+        batched,
+        seqs,
+        block,
+        max_len,
+        layout.dtype_bytes or 2,
+        capability,
+    )
 
 
 def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple[int | None, str]:
@@ -221,15 +271,59 @@ def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers:
     tied = bool(model.config.get("tie_word_embeddings"))
     held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts)
     activation = _activation(setup, model, last)
-    non_torch = 0 if setup.engine == "sglang" else NON_TORCH_TENSOR_PARALLEL if setup.tp > 1 else NON_TORCH_ONE_GPU
-    return Stage(layers, held, activation, non_torch, [layout.windows[i] for i in layers])
+    non_torch, words = _non_torch(setup, model)
+    return Stage(layers, held, activation, non_torch, words, [layout.windows[i] for i in layers])
+
+
+def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
+    """The non-torch buffers vLLM V1 (v0.19.0) creates after its start snapshot whose size its source
+    declares: the FlashInfer all-reduce fusion workspace, when the fusion is on (else 0, and why).
+    Each of its three buffers is rounded up to 2 MiB plus a 2 KiB signal pad; FlashInfer then rounds
+    each allocation to the device's allocation and multicast granularity, which the device reports
+    at run time (left out)."""
+    if setup.engine != "vllm":
+        return 0, "nothing the source sizes (the engine measures it)"
+    sizes = FI_FUSION_MAX_MB.get(setup.capability or 0, {})
+    if setup.tp == 1 or setup.pp > 1 or setup.tp not in sizes:
+        why = (
+            "one GPU"
+            if setup.tp == 1
+            else "pipeline parallelism"
+            if setup.pp > 1
+            else "the device is not one invmap knows as compute capability 9.0 or 10.x"
+            if setup.capability is None
+            else f"TP {setup.tp} is not one the fusion supports"
+        )
+        return 0, f"no FlashInfer all-reduce fusion workspace ({why})"
+    c, where = model.config, model.where
+    hidden = optional_int(c, "hidden_size", where) or 0
+    b = setup.compute_bytes
+    max_bytes = int(sizes[setup.tp] * MIB)
+    tokens = min(max_bytes // (hidden * b), setup.batched_tokens) if hidden else 0
+    buffer = setup.tp * tokens * hidden * 2
+    flags = setup.tp * FI_BARRIER_FLAGS * 4
+    lamport = 3 * min(setup.tp * tokens * hidden * (4 if b == 4 else 2), FI_MAX_COMM)
+    total = sum(-(-size // FI_ALIGN) * FI_ALIGN + FI_SIGNAL_PAD for size in (buffer, flags, lamport))
+    words = (
+        f"FlashInfer all-reduce fusion workspace, compute capability {setup.capability // 10}.{setup.capability % 10}, "
+        f"TP {setup.tp}: "
+        f"N = min({sizes[setup.tp]:g} MiB / (H {hidden:,} x {b} B), T {setup.batched_tokens:,}) = {tokens:,} tokens; "
+        f"buffer TP x N x H x 2, flags TP x {FI_BARRIER_FLAGS} x 4, Lamport 3 x TP x N x H x 2, "
+        "each rounded up to 2 MiB + 2 KiB"
+    )
+    return total, words
 
 
 def _activation(setup: Setup, model: Model, last: bool) -> int:
-    """vLLM's profiling run: the hidden and residual states of `max_num_batched_tokens` tokens, the
-    largest MLP intermediates (gate-up and activation outputs, or the fused-MoE caches of top-k
-    experts), and on the last stage the sampler's logits over the vocabulary for each sequence (in
-    the model's dtype, then float32 and the probabilities). SGLang runs no profile."""
+    """vLLM's profiling run (profile_run, vllm/v1/worker/gpu_model_runner.py:5721-5792 at v0.19.0):
+    the forward pass of `max_num_batched_tokens` tokens, then, on the last stage, the sampler's dummy
+    run while the forward's output is still held; the torch peak is the larger of the two phases.
+    The forward's peak is invmap's reading of its largest tensors (the hidden and residual states
+    and the largest MLP intermediates: gate-up and activation outputs, or the fused-MoE caches of
+    top-k experts), not read in the model's code. The sampler phase is as the source sizes it: the
+    forward's hidden states (T x H) and the R rows it samples (`hidden_states[logit_indices]` and
+    their `rand_like`, :5553, :5569), then R x V logits in the model's dtype and three float32
+    copies of them, R = min(T, max_num_seqs) (:5286). SGLang runs no profile."""
     if setup.engine == "sglang":
         return 0
     c, where, b, tokens = model.config, model.where, setup.compute_bytes, setup.batched_tokens
@@ -249,8 +343,18 @@ def _activation(setup: Setup, model: Model, last: bool) -> int:
         forward += tokens * 3 * (inter // setup.tp) * b
     if not last:
         return forward
+    if setup.engine == "vllm-v0":
+        vocab = optional_int(c, "vocab_size", where) or 0
+        return forward + setup.seqs * vocab * (b + 4 * V0_SAMPLER_FLOAT_COPIES)
+    return max(forward, _sampler_phase(setup, model))
+
+
+def _sampler_phase(setup: Setup, model: Model) -> int:
+    c, where, b = model.config, model.where, setup.compute_bytes
+    hidden = optional_int(c, "hidden_size", where) or 0
     vocab = optional_int(c, "vocab_size", where) or 0
-    return forward + setup.seqs * vocab * (b + 4 * SAMPLER_FLOAT_COPIES)
+    rows = min(setup.batched_tokens, setup.seqs)
+    return (setup.batched_tokens + 2 * rows) * hidden * b + rows * vocab * (b + 4 * SAMPLER_FLOAT_COPIES)
 
 
 # --- the pool -------------------------------------------------------------------------------------
@@ -421,14 +525,19 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
         + f" = {s.weights:,} B ({human_bytes(s.weights)})",
     ]
     if setup.engine != "sglang":
+        forward = "2 x T x H x b + MLP intermediates (T x 3 x I/TP x b, or T x k x (3 x I_e/TP + H) x b)"
+        if setup.engine == "vllm-v0":
+            shape = f"{forward} + sampler R x V x ({b} + 4 x {V0_SAMPLER_FLOAT_COPIES})"
+        else:
+            shape = (
+                f"max(forward, sampler): forward = {forward}; sampler (last stage) = (T + 2R) x H x b + "
+                f"R x V x ({b} + 4 x {SAMPLER_FLOAT_COPIES})"
+            )
         lines.append(
-            f"activation peak = 2 x T x H x b + MLP intermediates (T x 3 x I/TP x b, or T x k x (3 x I_e/TP + H) x b) "
-            f"+ sampler R x V x ({b} + 4 x {SAMPLER_FLOAT_COPIES}), T = {setup.batched_tokens:,}, R = {setup.seqs:,} "
+            f"activation peak = {shape}, T = {setup.batched_tokens:,}, R = {min(setup.batched_tokens, setup.seqs):,} "
             f"= {s.activation:,} B ({human_bytes(s.activation)})"
         )
-        lines.append(
-            f"non-torch = {human_bytes(s.non_torch)} (invmap's allowance for {'TP > 1' if setup.tp > 1 else 'one GPU'})"
-        )
+        lines.append(f"non-torch = {s.non_torch_words} = {s.non_torch:,} B ({human_bytes(s.non_torch)})")
         lines.append(
             f"available KV = budget - weights - activation - non-torch = {pool.budget:,} - {s.weights:,} - "
             f"{s.activation:,} - {s.non_torch:,} = {pool.available:,} B ({human_bytes(pool.available)})"
@@ -458,8 +567,12 @@ def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[
     ]
     if setup.engine != "sglang":
         said.append(
-            "Non-torch memory is an allowance (0.25 GiB on one GPU, 2.1 GiB under tensor parallelism): what vLLM "
-            "v0.19.0's profile measured in the development logs, not a figure read in source."
+            "Non-torch memory counts only buffers whose size vLLM's source declares (v0.19.0: the FlashInfer "
+            "all-reduce fusion workspace under TP). Left out, as vLLM measures it rather than sizing it: whatever "
+            "else is allocated outside torch while loading and profiling (communication buffers, cuBLAS and "
+            "attention-backend workspaces, CUDA modules, its CUDA-graph estimate's graphs) and the workspace's "
+            "rounding to the device's allocation granularity (vLLM's DEBUG line 'non-torch forward increase memory' prints the measured total; the "
+            "CUDA context and NCCL's start-up are in its start snapshot, outside the pool arithmetic)."
         )
     else:
         said.append(
@@ -477,7 +590,13 @@ def _limitations(setup: Setup) -> list[str]:
     ]
     if setup.engine != "sglang":
         out.append(
-            "The activation peak is invmap's reading of the profile's largest tensors, not the allocator's measured peak."
+            "The forward pass's activation peak is invmap's reading of its largest tensors, not the model code's "
+            "allocations; "
+            + (
+                "V0's sampler is invmap's reading too (its source was not read)."
+                if setup.engine == "vllm-v0"
+                else "the sampler phase is read in vLLM's source, the buffers of its Triton top-k/top-p kernel aside."
+            )
         )
     return out
 
