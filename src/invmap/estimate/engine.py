@@ -565,14 +565,20 @@ def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[
         + "embeddings, norms and routers at the model's dtype; split evenly over the tensor-parallel GPUs "
         "except norms and routers.",
     ]
-    if setup.engine != "sglang":
+    if setup.engine == "vllm":
         said.append(
             "Non-torch memory counts only buffers whose size vLLM's source declares (v0.19.0: the FlashInfer "
             "all-reduce fusion workspace under TP). Left out, as vLLM measures it rather than sizing it: whatever "
             "else is allocated outside torch while loading and profiling (communication buffers, cuBLAS and "
             "attention-backend workspaces, CUDA modules, its CUDA-graph estimate's graphs) and the workspace's "
-            "rounding to the device's allocation granularity (vLLM's DEBUG line 'non-torch forward increase memory' prints the measured total; the "
-            "CUDA context and NCCL's start-up are in its start snapshot, outside the pool arithmetic)."
+            "rounding to the device's allocation granularity; vLLM's DEBUG line 'non-torch forward increase "
+            "memory' prints the measured total. The CUDA context and NCCL's start-up are in its start snapshot, "
+            "outside the pool arithmetic."
+        )
+    elif setup.engine == "vllm-v0":
+        said.append(
+            "Non-torch memory is left out (0): vLLM V0 measures it (NCCL and cuBLAS buffers; in v0.6.4 everything "
+            "on the device outside torch) and no source line sizes it."
         )
     else:
         said.append(
