@@ -328,3 +328,15 @@ def test_fit_refuses_a_size_whose_heads_do_not_divide_with_the_engines_reason(cl
 def test_fit_without_a_size_that_holds_them_says_so(cli):
     found = run_json(cli, *FIT, "--concurrency", "100000")
     assert found["answer"] is None and found["verdict"].startswith("No tensor-parallel size up to 8 holds 100,000")
+
+
+FUSION_LINE = "Initialized FlashInfer Allreduce norm fusion workspace"
+V019 = [c for c in CASES if c.scenario is not None and c.log["engine_version"] == "0.19.0"]
+
+
+@pytest.mark.parametrize("case", V019, ids=[c.name for c in V019])
+def test_the_fusion_workspace_is_counted_exactly_where_the_log_says_vllm_created_it(case):
+    """vLLM v0.19.0 logs the FlashInfer all-reduce fusion workspace when it creates it; the engine
+    model counts it on those logs and on no other (TP 1, PP, A100s)."""
+    counted = startup_cases.core.run(case.scenario).estimate.results["non_torch_bytes"] > 0
+    assert counted == (FUSION_LINE in (startup_cases.LOGS / case.name).read_text()), case.name
