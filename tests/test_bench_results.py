@@ -552,3 +552,57 @@ def test_a_change_from_almost_nothing_is_no_infinite_ratio(cli, tmp_path):
     result = cli("triage", "--bench", write(tmp_path, "a.json", json.dumps(tiny)), "--bench",
                  write(tmp_path, "b.json", json.dumps(huge)), "--json")  # fmt: skip
     assert result.code == 0 and "tpot_median" not in result.out
+
+
+# --- numbers a run's own lines contradict, and a queue at a rate the server cannot keep -------------------
+
+
+def test_a_rate_offered_above_what_completes_queues_at_a_tenth_of_the_run(cli, tmp_path):
+    """Offered 10 req/s, 3.34 completed: the median request waits (N/2)(1/X - 1/R), about a sixth of
+    the run; a TTFT median of 17.5% of it is that queue, though short of the quarter a burst needs."""
+    result = bench(cli, str(MEASURED / "vllm-uccl-p2p-rate10-1.txt"))
+    assert fired(result) == [
+        (
+            "L2",
+            "bench-queue-share",
+            "the median request waited 10.5 s for its first token, 17% of the 59.8 s run (>= 10%), with requests sent "
+            "at 10 req/s against 3.34 req/s completed: they queue for a place in the batch",
+        )
+    ]
+    assert json.loads(result.out)[0]["confidence"] == "medium"
+
+
+def test_a_rate_the_server_keeps_up_with_is_no_queue_however_long_the_first_token(cli, tmp_path):
+    text = (MEASURED / "vllm-uccl-p2p-rate10-1.txt").read_text(encoding="utf-8")
+    kept = text.replace("Request rate configured (RPS):           10.00", "Request rate configured (RPS):           4.00")
+    result = bench(cli, write(tmp_path, "kept.txt", kept))
+    assert fired(result) == []
+
+
+@pytest.mark.parametrize("generated", ["768", "700"])
+def test_per_token_latencies_of_one_token_requests_are_left_out_not_read(cli, tmp_path, generated):
+    text = (MEASURED / "vllm-multimodal-burst-1.txt").read_text(encoding="utf-8")
+    text = text.replace("Total generated tokens:                  768", f"Total generated tokens:                  {generated}")
+    text += "Median ITL (ms):                         0.03\nP99 ITL (ms):                            1.65\n"
+    result = bench(cli, write(tmp_path, "one.txt", text))
+    assert "bench-itl-tail" not in [rule for _, rule, _ in fired(result)]
+    assert f"left out: ITL: {tmp_path / 'one.txt'}: {generated} tokens generated for 768 requests, at most one each" in (
+        result.err
+    )
+
+
+def test_two_tokens_a_request_keep_their_gaps(cli, tmp_path):
+    text = (MEASURED / "sglang-fa4-long-prefill-1.txt").read_text(encoding="utf-8")  # 101 tokens for 64 requests
+    result = bench(cli, write(tmp_path, "two.txt", text))
+    assert "left out" not in result.err
+
+
+def test_a_p99_below_its_median_leaves_that_latency_out(cli, tmp_path):
+    path = str(MEASURED / "sglang-flashinfer-indices-ci-1.txt")
+    result = bench(cli, path)
+    assert f"left out: TTFT: {path}: its p99 66.38 ms is below its median 33951.9 ms, which no set of requests has" in (
+        result.err
+    )
+    verdict = next(line for line in result.err.splitlines() if line.startswith("healthy by these signals"))
+    assert "TTFT" not in verdict and "TPOT median 57.2 ms" in verdict
+    assert fired(result) == []

@@ -56,8 +56,32 @@ FLAGS = (
 )  # a run's entries that are not numbers read from the file
 
 
+# --- numbers of one run that contradict each other ---------------------------------------------
+# Each is left out with a note, never diagnosed: what the run says cannot be what happened.
+PER_TOKEN = ("tpot", "itl")  # gaps between a request's tokens: none exist where each request yields one
+ORDERED = ("ttft", "tpot", "itl", "e2e")  # latency families whose p99 cannot lie below their median
+
+
+def _contradictions(run: dict[str, Any]) -> list[tuple[list[str], str]]:
+    """The keys of `run` its own numbers contradict, each group with the sentence saying why."""
+    out: list[tuple[list[str], str]] = []
+    generated, completed = run.get("output_tokens"), run.get("completed")
+    if isinstance(generated, float) and isinstance(completed, float) and completed > 0 and generated <= completed:
+        keys = [k for k in run if k.rpartition("_")[0] in PER_TOKEN]
+        if keys:
+            out.append((keys, f"{generated:g} tokens generated for {completed:g} requests, at most one each, "
+                              "so no request had a gap between tokens to time"))  # fmt: skip
+    for family in ORDERED:
+        median, p99 = run.get(f"{family}_median"), run.get(f"{family}_p99")
+        if isinstance(median, float) and isinstance(p99, float) and p99 < median:
+            keys = [k for k in run if k.rpartition("_")[0] == family]
+            out.append((keys, f"its p99 {p99:g} ms is below its median {median:g} ms, which no set of requests has"))
+    return out
+
+
 def checked(bench: Any, text: str) -> Any:
-    """`bench` with each run's numbers within their ranges (the rest left out, each with a note)."""
+    """`bench` with each run's numbers within their ranges, and none its own numbers contradict (the
+    rest left out, each with a note)."""
     for n, run in enumerate(bench.runs, 1):
         origins = run.pop("_from", {})
         start = run.pop("_start", 0)
@@ -79,6 +103,12 @@ def checked(bench: Any, text: str) -> Any:
                 run.pop("unbounded", None)
             of = f"{run['label']}: " if len(bench.runs) > 1 and run.get("label") else ""
             bench.notes.append(f"left out: {of}{key}: {where}: {said}")
+        for keys, why in _contradictions(run):
+            for key in keys:
+                run.pop(key, None)
+            of = f"{run['label']}: " if len(bench.runs) > 1 and run.get("label") else ""
+            family = sorted({k.rpartition("_")[0].upper() for k in keys})
+            bench.notes.append(f"left out: {of}{' and '.join(family)}: {bench.source}: {why}")
     return bench
 
 

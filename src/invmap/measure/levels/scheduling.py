@@ -143,14 +143,15 @@ def bench_queue_share(run: dict[str, Any], rule: Rule) -> Finding | Missing | No
         served is not None and rate is not None and served > 0 and rate >= rule.t("offered") * served
     )
     share = median / 1000 / duration
-    if offered and share >= rule.t("share"):
+    least = rule.t("share") if unbounded else rule.t("sustained")  # a burst vs a rate the server cannot keep
+    if offered and share >= least:
         sent = "all at once" if unbounded else f"at {rate:g} req/s against {served:g} req/s completed"
         lead = "; sent all at once, any server queues most of them, so this is a lead, not a verdict"
         return Finding(
             f"the median request waited {ms(median)} for its first token, {share:.0%} of the {duration:g} s run "
-            f"(>= {rule.t('share'):.0%}), with requests sent {sent}: they queue for a place in the batch"
+            f"(>= {least:.0%}), with requests sent {sent}: they queue for a place in the batch"
             + (lead if unbounded else ""),
             {"ttft_median_ms": median, "duration_s": duration, "share": round(share, 4)},
-            strength=0.2 if unbounded else past(share, rule.t("share"), 0.75),
+            strength=0.2 if unbounded else past(share, least, 0.75),
         )
     return None
