@@ -225,6 +225,13 @@ FIRES = {
         "the median request waited 148 s for its first token, 48% of the 306.78 s run (>= 25%), with requests sent all "
         "at once",
     ),
+    "bench-first-token-backlog": (
+        "backlog.txt",
+        lambda: (MEASURED / "vllm-rocm-paged-attn-upstream-1.txt").read_text(encoding="utf-8"),
+        "L2",
+        "10.34 req/s completed x TTFT mean 24.2 s = 251 requests waiting for a first token on average (Little's law, "
+        ">= 32)",
+    ),
     "bench-spec-position": (
         "positions.txt",
         lambda: SPEC_SECTION.replace("23.65", "7.10"),
@@ -606,3 +613,15 @@ def test_a_p99_below_its_median_leaves_that_latency_out(cli, tmp_path):
     verdict = next(line for line in result.err.splitlines() if line.startswith("healthy by these signals"))
     assert "TTFT" not in verdict and "TPOT median 57.2 ms" in verdict
     assert fired(result) == []
+
+
+def test_a_first_token_backlog_is_a_lead_and_no_backlog_at_a_rate_the_server_keeps(cli, tmp_path):
+    text = (MEASURED / "vllm-rocm-paged-attn-upstream-1.txt").read_text(encoding="utf-8")
+    result = bench(cli, write(tmp_path, "burst.txt", text))
+    assert [(lv["code"], lv["confidence"]) for lv in json.loads(result.out)] == [("L2", "medium")]
+    kept = text.replace(
+        "Successful requests:                     1000\n",
+        "Successful requests:                     1000\nRequest rate configured (RPS):           12.00\n",
+    )
+    result = bench(cli, write(tmp_path, "kept.txt", kept))
+    assert "bench-first-token-backlog" not in [rule for _, rule, _ in fired(result)]

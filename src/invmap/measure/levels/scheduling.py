@@ -155,3 +155,26 @@ def bench_queue_share(run: dict[str, Any], rule: Rule) -> Finding | Missing | No
             strength=0.2 if unbounded else past(share, least, 0.75),
         )
     return None
+
+
+def bench_first_token_backlog(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    served = stat(run, "request_throughput")
+    ttft = stat(run, "ttft_mean")
+    which = "mean"
+    if ttft is None:
+        ttft, which = stat(run, "ttft_median"), "median"
+    if served is None or ttft is None:
+        return Missing("the completed request rate and the mean (or median) TTFT")
+    rate = stat(run, "request_rate")
+    if rate is not None and not run.get("unbounded") and rate < rule.t("offered") * served:
+        return None  # a rate the server keeps up with: long first tokens are prefills, not a backlog
+    waiting = served * ttft / 1000  # Little's law: arrivals a second x seconds each waits
+    if waiting >= rule.t("waiting"):
+        return Finding(
+            f"{served:g} req/s completed x TTFT {which} {ms(ttft)} = {waiting:.0f} requests waiting for a first "
+            f"token on average (Little's law, >= {rule.t('waiting'):g}): they queue for a place in the batch; "
+            "a lead, since a burst the benchmark sends on purpose queues the same way",
+            {"request_throughput": served, f"ttft_{which}_ms": ttft, "waiting": round(waiting, 1)},
+            strength=0.2,
+        )
+    return None
