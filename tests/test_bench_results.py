@@ -581,7 +581,9 @@ def test_a_rate_offered_above_what_completes_queues_at_a_tenth_of_the_run(cli, t
 
 def test_a_rate_the_server_keeps_up_with_is_no_queue_however_long_the_first_token(cli, tmp_path):
     text = (MEASURED / "vllm-uccl-p2p-rate10-1.txt").read_text(encoding="utf-8")
-    kept = text.replace("Request rate configured (RPS):           10.00", "Request rate configured (RPS):           4.00")
+    kept = text.replace(
+        "Request rate configured (RPS):           10.00", "Request rate configured (RPS):           4.00"
+    )
     result = bench(cli, write(tmp_path, "kept.txt", kept))
     assert fired(result) == []
 
@@ -589,12 +591,15 @@ def test_a_rate_the_server_keeps_up_with_is_no_queue_however_long_the_first_toke
 @pytest.mark.parametrize("generated", ["768", "700"])
 def test_per_token_latencies_of_one_token_requests_are_left_out_not_read(cli, tmp_path, generated):
     text = (MEASURED / "vllm-multimodal-burst-1.txt").read_text(encoding="utf-8")
-    text = text.replace("Total generated tokens:                  768", f"Total generated tokens:                  {generated}")
+    text = text.replace(
+        "Total generated tokens:                  768", f"Total generated tokens:                  {generated}"
+    )
     text += "Median ITL (ms):                         0.03\nP99 ITL (ms):                            1.65\n"
     result = bench(cli, write(tmp_path, "one.txt", text))
     assert "bench-itl-tail" not in [rule for _, rule, _ in fired(result)]
-    assert f"left out: ITL: {tmp_path / 'one.txt'}: {generated} tokens generated for 768 requests, at most one each" in (
-        result.err
+    assert (
+        f"left out: ITL: {tmp_path / 'one.txt'}: {generated} tokens generated for 768 requests, at most one each"
+        in (result.err)
     )
 
 
