@@ -330,6 +330,7 @@ def test_each_run_of_a_json_lines_file_is_named(cli, tmp_path):
             "line 1 opens a 'Serving Benchmark Result' block that holds",
         ),
         ("Metric,avg\nTime To First Token (ms),1\n\nOops\n", "line 4 is not a GenAI-Perf CSV row"),
+        ("Successful requests: 5\nhello\n", "line 1 is not a benchmark result invmap reads"),
     ],
 )
 def test_a_file_that_is_no_benchmark_result_says_where_it_stopped(cli, tmp_path, text, message):
@@ -430,6 +431,20 @@ def test_a_block_cut_short_is_read_for_what_it_has_and_says_what_is_missing_once
     said = [line for line in result.err.splitlines() if "the block stops at" in line]
     assert said == ["the block stops at 'P99 TTFT (ms):                           286485.34': no TPOT, ITL lines; read "
                     "for what it has"]  # fmt: skip
+
+
+def test_a_summary_pasted_without_its_title_is_read_from_its_first_result_line(cli, tmp_path):
+    """A paste that starts at 'Successful requests:' (no title, no section rule) is the same block:
+    the same signals as with its title above it."""
+    body = (MEASURED / "vllm-tpu-pd-before-fix-1.txt").read_text(encoding="utf-8")
+    titled = write(tmp_path, "titled.txt", "============ Serving Benchmark Result ============\n" + body)
+    headless, whole = bench(cli, str(MEASURED / "vllm-tpu-pd-before-fix-1.txt")), bench(cli, titled)
+    assert (headless.code, headless.out) == (0, "[]\n") == (whole.code, whole.out)
+    plain = cli("triage", "--bench", str(MEASURED / "vllm-tpu-pd-before-fix-1.txt"))
+    assert plain.err.splitlines()[:2] == [
+        f"benchmark: vllm bench serve summary, 1 run ({MEASURED / 'vllm-tpu-pd-before-fix-1.txt'})",
+        "healthy by these signals: completed 300, failed 0",
+    ]
 
 
 def test_a_speculative_section_alone_is_read(cli):

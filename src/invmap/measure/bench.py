@@ -77,7 +77,7 @@ def read(data: bytes, source: str) -> Bench:
 
 def _parsed(text: str, source: str) -> Bench:
     stripped = text.lstrip()
-    if MARK in text or SECTION.search(text):
+    if MARK in text or SECTION.search(text) or _headless_start(text.splitlines()) is not None:
         return _summary(text, source)
     if stripped.startswith("Metric,"):
         return _genai_csv(text, source)
@@ -241,13 +241,31 @@ SPEC_LABELS = {"Acceptance rate (%)": ("spec_acceptance", 0.01), "Acceptance len
                "Accept length": ("spec_length", 1.0)}  # fmt: skip
 
 
+# The summary's own result lines: two of them, with no title or section rule, are a block whose top
+# was cut off in the paste ("Successful requests: 300" ... "Request throughput (req/s): 3.97").
+HEADLESS_LABELS = ("Successful requests", "Benchmark duration (s)", "Request throughput (req/s)", "Total generated tokens")
+
+
+def _headless_start(lines: list[str]) -> int | None:
+    """The line of the first result line of a summary pasted without its title, where at least two
+    of the summary's own result lines are there; else None."""
+    found: dict[str, int] = {}
+    for n, line in enumerate(lines):
+        label, colon, _ = _body(line).partition(":")
+        if colon and label.strip() in HEADLESS_LABELS:
+            found.setdefault(label.strip(), n)
+    return min(found.values()) if len(found) >= 2 else None
+
+
 def _summary(text: str, source: str) -> Bench:
     """Each 'Serving Benchmark Result' block (a sweep's log holds one a run), with the lines above it
     that name the rate."""
     lines = text.splitlines()
     starts = [n for n, line in enumerate(lines) if MARK in line]
-    if not starts:  # a paste cut above the title: one block from its first section rule
-        starts = [next(n for n, line in enumerate(lines) if SECTION.match(line)) - 1]
+    if not starts:  # a paste cut above the title: one block from its first section rule or result line
+        rule = next((n for n, line in enumerate(lines) if SECTION.match(line)), None)
+        headless = _headless_start(lines)
+        starts = [min(n for n in (rule, headless) if n is not None) - 1]
     runs, sglang = [], False
     notes: list[str] = []
     for k, start in enumerate(starts):
