@@ -34,8 +34,11 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # sizes (issue 42: nothing fitted): Mixtral-8x7B at TP 2 and Qwen3-30B-A3B at TP 1 left the target
 # (+6.6%, +5.7%: vLLM measured 2.07 and 0.27 GiB that no source line sizes) and gpt-oss-120b at TP 4
 # on A100s entered it (-4.2%, the sampler phase read in source).
-MIN_WITHIN = {False: 17, True: 14}
-MIN_JUDGED = 37
+# Raised to 19 and 16 (of 20 and 21 judged), and MIN_JUDGED from 37 to 41, when four logs from outside that
+# sweep were added, all within: Llama 3.1 8B on vLLM V0 on an A10 (-4.3%), gpt-oss-120b on vLLM 0.11.2 on a
+# Kaggle H100 (+4.2%) and two runs of SGLang's documentation notebooks with Llama-3.1-8B-Instruct (+0.2%, +0.3%).
+MIN_WITHIN = {False: 19, True: 16}
+MIN_JUDGED = 41
 
 
 def run_json(cli, *args: str) -> dict:
