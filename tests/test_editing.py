@@ -294,14 +294,121 @@ def test_add_validates_once_and_writes_what_the_full_path_writes(cli, mine, tmp_
     text = field.example or f"A new {field.name}."
     base = add_args("Trial")
     args = [part for pair in (dict(zip(base[::2], base[1::2])) | {field.flag: text}).items() for part in pair]
+    once = tmp_path / "once.toml"
+    once.write_bytes(mine.read_bytes())
     with monkeypatch.context() as m:
         m.setattr(edits, "plain_tables", lambda *a: None)
-        assert cli("--catalog", str(full), "add", *args).code == 0
+        m.setattr(edits._Opened, "indexed", lambda self: None)
+        slow = cli("--catalog", str(full), "add", *args)
+        assert slow.code == 0, slow.err
     with monkeypatch.context() as m:
+        m.setattr(edits._Opened, "indexed", lambda self: None)
         m.setattr(edits._Opened, "catalog", lambda self: pytest.fail("the file as it was was validated"))
+        assert cli("--catalog", str(once), "add", *args).code == 0
+    with _only_the_index_answers(monkeypatch):
         fast = cli("--catalog", str(mine), "add", *args)
-    assert fast.code == 0, fast.err
+    assert (fast.code, fast.out, fast.err) == (slow.code, slow.out.replace(str(full), str(mine)), slow.err)
+    assert mine.read_bytes() == once.read_bytes() == full.read_bytes()
+
+
+def _only_the_index_answers(monkeypatch):
+    """A context in which a write must take the index's way: validating or parsing the whole file fails."""
+    from invmap import edits
+
+    m = monkeypatch.context()
+    context = m.__enter__()
+
+    def whole(*a, **k):
+        pytest.fail("the whole file was parsed or validated: the index did not answer")
+
+    for name in ("validate_bytes", "parse_bytes", "plain_tables"):
+        context.setattr(edits, name, whole)
+    context.setattr(edits._Opened, "catalog", whole)
+    context.setattr(edits._Opened, "table", whole)
+
+    class Scope:
+        def __enter__(self):
+            return context
+
+        def __exit__(self, *exc):
+            m.__exit__(*exc)
+
+    return Scope()
+
+
+@pytest.mark.parametrize("field", SETTABLE, ids=lambda f: f.name)
+def test_edit_through_the_index_writes_what_the_full_path_writes(cli, mine, tmp_path, monkeypatch, field):
+    """With a current index, `edit` finds the source and validates its table alone (neither parsing
+    nor validating the whole file), and writes and says byte for byte what the full path does."""
+    from invmap import edits
+
+    text = field.example or f"A new {field.name}."
+    full = tmp_path / "full.toml"
+    full.write_bytes(mine.read_bytes())
+    with monkeypatch.context() as m:
+        m.setattr(edits._Opened, "indexed", lambda self: None)
+        slow = cli("--catalog", str(full), "edit", "mooncake", field.flag, text)
+    assert cli("--catalog", str(mine), "list").code == 0  # the index, current for the file
+    with _only_the_index_answers(monkeypatch):
+        fast = cli("--catalog", str(mine), "edit", "2407.00079", field.flag, text)  # found by its arXiv id
+    assert (fast.code, fast.out, fast.err) == (slow.code, slow.out.replace(str(full), str(mine)), slow.err)
+    assert slow.code == 0, slow.err
     assert mine.read_bytes() == full.read_bytes()
+
+
+def test_rm_through_the_index_writes_what_the_full_path_writes(cli, mine, tmp_path, monkeypatch):
+    """With a current index, `rm` of several sources finds each through it and takes their tables out
+    without parsing or validating the whole file: the same bytes as the full path."""
+    from invmap import edits
+
+    for name in ("Trial", "Other"):
+        assert cli("--catalog", str(mine), "add", *add_args(name)).code == 0
+    full = tmp_path / "full.toml"
+    full.write_bytes(mine.read_bytes())
+    with monkeypatch.context() as m:
+        m.setattr(edits._Opened, "indexed", lambda self: None)
+        slow = cli("--catalog", str(full), "rm", "other", "mooncake", "--yes")
+    assert cli("--catalog", str(mine), "list").code == 0
+    with _only_the_index_answers(monkeypatch):
+        fast = cli("--catalog", str(mine), "rm", "other", "2407.00079", "--yes")
+    assert (fast.code, fast.err) == (slow.code, slow.err.replace(str(full), str(mine)))
+    assert slow.code == 0, slow.err
+    assert mine.read_bytes() == full.read_bytes()
+    assert ids_of(cli("--catalog", str(mine), "list", "--json")) == ["pagedattention", "trial"]
+
+
+def test_an_index_of_other_bytes_is_not_asked(cli, mine):
+    """An index is trusted for the file's current bytes only: a change made behind invmap's back
+    (the file replaced after its index was built) sends `add` the full way, which sees the id taken."""
+    assert cli("--catalog", str(mine), "list").code == 0
+    text = mine.read_text(encoding="utf-8")
+    first = "[[sources]]" + text.split("[[sources]]")[1]  # pagedattention's table, under another id
+    mine.write_text(text + "\n" + first.replace('id = "pagedattention"', 'id = "trial"'), encoding="utf-8")
+    before = mine.read_bytes()
+    taken = cli("--catalog", str(mine), "add", *add_args("Trial"))
+    assert (taken.code, mine.read_bytes()) == (2, before)
+    assert "id 'trial' already exists" in taken.err
+
+
+def test_refusals_through_the_index_are_worded_as_before(cli, mine, monkeypatch):
+    """Where the index says a write may be refused, the full path answers with its own words."""
+    from invmap import edits
+
+    assert cli("--catalog", str(mine), "list").code == 0
+    asked = []
+    real = edits._Opened.catalog
+    monkeypatch.setattr(edits._Opened, "catalog", lambda self: asked.append(1) or real(self))
+    before = mine.read_bytes()
+    linked = cli("--catalog", str(mine), "add", *add_args("Trial", source="Trial, arXiv:2407.00079"))
+    assert (linked.code, mine.read_bytes()) == (2, before)
+    assert "arXiv id 2407.00079 (in its Source text) is already in the map, as mooncake" in linked.err
+    bad = cli("--catalog", str(mine), "edit", "mooncake", "--year", "1200")
+    assert (bad.code, mine.read_bytes()) == (2, before)
+    assert bad.err.startswith(f"Error: cannot change 'mooncake' in {mine}:\n  field 'year': implausible year 1200 (")
+    every = cli("--catalog", str(mine), "rm", "mooncake", "pagedattention", "--yes")
+    assert (every.code, mine.read_bytes()) == (2, before)
+    assert f"cannot remove every source of {mine}" in every.err
+    assert asked  # the full path answered
 
 
 def test_add_refusals_on_the_fast_path_are_worded_as_before(cli, mine):

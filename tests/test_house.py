@@ -202,6 +202,7 @@ FLOORS = (
         "invmap.writers",
         "invmap.spans",
         "invmap.edits",
+        "invmap.fastwrite",
         "invmap.records",
         "invmap.interchange",
     ),

@@ -80,10 +80,17 @@ def new_entry(opts: AddOptions, types: Callable[[], list[str]]) -> dict[str, Any
     return entries.ordered(entry)
 
 
+def _current_index(key: dict[str, Any]) -> Any:
+    """What a writer asks of the catalog's index (`index.writing.Current`), given to edits.py, which
+    stands below the index and never opens it itself."""
+    from invmap.index.writing import Current
+
+    return Current.of(key)
+
+
 def add(opts: AddOptions, entry: dict[str, Any]) -> Any:
     """Write `entry` (from `new_entry`) into the catalog; returns the source as added."""
-    updated = edits.add_source(opts.location, entry, allow_duplicate=opts.allow_duplicate)
-    return next(s for s in reversed(updated.sources) if s.id == entry["id"])
+    return edits.add_source(opts.location, entry, allow_duplicate=opts.allow_duplicate, index=_current_index)
 
 
 # --- edit ----------------------------------------------------------------------------------------
@@ -150,9 +157,10 @@ def edit(opts: EditOptions, plan: EditPlan) -> Edited:
             changes["type"] = entries.catalog_type(types, typed, opts.new_type)
 
     flags = {name: BY_NAME[name].remove_flag for name in plan.lists}
-    done = edits.edit_source(opts.location, opts.target, changes, plan.unset, spelled, plan.lists, flags)
-    source = next(s for s in done.catalog.sources if s.id == done.ident)
-    return Edited(done.ident, done.before, done.after, source)
+    done = edits.edit_source(
+        opts.location, opts.target, changes, plan.unset, spelled, plan.lists, flags, index=_current_index
+    )
+    return Edited(done.ident, done.before, done.after, done.source)
 
 
 def near_miss(index: Any, target: str) -> NotFoundError:
@@ -195,8 +203,7 @@ def remove(location: Any, targets: Sequence[str], drop_citations: bool = False) 
     how many of the file's reports lost their citation of them (`drop_citations`; else they block it)."""
     from invmap import edits
 
-    _, ids, dropped = edits.remove_sources(location, targets, drop_citations)
-    return ids, dropped
+    return edits.remove_sources(location, targets, drop_citations, index=_current_index)
 
 
 def restore(location: Any, targets: Sequence[str]) -> None:

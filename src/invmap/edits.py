@@ -4,7 +4,9 @@ tables, line endings, a BOM); or the whole file rewritten in its canonical form.
 
 Each change is made under the file's lock to the file as it is then (`_Opened`), to the span of
 its table found in spans.py; the new text is validated as `check` validates the whole file, and
-written atomically (writers.py). On an overlay (`[catalog] extends`), a change to a source of the
+written atomically (writers.py). With an index current for the bytes read (`_Opened.indexed`),
+`add`, `edit` and `rm` validate only the table they write and ask the index for the rest (ids,
+identifiers, types, citations); anything it cannot settle, and every refusal, goes the full way. On an overlay (`[catalog] extends`), a change to a source of the
 base is written as a change entry (`id` plus the fields given, `unset = [...]`), a removal as
 `remove = true`.
 """
@@ -53,11 +55,25 @@ def table_text(entry: dict[str, Any], newline: str) -> str:
 
 class _Opened:
     """A catalog file as read under its lock: its bytes, parsed or validated on demand, its text and
-    its own line ending (taken once the bytes have parsed: a file that is not UTF-8 is refused first)."""
+    its own line ending (taken once the bytes have parsed: a file that is not UTF-8 is refused first).
+    Its index key is taken before the read and checked after it: `indexed()` asks `index` (a higher
+    layer's `index.writing.Current.of`, given by the caller; None: never asked) for the index of
+    exactly the bytes read."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path, self.name = path, str(path)
+    def __init__(self, path: str | Path, index: Callable[[dict[str, Any]], Any] | None = None) -> None:
+        from invmap.cache import enabled, key_of
+
+        self.path, self.name, self.index = path, str(path), index
+        self.key = key_of(self.name) if enabled() and index is not None else None
         self.data = read_bytes(self.name)
+        if self.key is not None and key_of(self.name) != self.key:
+            self.key = None  # changed while read (by something that does not take the lock)
+
+    def indexed(self) -> Any:
+        """The file's current index and its sources' tables (`fastwrite.Indexed`), or None."""
+        from invmap.fastwrite import indexed
+
+        return indexed(self)
 
     def table(self) -> dict[str, Any]:
         return parse_bytes(self.data, self.name)
@@ -164,10 +180,10 @@ class ListChange(NamedTuple):
 
 
 class Edit(NamedTuple):
-    """What `edit_source` did: the catalog after it, the source's id after it, and the source's stored
-    fields before and after (JSON forms, absent ones left out): the CLI says what changed."""
+    """What `edit_source` did: the source after it, its id after it, and its stored fields before and
+    after (JSON forms, absent ones left out): the CLI says what changed."""
 
-    catalog: Any
+    source: Any
     ident: str
     before: dict[str, Any]
     after: dict[str, Any]
@@ -267,25 +283,36 @@ def _id_of(source: Any) -> Any:
 # --- add ---------------------------------------------------------------------------------------
 
 
-def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool = False) -> Any:
+def add_source(
+    location: Location, entry: dict[str, Any], allow_duplicate: bool = False, index: Callable[..., Any] | None = None
+) -> Any:
     """Append one `[[sources]]` table to the file, keeping everything already in it byte for byte.
+    Returns the source as added.
 
     Under the file's lock: the catalog is re-read, must be valid (else CatalogError, exit 3), and the
     new source is checked exactly as `check` checks a file, against the others too (a duplicate id is
     refused); a rejected add is a UsageError (exit 2) and the file is not touched. The file's line
-    ending (LF or CRLF) is kept.
+    ending (LF or CRLF) is kept. With a current index (`index`, see `_Opened`; `fastwrite.added`),
+    the new table alone is validated and the index says the id and identifiers are free.
     """
     path = require_writable(location)
     with locked(path):
-        file = _Opened(path)
+        file = _Opened(path, index)
         block = ("[[sources]]\n" + entry_toml(entry)).replace("\n", file.newline)  # never an inline array
         text = _appended(file.text, block, file.newline)
+        from invmap import fastwrite  # it uses this module's text changes
+
+        added = fastwrite.added(file, block, entry, allow_duplicate)
+        if added is not None:
+            write_atomic(file.path, text, newline="")
+            return added
         if plain_tables(file.text.removeprefix(BOM), file.name) is not None:  # extends nothing: validated once
             updated = _valid_after_add(file, text, entry, allow_duplicate)
             write_atomic(file.path, text, newline="")
-            return updated
+            return updated.sources[-1]
         _refused_add(file.catalog(), entry, allow_duplicate)  # an invalid catalog is refused before anything else
-        return file.write(text, "add this source to")
+        updated = file.write(text, "add this source to")
+        return next(s for s in reversed(updated.sources) if s.id == entry["id"])
 
 
 def _refused_add(current: Any, entry: dict[str, Any], allow_duplicate: bool) -> None:
@@ -332,14 +359,21 @@ def edit_source(
     check_types: Callable[[list[str]], None] | None = None,
     lists: dict[str, ListChange] | None = None,
     flags: dict[str, str] | None = None,
+    index: Callable[..., Any] | None = None,
 ) -> Edit:
     """Change fields of the source `target` names exactly (`target_id`, checked under the lock);
     `unset` names optional fields to clear; `lists` changes list fields item by item (`flags` names
     their options in messages); `check_types` is called with the catalog's types before anything
-    changes (it may respell `changes["type"]`). Nothing is written when nothing would change."""
+    changes (it may respell `changes["type"]`). Nothing is written when nothing would change.
+    `index`: as `add_source`'s."""
     path = require_writable(location)
     with locked(path):
-        file = _Opened(path)
+        file = _Opened(path, index)
+        from invmap import fastwrite  # it uses this module's text changes
+
+        done = fastwrite.edited(file, target, changes, unset, check_types, lists or {}, flags or {})
+        if done is not None:
+            return done
         raw = file.table()
         sources = _sources_held(file, raw)
         ident = _target_in(file, raw, sources, target)
@@ -351,11 +385,12 @@ def edit_source(
         if "id" in change.fields and change.fields["id"] != ident and change.in_base:
             raise UsageError(f"cannot change the id of '{ident}', a source of the catalog {path} extends")
         if _planned(before, change) == before:  # every value already so: the file stays as it is
-            return Edit(file.catalog(), ident, before, before)
+            return Edit(next(s for s in file.catalog().sources if s.id == ident), ident, before, before)
         new_text = _with_change(file.text, raw, ident, change, file.newline, file.name)
         updated = file.write(new_text, f"change '{ident}' in", was_valid=False)
         new_id = change.fields.get("id", ident)
-        return Edit(updated, new_id, before, stored_values(next(s for s in updated.sources if s.id == new_id)))
+        source = next(s for s in updated.sources if s.id == new_id)
+        return Edit(source, new_id, before, stored_values(source))
 
 
 def _sources_held(file: _Opened, raw: dict[str, Any]) -> list[Any]:
@@ -484,15 +519,20 @@ def _without_citations(text: str, citing: list[Citing], newline: str, path: str)
 
 
 def remove_sources(
-    location: Location, targets: Sequence[str], drop_citations: bool = False
-) -> tuple[Any, list[str], int]:
+    location: Location, targets: Sequence[str], drop_citations: bool = False, index: Callable[..., Any] | None = None
+) -> tuple[list[str], int]:
     """Remove the sources `targets` name exactly (on an overlay, hide the base's with `remove = true`).
     Reports of the file that cite one block the removal, said once with their count, unless
     `drop_citations` (their citation of it goes, as an overlay's removal drops it from the base's).
-    Returns the catalog, the ids removed and how many reports lost a citation."""
+    Returns the ids removed and how many reports lost a citation. `index`: as `add_source`'s."""
     path = require_writable(location)
     with locked(path):
-        file = _Opened(path)
+        file = _Opened(path, index)
+        from invmap import fastwrite  # it uses this module's text changes
+
+        removed = fastwrite.removed(file, targets)
+        if removed is not None:
+            return removed, 0
         first = file.table()
         plain = overlay.extends_of(first) is None  # its own tables are its sources: validated once, after
         sources = _sources_held(file, first)
@@ -515,7 +555,8 @@ def remove_sources(
         _refuse_removal(file, plain, known, idents, citing, drop_citations)
         if citing:
             text = _without_citations(text, citing, newline, file.name)
-        return file.write(text, "remove from", was_valid=not plain), idents, len(citing)
+        file.write(text, "remove from", was_valid=not plain)
+        return idents, len(citing)
 
 
 def _refuse_removal(

@@ -44,10 +44,9 @@ _SOURCES = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?\n
 _SOURCES_LINE = re.compile(r"[ \t]*\[\[[ \t]*sources[ \t]*\]\][ \t]*(?:#[^\n]*)?\r?$", re.M)
 
 
-def plain_tables(text: str, path: str) -> tuple[dict[str, Any], list[int]] | None:
-    """(the head parsed, where each `[[sources]]` table starts) when every header line from the first
-    `[[sources]]` on is a `[[sources]]` header and the head extends nothing: the form `fmt` writes,
-    found by lines alone (a cut inside a multi-line string is caught by whoever parses the tables)."""
+def _lined_sources(text: str) -> list[int] | None:
+    """Where each `[[sources]]` table starts, found by lines alone, when every header line from the
+    first `[[sources]]` on is a `[[sources]]` header; else None."""
     starts = ([0] if text[:1] in ("[", " ", "\t") and _HEADER.match(text) else []) + [
         m.start() + 1 for m in _LINE_HEADER.finditer(text)
     ]
@@ -58,7 +57,31 @@ def plain_tables(text: str, path: str) -> tuple[dict[str, Any], list[int]] | Non
     first = next((i for i, at in enumerate(starts) if is_sources(at)), None)
     if first is None or not all(map(is_sources, starts[first:])):
         return None
-    sources = starts[first:]
+    return starts[first:]
+
+
+def source_starts(text: str, count: int) -> list[int] | None:
+    """Where each of a valid catalog's `count` sources' tables starts, by lines alone: only when the
+    line scan finds exactly `count` `[[sources]]` header lines and no other header after the first.
+    Every real header is a line the scan finds, so a line that only looks like one (in a multi-line
+    string) would make one too many: the tables found are then exactly the sources, in order."""
+    starts = _lined_sources(text)
+    return starts if starts is not None and len(starts) == count else None
+
+
+def table_at(text: str, starts: list[int], n: int) -> tuple[int, int]:
+    """The span of the `n`th table `source_starts` found, trimmed as `span_of` trims it."""
+    end = starts[n + 1] if n + 1 < len(starts) else len(text)
+    return starts[n], _trimmed(text, starts[n], end)
+
+
+def plain_tables(text: str, path: str) -> tuple[dict[str, Any], list[int]] | None:
+    """(the head parsed, where each `[[sources]]` table starts) when every header line from the first
+    `[[sources]]` on is a `[[sources]]` header and the head extends nothing: the form `fmt` writes,
+    found by lines alone (a cut inside a multi-line string is caught by whoever parses the tables)."""
+    sources = _lined_sources(text)
+    if sources is None:
+        return None
     try:
         head = parse_text(text[: sources[0]], path)
     except CatalogError:
