@@ -33,7 +33,7 @@ class Current:
         con = open_current(key)
         if con is None:
             return None
-        with contextlib.suppress(sqlite3.Error, ValueError, TypeError):
+        with contextlib.suppress(sqlite3.Error, KeyError, ValueError, TypeError):
             meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('sources', 'bases')").fetchall())
             if not meta.get("bases"):
                 return cls(con, int(meta["sources"]))
