@@ -88,9 +88,16 @@ def _current_index(key: dict[str, Any]) -> Any:
     return Current.of(key)
 
 
+def _index_way() -> Any:
+    """The index's way for edits.py's writers (`fastwrite.Way`), handed down to them."""
+    from invmap.fastwrite import Way
+
+    return Way(_current_index)
+
+
 def add(opts: AddOptions, entry: dict[str, Any]) -> Any:
     """Write `entry` (from `new_entry`) into the catalog; returns the source as added."""
-    return edits.add_source(opts.location, entry, allow_duplicate=opts.allow_duplicate, index=_current_index)
+    return edits.add_source(opts.location, entry, allow_duplicate=opts.allow_duplicate, index=_index_way())
 
 
 # --- edit ----------------------------------------------------------------------------------------
@@ -158,7 +165,7 @@ def edit(opts: EditOptions, plan: EditPlan) -> Edited:
 
     flags = {name: BY_NAME[name].remove_flag for name in plan.lists}
     done = edits.edit_source(
-        opts.location, opts.target, changes, plan.unset, spelled, plan.lists, flags, index=_current_index
+        opts.location, opts.target, changes, plan.unset, spelled, plan.lists, flags, index=_index_way()
     )
     return Edited(done.ident, done.before, done.after, done.source)
 
@@ -203,7 +210,7 @@ def remove(location: Any, targets: Sequence[str], drop_citations: bool = False) 
     how many of the file's reports lost their citation of them (`drop_citations`; else they block it)."""
     from invmap import edits
 
-    return edits.remove_sources(location, targets, drop_citations, index=_current_index)
+    return edits.remove_sources(location, targets, drop_citations, index=_index_way())
 
 
 def restore(location: Any, targets: Sequence[str]) -> None:

@@ -71,9 +71,7 @@ class _Opened:
 
     def indexed(self) -> Any:
         """The file's current index and its sources' tables (`fastwrite.Indexed`), or None."""
-        from invmap.fastwrite import indexed
-
-        return indexed(self)
+        return None if self.index is None else self.index.indexed(self)
 
     def table(self) -> dict[str, Any]:
         return parse_bytes(self.data, self.name)
@@ -300,9 +298,7 @@ def add_source(
         file = _Opened(path, index)
         block = ("[[sources]]\n" + entry_toml(entry)).replace("\n", file.newline)  # never an inline array
         text = _appended(file.text, block, file.newline)
-        from invmap import fastwrite  # it uses this module's text changes
-
-        added = fastwrite.added(file, block, entry, allow_duplicate)
+        added = None if index is None else index.added(file, block, entry, allow_duplicate)
         if added is not None:
             write_atomic(file.path, text, newline="")
             return added
@@ -369,9 +365,9 @@ def edit_source(
     path = require_writable(location)
     with locked(path):
         file = _Opened(path, index)
-        from invmap import fastwrite  # it uses this module's text changes
-
-        done = fastwrite.edited(file, target, changes, unset, check_types, lists or {}, flags or {})
+        done = (
+            None if index is None else index.edited(file, target, changes, unset, check_types, lists or {}, flags or {})
+        )
         if done is not None:
             return done
         raw = file.table()
@@ -528,9 +524,7 @@ def remove_sources(
     path = require_writable(location)
     with locked(path):
         file = _Opened(path, index)
-        from invmap import fastwrite  # it uses this module's text changes
-
-        removed = fastwrite.removed(file, targets)
+        removed = None if index is None else index.removed(file, targets)
         if removed is not None:
             return removed, 0
         first = file.table()

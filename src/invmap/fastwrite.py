@@ -190,3 +190,21 @@ def removed(file: Any, targets: Sequence[str]) -> list[str] | None:
         at = [n - 1 if n > at[k] else n for n in at]
     write_atomic(file.path, text, newline="")
     return idents
+
+
+class Way:
+    """The index's way for edits.py's writers, given to them by authoring (above both; edits.py
+    stands below this module and never imports it): `way(key)` is the index current for a file's
+    key (`index.writing.Current.of`), and `indexed`, `added`, `edited` and `removed` are this
+    module's."""
+
+    def __init__(self, current: Callable[[dict[str, Any]], Any]) -> None:
+        self.current = current
+
+    def __call__(self, key: dict[str, Any]) -> Any:
+        return self.current(key)
+
+    indexed = staticmethod(indexed)
+    added = staticmethod(added)
+    edited = staticmethod(edited)
+    removed = staticmethod(removed)

@@ -243,7 +243,12 @@ SPEC_LABELS = {"Acceptance rate (%)": ("spec_acceptance", 0.01), "Acceptance len
 
 # The summary's own result lines: two of them, with no title or section rule, are a block whose top
 # was cut off in the paste ("Successful requests: 300" ... "Request throughput (req/s): 3.97").
-HEADLESS_LABELS = ("Successful requests", "Benchmark duration (s)", "Request throughput (req/s)", "Total generated tokens")
+HEADLESS_LABELS = (
+    "Successful requests",
+    "Benchmark duration (s)",
+    "Request throughput (req/s)",
+    "Total generated tokens",
+)
 
 
 def _headless_start(lines: list[str]) -> int | None:
