@@ -350,7 +350,8 @@ def _frequency(
     norm; only `column`'s when one is named (`field:word`)."""
     tf = 0.0
     for c, tokens, norm in zip(columns, fields, norms):
-        if norm and (column is None or column == c):
+        # a field the index holds none of the asked stems in adds norm * 0, which leaves tf as it is
+        if norm and (column is None or column == c) and (type(tokens) is not _Held or tokens.at):
             tf += norm * sum(_count(tokens, form) for form in forms)
     return tf
 
