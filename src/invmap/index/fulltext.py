@@ -30,6 +30,15 @@ class FullTextReads(Connection):
             sql += f" AND +rowid IN (SELECT pos FROM sources WHERE {where})"
         return [row[0] for row in self._rows(sql, [expression, *params])]
 
+    def matches_more(self, table: str, expression: str, than: float) -> bool:
+        """Whether more than `than` rows of `table` match `expression`: `len(match(...)) > than`,
+        counted inside SQLite and stopped at the first row past it (no rowid comes back)."""
+        import math
+
+        most = max(math.floor(than) + 1, 1)
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
+        return self._rows(sql, [expression, most])[0][0] > than
+
     def bm25(
         self, table: str, expression: str, weights: Sequence[float], where: str = "", params: Sequence[Any] = ()
     ) -> dict[int, float]:
