@@ -96,9 +96,16 @@ class Ranking:
             for r in rows:
                 if r in covered:
                     covered[r] += i
-        by_tier: dict[tuple[float, bool], list[int]] = {}
+        by_cover: dict[float, list[int]] = {}  # first by the rarity covered, then split by the phrase
         for r, c in covered.items():
-            by_tier.setdefault((-c, r not in self.phrased), []).append(r)
+            by_cover.setdefault(c, []).append(r)
+        phrased = self.phrased
+        by_tier: dict[tuple[float, bool], list[int]] = {}
+        for c, rows in by_cover.items():
+            held = [r for r in rows if r in phrased] if phrased else []
+            for tier, part in (((-c, False), held), ((-c, True), [r for r in rows if r not in phrased] if held else rows)):
+                if part:
+                    by_tier[tier] = part
         tiers = sorted(by_tier.items())
         reached, taken = 0, 0
         while taken < RERANKED:  # the tiers the weighed rows come from: every row of them is keyed
