@@ -69,6 +69,23 @@ class FullTextReads(Connection):
         )
         return {rowid: -score for rowid, score in self._rows(sql, [expression, json.dumps(sorted(set(rowids)))])}
 
+    def bm25_best(
+        self, table: str, expression: str, weights: Sequence[float], rowids: Sequence[int], most: int
+    ) -> list[tuple[int, float]] | None:
+        """The `most` rows among `rowids` with the best `bm25` (ties: the lower rowid first), best
+        first, each with its value as `bm25_among` gives it: ordered and cut inside SQLite. None on a
+        SQLite without `json_each`."""
+        import json
+
+        if not JSON_EACH:
+            return None
+        sql = (
+            f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) AS cheap FROM {table} "
+            f"WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY cheap, rowid LIMIT ?"
+        )
+        rows = self._rows(sql, [expression, json.dumps(sorted(set(rowids))), most])
+        return [(rowid, -score) for rowid, score in rows]
+
     def highlights(
         self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]
     ) -> dict[str, str]:

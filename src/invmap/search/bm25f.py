@@ -86,6 +86,8 @@ class Ranking:
         cheap order at the last weighed row's score; with `allowed`, only the rows it holds."""
         floor = self.top[-1].score if self.top else 100.0
         hits = self.top if allowed is None else [h for h in self.top if h.rowid in allowed]
+        if limit is not None and len(hits) >= limit:  # the weighed rows fill the answer: none of the rest shows
+            return hits[:limit]
         rest = [Hit(r, floor, self.matched[r], r in self.phrased, 0.0) for r in self._rest(allowed, limit)]
         return [*hits, *rest][:limit] if limit is not None else [*hits, *rest]
 
@@ -105,10 +107,15 @@ class Ranking:
         while taken < RERANKED:  # the tiers the weighed rows come from: every row of them is keyed
             taken += len(tiers[reached][1])
             reached += 1
-        keys = self._keys([(t, r) for t, rows in tiers[:reached] for r in rows])
-        weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
-        chosen = set(weighed)
         last_tier, last_rows = tiers[reached - 1]
+        earlier = sorted(self._keys([(t, r) for t, rows in tiers[: reached - 1] for r in rows]))
+        best = self._best(last_rows, RERANKED - len(earlier))  # the last tier's best, ordered in SQLite
+        if best is not None:
+            weighed = [*(k[-1] for k in earlier), *best]
+        else:
+            keys = self._keys([(t, r) for t, rows in tiers[:reached] for r in rows])
+            weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
+        chosen = set(weighed)
         self.tiers = [(last_tier, [r for r in last_rows if r not in chosen]), *tiers[reached:]]
         return weighed
 
@@ -155,6 +162,18 @@ class Ranking:
             wanted.extend((tier, r) for r in rows if allowed is None or r in allowed)
         keys = self._keys(wanted)
         return [k[-1] for k in (sorted(keys) if limit is None else heapq.nsmallest(limit, keys))]
+
+    def _best(self, rows: Sequence[int], most: int) -> list[int] | None:
+        """The first `most` of `rows` (one tier) in the cheap order, FTS5's BM25 then the rowid, sorted
+        and cut inside SQLite (the rest of a common word's tier never comes back); their BM25 kept.
+        None where SQLite cannot (before 3.38) or the tier is small enough to key in Python."""
+        if len(rows) <= 2 * most:
+            return None
+        found = self.index.bm25_best("fts", self.every, self.order, rows, most)
+        if found is None or len(found) < most:  # a row FTS5 does not match: the keys, as ever
+            return None
+        self.cheap.update(found)
+        return [r for r, _ in found]
 
     def _keys(self, rows: Sequence[tuple[tuple[float, bool], int]]) -> list[tuple[float, bool, float, int]]:
         """Each row's cheap-order key, FTS5's BM25 (with the fields' weights) asked for the rows not
