@@ -30,6 +30,10 @@ class FullTextReads(Connection):
             sql += f" AND +rowid IN (SELECT pos FROM sources WHERE {where})"
         return [row[0] for row in self._rows(sql, [expression, *params])]
 
+    def count_matching(self, table: str, expression: str) -> int:
+        """How many rows of `table` match `expression`: `len(match(...))`, counted inside SQLite."""
+        return self._rows(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [expression])[0][0]
+
     def matches_more(self, table: str, expression: str, than: float) -> bool:
         """Whether more than `than` rows of `table` match `expression`: `len(match(...)) > than`,
         counted inside SQLite and stopped at the first row past it (no rowid comes back)."""
