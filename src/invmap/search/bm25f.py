@@ -7,6 +7,7 @@ import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import invmap.search.tiers as tiering
 from invmap.search.coverage import rows_held
 from invmap.search.expressions import expression, group_expression
 from invmap.search.rarity import idf, plainness
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 K1 = 1.2  # BM25's term-frequency saturation
 B = 0.75  # BM25's length normalisation, applied to each field against that field's own average length
 RERANKED = 300  # rows weighed field by field; a larger catalog's rest keep the cheap order behind them
-PATTERNS = 5  # up to this many words, the rows covering each subset of them are found by set algebra
 
 
 def weighted(
@@ -62,14 +62,8 @@ class Ranking:
 
         self.index, self.query = index, query
         expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
-        if shown is not None and 0 < shown <= RERANKED:
-            import sqlite3
-
-            try:
-                if self._counted(expressions, columns, weights, shown):
-                    return
-            except sqlite3.OperationalError:  # FTS5 refused a combined expression: from the sets, as ever
-                pass
+        if shown is not None and 0 < shown <= RERANKED and self._counted(expressions, columns, weights, shown):
+            return
         sets = [set(index.match("fts", e)) if e else set() for e in expressions]
         self.matched = rows_held(index, query, sets, "fts", columns, "", ())
         self.top: list[Hit] = []
@@ -94,90 +88,66 @@ class Ranking:
     def _counted(
         self, expressions: list[str | None], columns: Sequence[str], weights: dict[str, float], shown: int
     ) -> bool:
-        """The ranking worked out without a word's rows ever leaving SQLite, for a plain query (no
-        quoted phrase required, no word excluded, no --exact) of up to PATTERNS words whose answer
-        the weighed rows fill: each tier is an FTS5 expression (`(a AND b) NOT (c)`, with or without
-        the phrase), counted in SQLite in the cheap order until the RERANKED rows are reached; only
-        the rows of those tiers come back (the last one ordered and cut by `index.bm25_best`). The
-        same rows, rarities and order as the sets would give. False (nothing kept) where it does not
-        apply: the caller ranks from the sets."""
+        """The ranking worked out without a word's rows ever leaving SQLite, for a query `tiers.plain`
+        accepts whose answer the weighed rows fill: the tiers (`tiers.tier_parts`) are counted in
+        SQLite in the cheap order until the RERANKED rows are reached, and only the rows of those
+        tiers come back (the last one ordered and cut by `index.bm25_best`). The same rows, rarities
+        and order as the sets give. False (nothing kept) where it does not apply: the caller ranks
+        from the sets."""
         from invmap.index import SEARCH_COLUMNS
         from invmap.index.fulltext import JSON_EACH
 
         index, query = self.index, self.query
-        if query.excluded or query.exact or any(g.required for g in query.groups):
-            return False
-        own = [k for k, e in enumerate(expressions) if e]
-        if not own or len(own) > PATTERNS or not JSON_EACH:
-            return False
+        own = tiering.plain(query, expressions)
         every = " OR ".join(e for e in expressions if e)
-        if index.count_matching("fts", every) <= RERANKED:  # few candidates: from the sets, as ever
-            return False
-        groups = query.groups
+        if own is None or not JSON_EACH or index.count_matching("fts", every) <= RERANKED:
+            return False  # few candidates, or a query tiers cannot rank: from the sets, as ever
         total = index.count()
         sizes = [index.count_matching("fts", e) if e else 0 for e in expressions]
-        rarity = [idf(total, n) * g.weight * plainness(g) for g, n in zip(groups, sizes)]
+        rarity = [idf(total, n) * g.weight * plainness(g) for g, n in zip(query.groups, sizes)]
         content = [w for w in query.words if w not in STOP_WORDS]
         forms = query.phrases() if len(content) > 1 else []
         phrase = expression(forms, columns) if forms else None
-        by_tier: dict[tuple[float, bool], list[tuple[str, int]]] = {}  # tier -> (expression, mask) of its parts
-        for mask in range(1, 1 << len(own)):
-            inside = [own[n] for n in range(len(own)) if mask >> n & 1]
-            outside = [own[n] for n in range(len(own)) if not mask >> n & 1]
-            c = 0
-            for k in inside:
-                c += rarity[k]
-            part = "(" + " AND ".join(f"({expressions[k]})" for k in inside) + ")"
-            if outside:
-                part = f"({part} NOT ({' OR '.join(f'({expressions[k]})' for k in outside)}))"
-            bits = sum(1 << k for k in inside)
-            if phrase:
-                by_tier.setdefault((-c, False), []).append((f"({part} AND ({phrase}))", bits))
-                by_tier.setdefault((-c, True), []).append((f"({part} NOT ({phrase}))", bits))
-            else:
-                by_tier.setdefault((-c, True), []).append((part, bits))
         self.every = every
         self.order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
-        self.cheap, self.tiers, self.phrased = {}, [], set()
-        matched: dict[int, int] = {}
-
-        def keyed(rows: list[tuple[tuple[float, bool], int]]) -> list[tuple[float, bool, float, int]]:
-            """`_keys` of these rows, their BM25 asked for them alone."""
-            missing = [r for _, r in rows if r not in self.cheap]
-            if missing:
-                self.cheap.update(index.bm25_among("fts", every, self.order, missing))
-            return [(t[0], t[1], -self.cheap.get(r, 0.0), r) for t, r in rows]
-        weighed: list[int] = []
-        earlier: list[tuple[tuple[float, bool], int]] = []
-        for tier, parts in sorted(by_tier.items()):
-            left = RERANKED - len(earlier)
-            if left <= 0:
-                break
-            found = [(r, bits) for e, bits in parts for r in index.match("fts", e)]
-            for r, bits in found:
-                w = 0
-                for k in range(len(groups)):
-                    if bits >> k & 1:
-                        w += groups[k].weight
-                matched[r] = w
-                if not tier[1]:
-                    self.phrased.add(r)
-            if len(found) < left or len(found) <= 2 * left:
-                earlier.extend((tier, r) for r, _ in found)
-                continue
-            best = index.bm25_best("fts", every, self.order, [r for r, _ in found], left)
-            if best is None or len(best) < left:
-                return False
-            self.cheap.update(best)
-            weighed = [*(k[-1] for k in sorted(keyed(earlier))), *(r for r, _ in best)]
-            earlier = []
-            break
-        if earlier:  # the tiers reached ended within twice what was left of the last: keyed, as ever
-            weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keyed(earlier))]
-        self.matched = matched
+        self.cheap, self.tiers, self.phrased, self.matched = {}, [], set(), {}
+        weighed = self._reached(tiering.tier_parts(expressions, own, rarity, phrase))
+        if weighed is None:
+            return False
         phrase_rarity = idf(total, index.count_matching("fts", phrase)) * max(len(content) - 1, 1) if phrase else 0.0
         self.top = self._scored(forms, weighed, columns, weights, [*rarity, phrase_rarity])
         return len(self.top) >= shown
+
+    def _reached(self, parts: dict[tiering.Tier, list[tuple[str, int]]]) -> list[int] | None:
+        """The RERANKED rows first in the cheap order, read tier by tier (best first) until they are
+        reached, as `_weighed` finds them among the sets; each row read kept in `matched` (and
+        `phrased`). None where `bm25_best` cannot cut the last tier."""
+        earlier: list[tuple[tiering.Tier, int]] = []
+        for tier, tier_parts in sorted(parts.items()):
+            left = RERANKED - len(earlier)
+            if left <= 0:
+                break
+            found = [(r, bits) for e, bits in tier_parts for r in self.index.match("fts", e)]
+            for r, bits in found:
+                self.matched[r] = tiering.weight(self.query.groups, bits)
+            if not tier[1]:
+                self.phrased.update(r for r, _ in found)
+            if len(found) <= 2 * left:  # a tier before the last, or a last one keyed whole, as `_best` does
+                earlier.extend((tier, r) for r, _ in found)
+                continue
+            best = self.index.bm25_best("fts", self.every, self.order, [r for r, _ in found], left)
+            if best is None or len(best) < left:
+                return None
+            self.cheap.update(best)
+            return [*(k[-1] for k in sorted(self._among(earlier))), *(r for r, _ in best)]
+        return [k[-1] for k in heapq.nsmallest(RERANKED, self._among(earlier))]
+
+    def _among(self, rows: Sequence[tuple[tiering.Tier, int]]) -> list[tuple[float, bool, float, int]]:
+        """`_keys` of these rows, their BM25 asked for them alone (`matched` holds only rows read)."""
+        missing = [r for _, r in rows if r not in self.cheap]
+        if missing:
+            self.cheap.update(self.index.bm25_among("fts", self.every, self.order, missing))
+        return [(t[0], t[1], -self.cheap.get(r, 0.0), r) for t, r in rows]
 
     def hits(self, allowed: set[int] | None = None, limit: int | None = None) -> list[Hit]:
         """The weighed rows best first, each scored 0.1-100 against the best possible, then those of
@@ -198,7 +168,10 @@ class Ranking:
         by_tier: dict[tuple[float, bool], list[int]] = {}
         for c, rows in by_cover.items():
             held = [r for r in rows if r in phrased] if phrased else []
-            for tier, part in (((-c, False), held), ((-c, True), [r for r in rows if r not in phrased] if held else rows)):
+            for tier, part in (
+                ((-c, False), held),
+                ((-c, True), [r for r in rows if r not in phrased] if held else rows),
+            ):
                 if part:
                     by_tier[tier] = part
         tiers = sorted(by_tier.items())
@@ -225,7 +198,7 @@ class Ranking:
         Python step per row), else row by row."""
         sets = [rows for _, rows in rarities]
         by_cover: dict[float, list[int]] = {}
-        if len(sets) > PATTERNS:
+        if len(sets) > tiering.PATTERNS:
             covered = dict.fromkeys(self.matched, 0)
             for i, rows in rarities:
                 for r in rows:
