@@ -104,9 +104,9 @@ def read(index: Any, parsed: Any) -> Reading:
         if len(" ".join(g.words)) < 2 or plainness(g) <= PLAIN or (own_stems and own_stems <= gap_stems):
             continue
         own = expression(g.alternatives, OWN_COLUMNS)
-        if len(index.match("fts", own)) > SOURCE_SHARE * sources:
+        if index.matches_more("fts", own, SOURCE_SHARE * sources):
             continue
-        if len(index.match("levels_fts", expression(g.alternatives, None))) > LEVEL_SHARE * levels:
+        if index.matches_more("levels_fts", expression(g.alternatives, None), LEVEL_SHARE * levels):
             continue
         known = bool(index.known(sorted(mine), ("fts",)))
         reading.words.append(Word(" ".join(g.words), own, expression(g.alternatives, CODE_OWN), mine, known))

@@ -347,7 +347,7 @@ def _sources(
     chosen = filters.and_(query.build_filters(index, {"layer": [code]}))
     sources = index.records(chosen.where, chosen.params, ("pos", "id", "name", "question"))
     latin = [w for w in words if not cjk.has_cjk(w)]  # a source's text is English: bigrams find none of it
-    hits = query.ranked(index, chosen, latin) if sources and latin else []
+    hits = query.ranked(index, chosen, latin, {r["pos"] for r in sources}) if sources and latin else []
     first = {hit.rowid: n for n, hit in enumerate(hits)}  # a source's place in that search
     holding, held = covering.matching(index, reading, chosen.where, chosen.params) if sources else (set(), [])
     ordered = sorted(sources, key=lambda r: (r["pos"] not in holding, first.get(r["pos"], len(first)), r["pos"]))

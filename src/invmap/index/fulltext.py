@@ -30,6 +30,19 @@ class FullTextReads(Connection):
             sql += f" AND +rowid IN (SELECT pos FROM sources WHERE {where})"
         return [row[0] for row in self._rows(sql, [expression, *params])]
 
+    def count_matching(self, table: str, expression: str) -> int:
+        """How many rows of `table` match `expression`: `len(match(...))`, counted inside SQLite."""
+        return self._rows(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [expression])[0][0]
+
+    def matches_more(self, table: str, expression: str, than: float) -> bool:
+        """Whether more than `than` rows of `table` match `expression`: `len(match(...)) > than`,
+        counted inside SQLite and stopped at the first row past it (no rowid comes back)."""
+        import math
+
+        most = max(math.floor(than) + 1, 1)
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
+        return self._rows(sql, [expression, most])[0][0] > than
+
     def bm25(
         self, table: str, expression: str, weights: Sequence[float], where: str = "", params: Sequence[Any] = ()
     ) -> dict[int, float]:
@@ -59,6 +72,23 @@ class FullTextReads(Connection):
             f"WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?))"
         )
         return {rowid: -score for rowid, score in self._rows(sql, [expression, json.dumps(sorted(set(rowids)))])}
+
+    def bm25_best(
+        self, table: str, expression: str, weights: Sequence[float], rowids: Sequence[int], most: int
+    ) -> list[tuple[int, float]] | None:
+        """The `most` rows among `rowids` with the best `bm25` (ties: the lower rowid first), best
+        first, each with its value as `bm25_among` gives it: ordered and cut inside SQLite. None on a
+        SQLite without `json_each`."""
+        import json
+
+        if not JSON_EACH:
+            return None
+        sql = (
+            f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) AS cheap FROM {table} "
+            f"WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY cheap, rowid LIMIT ?"
+        )
+        rows = self._rows(sql, [expression, json.dumps(sorted(set(rowids))), most])
+        return [(rowid, -score) for rowid, score in rows]
 
     def highlights(
         self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]

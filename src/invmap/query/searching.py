@@ -75,9 +75,10 @@ def search(
     return out, query
 
 
-def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
+def ranked(index: Index, filters: Filters, args: Sequence[str], among: set[int] | None = None) -> list[Any]:
     """The hits of `search` over every text field (rowid and score, best first), without the records
-    or why each matched: what triage needs to order a level's sources, at any size."""
+    or why each matched: what triage needs to order a level's sources, at any size. `among`: the
+    positions `filters` selects, when the caller has them already (not read again)."""
     from invmap import search as engine
 
     last_index, last_args, ranking = _LAST_RANKING
@@ -87,7 +88,7 @@ def ranked(index: Index, filters: Filters, args: Sequence[str]) -> list[Any]:
         _LAST_RANKING[:] = [index, tuple(args), ranking]  # the index itself, never its id (ids are reused)
     if not filters.where:
         return ranking.hits()
-    return ranking.hits(set(index.values("pos", filters.where, filters.params)))
+    return ranking.hits(among if among is not None else set(index.values("pos", filters.where, filters.params)))
 
 
 _LAST_RANKING: list[Any] = [None, None, None]  # (index, args, ranking) of the last whole ranking made

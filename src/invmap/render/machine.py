@@ -44,10 +44,7 @@ def to_json(data: Any, indent: int | None = 2) -> str:
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _TEXT = frozenset({str})
-# Between the items of records encoded together: raw control characters are never in the C encoder's
-# output (it escapes them in strings), so these mark where the line breaks and indents go.
-_ITEM_MARK, _RECORD_MARK = "\x00", "\x01"
-_TOGETHER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=("," + _ITEM_MARK, ": ")).encode
+_TOGETHER: dict[str, Any] = {}  # the indent of a record's items -> a C encoder parting items by `,` and it
 
 
 def _flat(value: Any) -> bool:
@@ -57,12 +54,17 @@ def _flat(value: Any) -> bool:
 
 def _records(values: Sequence[dict[str, Any]], newline: str) -> str:
     """`_indented` of a list of non-empty flat dicts (a triage level's 23,000 sources), from one C
-    encoder call over the whole list: its items are parted by `,` and a mark, and a part that follows
-    a `}` is between two records (a scalar never ends in `}`); the marks become line breaks and indents."""
+    encoder call over the whole list, its items parted by `,`, a line break and the records' items'
+    indent. A part between a `}` and a `{` is between two records: a scalar never ends in `}`, and the
+    encoder writes no raw line break inside a string. Those become the records' own lines."""
     inner, deeper = newline + "  ", newline + "    "
-    text = _TOGETHER(values)[2:-2]  # without the outer `[{` and `}]`
-    text = text.replace("}," + _ITEM_MARK + "{", _RECORD_MARK).replace("," + _ITEM_MARK, "," + deeper)
-    text = text.replace(_RECORD_MARK, inner + "}," + inner + "{" + deeper)
+    encode = _TOGETHER.get(deeper)
+    if encode is None:
+        encode = _TOGETHER[deeper] = json.JSONEncoder(
+            ensure_ascii=False, allow_nan=False, separators=("," + deeper, ": ")
+        ).encode
+    text = encode(values)[2:-2]  # without the outer `[{` and `}]`
+    text = text.replace("}," + deeper + "{", inner + "}," + inner + "{" + deeper)
     return "[" + inner + "{" + deeper + text + inner + "}" + newline + "]"
 
 

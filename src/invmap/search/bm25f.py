@@ -7,6 +7,7 @@ import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import invmap.search.tiers as tiering
 from invmap.search.coverage import rows_held
 from invmap.search.expressions import expression, group_expression
 from invmap.search.rarity import idf, plainness
@@ -41,7 +42,7 @@ def weighted(
     allowed = set(index.values("pos", where, params)) if where else None
     if allowed is not None and not allowed:
         return []
-    return Ranking(index, query, columns, weights).hits(allowed, limit)
+    return Ranking(index, query, columns, weights, limit if allowed is None else None).hits(allowed, limit)
 
 
 class Ranking:
@@ -53,11 +54,16 @@ class Ranking:
     asked only for the rows of the tiers an answer reaches into (a row of a later tier cannot come
     before one of an earlier tier, whatever its BM25), never for every candidate of a common word."""
 
-    def __init__(self, index: Index, query: Query, columns: Sequence[str], weights: dict[str, float]) -> None:
+    def __init__(
+        self, index: Index, query: Query, columns: Sequence[str], weights: dict[str, float], shown: int | None = None
+    ) -> None:
+        """`shown`: the most hits that will be asked for, unfiltered (`search --limit`); None for any."""
         from invmap.index import SEARCH_COLUMNS  # a `field:word` naming another table's column counts for nothing here
 
         self.index, self.query = index, query
         expressions = [group_expression(g, columns, SEARCH_COLUMNS) for g in query.groups]
+        if shown is not None and 0 < shown <= RERANKED and self._counted(expressions, columns, weights, shown):
+            return
         sets = [set(index.match("fts", e)) if e else set() for e in expressions]
         self.matched = rows_held(index, query, sets, "fts", columns, "", ())
         self.top: list[Hit] = []
@@ -79,37 +85,144 @@ class Ranking:
         phrase_rarity = idf(total, len(self.phrased)) * max(len(content) - 1, 1) if forms else 0.0
         self.top = self._scored(forms, weighed, columns, weights, [*rarity, phrase_rarity])
 
+    def _counted(
+        self, expressions: list[str | None], columns: Sequence[str], weights: dict[str, float], shown: int
+    ) -> bool:
+        """The ranking worked out without a word's rows ever leaving SQLite, for a query `tiers.plain`
+        accepts whose answer the weighed rows fill: the tiers (`tiers.tier_parts`) are counted in
+        SQLite in the cheap order until the RERANKED rows are reached, and only the rows of those
+        tiers come back (the last one ordered and cut by `index.bm25_best`). The same rows, rarities
+        and order as the sets give. False (nothing kept) where it does not apply: the caller ranks
+        from the sets."""
+        from invmap.index import SEARCH_COLUMNS
+        from invmap.index.fulltext import JSON_EACH
+
+        index, query = self.index, self.query
+        own = tiering.plain(query, expressions)
+        every = " OR ".join(e for e in expressions if e)
+        if own is None or not JSON_EACH or index.count_matching("fts", every) <= RERANKED:
+            return False  # few candidates, or a query tiers cannot rank: from the sets, as ever
+        total = index.count()
+        sizes = [index.count_matching("fts", e) if e else 0 for e in expressions]
+        rarity = [idf(total, n) * g.weight * plainness(g) for g, n in zip(query.groups, sizes)]
+        content = [w for w in query.words if w not in STOP_WORDS]
+        forms = query.phrases() if len(content) > 1 else []
+        phrase = expression(forms, columns) if forms else None
+        self.every = every
+        self.order = [weights.get(c, 0.0) if c in columns else 0.0 for c in SEARCH_COLUMNS]
+        self.cheap, self.tiers, self.phrased, self.matched = {}, [], set(), {}
+        weighed = self._reached(tiering.tier_parts(expressions, own, rarity, phrase))
+        if weighed is None:
+            return False
+        phrase_rarity = idf(total, index.count_matching("fts", phrase)) * max(len(content) - 1, 1) if phrase else 0.0
+        self.top = self._scored(forms, weighed, columns, weights, [*rarity, phrase_rarity])
+        return len(self.top) >= shown
+
+    def _reached(self, parts: dict[tiering.Tier, list[tuple[str, int]]]) -> list[int] | None:
+        """The RERANKED rows first in the cheap order, read tier by tier (best first) until they are
+        reached, as `_weighed` finds them among the sets; each row read kept in `matched` (and
+        `phrased`). None where `bm25_best` cannot cut the last tier."""
+        earlier: list[tuple[tiering.Tier, int]] = []
+        for tier, tier_parts in sorted(parts.items()):
+            left = RERANKED - len(earlier)
+            if left <= 0:
+                break
+            found = [(r, bits) for e, bits in tier_parts for r in self.index.match("fts", e)]
+            for r, bits in found:
+                self.matched[r] = tiering.weight(self.query.groups, bits)
+            if not tier[1]:
+                self.phrased.update(r for r, _ in found)
+            if len(found) <= 2 * left:  # a tier before the last, or a last one keyed whole, as `_best` does
+                earlier.extend((tier, r) for r, _ in found)
+                continue
+            best = self.index.bm25_best("fts", self.every, self.order, [r for r, _ in found], left)
+            if best is None or len(best) < left:
+                return None
+            self.cheap.update(best)
+            return [*(k[-1] for k in sorted(self._among(earlier))), *(r for r, _ in best)]
+        return [k[-1] for k in heapq.nsmallest(RERANKED, self._among(earlier))]
+
+    def _among(self, rows: Sequence[tuple[tiering.Tier, int]]) -> list[tuple[float, bool, float, int]]:
+        """`_keys` of these rows, their BM25 asked for them alone (`matched` holds only rows read)."""
+        missing = [r for _, r in rows if r not in self.cheap]
+        if missing:
+            self.cheap.update(self.index.bm25_among("fts", self.every, self.order, missing))
+        return [(t[0], t[1], -self.cheap.get(r, 0.0), r) for t, r in rows]
+
     def hits(self, allowed: set[int] | None = None, limit: int | None = None) -> list[Hit]:
         """The weighed rows best first, each scored 0.1-100 against the best possible, then those of
         the rest that `allowed` holds (every one, or the first `limit`: no more can be shown) in the
         cheap order at the last weighed row's score; with `allowed`, only the rows it holds."""
         floor = self.top[-1].score if self.top else 100.0
         hits = self.top if allowed is None else [h for h in self.top if h.rowid in allowed]
+        if limit is not None and len(hits) >= limit:  # the weighed rows fill the answer: none of the rest shows
+            return hits[:limit]
         rest = [Hit(r, floor, self.matched[r], r in self.phrased, 0.0) for r in self._rest(allowed, limit)]
         return [*hits, *rest][:limit] if limit is not None else [*hits, *rest]
 
     def _weighed(self, rarities: Sequence[tuple[float, set[int]]]) -> list[int]:
         """The RERANKED rows first in the cheap order. Each row's covered rarity is added group by
         group, in the same order as ever (the same sum, to the last bit)."""
-        covered = dict.fromkeys(self.matched, 0)
-        for i, rows in rarities:
-            for r in rows:
-                if r in covered:
-                    covered[r] += i
+        by_cover = self._by_cover(rarities)  # first by the rarity covered, then split by the phrase
+        phrased = self.phrased
         by_tier: dict[tuple[float, bool], list[int]] = {}
-        for r, c in covered.items():
-            by_tier.setdefault((-c, r not in self.phrased), []).append(r)
+        for c, rows in by_cover.items():
+            held = [r for r in rows if r in phrased] if phrased else []
+            for tier, part in (
+                ((-c, False), held),
+                ((-c, True), [r for r in rows if r not in phrased] if held else rows),
+            ):
+                if part:
+                    by_tier[tier] = part
         tiers = sorted(by_tier.items())
         reached, taken = 0, 0
         while taken < RERANKED:  # the tiers the weighed rows come from: every row of them is keyed
             taken += len(tiers[reached][1])
             reached += 1
-        keys = self._keys([(t, r) for t, rows in tiers[:reached] for r in rows])
-        weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
-        chosen = set(weighed)
         last_tier, last_rows = tiers[reached - 1]
+        earlier = sorted(self._keys([(t, r) for t, rows in tiers[: reached - 1] for r in rows]))
+        best = self._best(last_rows, RERANKED - len(earlier))  # the last tier's best, ordered in SQLite
+        if best is not None:
+            weighed = [*(k[-1] for k in earlier), *best]
+        else:
+            keys = self._keys([(t, r) for t, rows in tiers[:reached] for r in rows])
+            weighed = [k[-1] for k in heapq.nsmallest(RERANKED, keys)]
+        chosen = set(weighed)
         self.tiers = [(last_tier, [r for r in last_rows if r not in chosen]), *tiers[reached:]]
         return weighed
+
+    def _by_cover(self, rarities: Sequence[tuple[float, set[int]]]) -> dict[float, list[int]]:
+        """Each rarity a row covers -> the matched rows covering it (in no set order). A row's is its
+        groups' rarities added in the groups' order from 0, to the last bit the same whichever way
+        it is found: for a few groups, by set algebra on the rows that hold exactly those groups (no
+        Python step per row), else row by row."""
+        sets = [rows for _, rows in rarities]
+        by_cover: dict[float, list[int]] = {}
+        if len(sets) > tiering.PATTERNS:
+            covered = dict.fromkeys(self.matched, 0)
+            for i, rows in rarities:
+                for r in rows:
+                    if r in covered:
+                        covered[r] += i
+            for r, c in covered.items():
+                by_cover.setdefault(c, []).append(r)
+            return by_cover
+        union = set().union(*sets)
+        keep = None if len(union) == len(self.matched) else self.matched.keys()  # else every row matched
+        for mask in range(1, 1 << len(sets)):
+            inside = [k for k in range(len(sets)) if mask >> k & 1]
+            rows = set.intersection(*(sets[k] for k in inside))
+            for k in range(len(sets)):
+                if not mask >> k & 1 and rows:
+                    rows.difference_update(sets[k])
+            if keep is not None and rows:
+                rows.intersection_update(keep)
+            if rows:
+                c = 0
+                for k in inside:
+                    c += rarities[k][0]
+                by_cover.setdefault(c, []).extend(rows)
+        return by_cover
 
     def _rest(self, allowed: set[int] | None, limit: int | None) -> list[int]:
         """The rows after the weighed ones that `allowed` holds, in the cheap order: every one, or
@@ -121,6 +234,18 @@ class Ranking:
             wanted.extend((tier, r) for r in rows if allowed is None or r in allowed)
         keys = self._keys(wanted)
         return [k[-1] for k in (sorted(keys) if limit is None else heapq.nsmallest(limit, keys))]
+
+    def _best(self, rows: Sequence[int], most: int) -> list[int] | None:
+        """The first `most` of `rows` (one tier) in the cheap order, FTS5's BM25 then the rowid, sorted
+        and cut inside SQLite (the rest of a common word's tier never comes back); their BM25 kept.
+        None where SQLite cannot (before 3.38) or the tier is small enough to key in Python."""
+        if len(rows) <= 2 * most:
+            return None
+        found = self.index.bm25_best("fts", self.every, self.order, rows, most)
+        if found is None or len(found) < most:  # a row FTS5 does not match: the keys, as ever
+            return None
+        self.cheap.update(found)
+        return [r for r, _ in found]
 
     def _keys(self, rows: Sequence[tuple[tuple[float, bool], int]]) -> list[tuple[float, bool, float, int]]:
         """Each row's cheap-order key, FTS5's BM25 (with the fields' weights) asked for the rows not
@@ -350,7 +475,8 @@ def _frequency(
     norm; only `column`'s when one is named (`field:word`)."""
     tf = 0.0
     for c, tokens, norm in zip(columns, fields, norms):
-        if norm and (column is None or column == c):
+        # a field the index holds none of the asked stems in adds norm * 0, which leaves tf as it is
+        if norm and (column is None or column == c) and (type(tokens) is not _Held or tokens.at):
             tf += norm * sum(_count(tokens, form) for form in forms)
     return tf
 

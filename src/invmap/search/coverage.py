@@ -68,7 +68,9 @@ def rows_held(
     """`_coverage` (and `bm25f.weighted`'s matches) from each group's matching rows."""
     matched: dict[int, int] = {}
     for g, rows in zip(query.groups, sets):
-        if not g.required:
+        if not g.required and not matched:  # the first: each row its weight, in the same order
+            matched = dict.fromkeys(rows, 0 + g.weight)
+        elif not g.required:
             for r in rows:
                 matched[r] = matched.get(r, 0) + g.weight
     required = [(g, rows) for g, rows in zip(query.groups, sets) if g.required]
