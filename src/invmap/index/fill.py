@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from invmap.cjk import bigrams
 from invmap.fields import SOURCE_FIELDS
 from invmap.index.cached import key_text
-from invmap.index.rows import joined, record_row, source_keys
+from invmap.index.fulltext import JSON_EACH
+from invmap.index.rows import Rows, joined
 from invmap.index.schema import CODE_COLUMNS, EXTRA_COLUMNS, FORMAT, REPORT_COLUMNS, SEARCH_COLUMNS, TABLES
 
 TYPE_CHECKING = False
@@ -29,11 +30,13 @@ def gaps(info: Any) -> str | None:
 
 
 class _Tokenizer:
-    """The thread that tokenizes one chunk of rows into the full-text index while the next chunk of the
-    catalog is validated. The statement is one `INSERT ... SELECT` that SQLite runs in C with the GIL
-    let go, so on two cores it costs no time of the building thread's; statements that bind Python
-    values (which take the GIL for every row) stay in the building thread, which waits for the chunk
-    before it uses the connection again. A failure is raised again in the building thread."""
+    """The thread that writes one chunk's keys and tokenizes its rows into the full-text index while
+    the next chunk of the catalog is validated. Each statement binds at most one value and runs in C
+    with the GIL let go, so on two cores it costs no time of the building thread's: the keys arrive as
+    one JSON array, read by `json_each` (SQLite 3.38+; before it the building thread binds them a row
+    at a time), and the full-text rows are one `INSERT ... SELECT`. Statements that bind Python values
+    row by row (which take the GIL for every row) stay in the building thread, which waits for the
+    chunk before it uses the connection again. A failure is raised again in the building thread."""
 
     def __init__(self, con: sqlite3.Connection) -> None:
         import threading
@@ -42,15 +45,17 @@ class _Tokenizer:
         self.failed: list[BaseException] = []
         self.thread: threading.Thread | None = None
 
-    def start(self, first: int, end: int) -> None:
+    def start(self, first: int, end: int, keys: str | None = None) -> None:
         import threading
 
         self.wait()
-        self.thread = threading.Thread(target=self._run, args=(first, end), daemon=True)
+        self.thread = threading.Thread(target=self._run, args=(first, end, keys), daemon=True)
         self.thread.start()
 
-    def _run(self, first: int, end: int) -> None:
+    def _run(self, first: int, end: int, keys: str | None) -> None:
         try:
+            if keys is not None:
+                self.con.execute(_KEYS_FROM_JSON, (keys,))
             self.con.execute(_INDEX_TEXT, (first, end))
             if CODE_COLUMNS:
                 self.con.execute(_INDEX_CODE_TEXT, (first, end))
@@ -69,6 +74,14 @@ class _Tokenizer:
 _INSERT_SOURCES = (
     f"INSERT INTO sources ({', '.join(('pos', *SOURCE_FIELDS, *EXTRA_COLUMNS))}) "
     f"VALUES ({', '.join('?' * (1 + len(SOURCE_FIELDS) + len(EXTRA_COLUMNS)))})"
+)
+_INSERT_KEYS = "INSERT INTO keys VALUES (?, ?, ?)"
+# The same rows from one JSON array of [key, kind, pos] (materialized once: `value` referenced three
+# times would be rendered again for each); `->>` gives a JSON string as TEXT and a number as INTEGER,
+# as binding the Python str and int does.
+_KEYS_FROM_JSON = (
+    "WITH chunk(item) AS MATERIALIZED (SELECT value FROM json_each(?)) "
+    "INSERT INTO keys SELECT item ->> 0, item ->> 1, item ->> 2 FROM chunk"
 )
 _INDEX_TEXT = (
     f"INSERT INTO fts (rowid, {', '.join(SEARCH_COLUMNS)}) SELECT pos, {', '.join(SEARCH_COLUMNS)} "
@@ -171,26 +184,35 @@ def _fill_reports(con: sqlite3.Connection, whole: Catalog) -> None:
 
 def _fill_sources(con: sqlite3.Connection, catalog: Any, progress: Callable[[int], None] | None) -> Catalog:
     """The sources' rows, keys and words, 10,000 rows at a time; the whole catalog, validated."""
+    import json
+
     from invmap.identifiers import canonical_link  # building only: a warm run never needs it
     from invmap.validation import Validation
 
     streamed = isinstance(catalog, Validation)
     chunks = catalog.chunks() if streamed else [catalog.sources]
     titles = catalog.level_titles() if streamed else {code: info.title for code, info in catalog.layers.items()}
+    encode = json.JSONEncoder(ensure_ascii=False, check_circular=False, separators=(",", ":")).encode
+    making = Rows(titles, canonical_link)
+    row, keys_of = making.row, making.keys
     tokenizer = _Tokenizer(con)
     start = 0
     try:
         for chunk in chunks:  # validated while the chunk before is tokenized
             for at in range(0, len(chunk), 10_000):  # the rows of a chunk are never all in memory at once
                 part = chunk[at : at + 10_000]
-                rows = [record_row(s, start + i, titles) for i, s in enumerate(part)]
-                keys = [(k, kind, start + i) for i, s in enumerate(part) for k, kind in source_keys(s, canonical_link)]
+                rows = [row(s, pos) for pos, s in enumerate(part, start)]
+                keys = [key for pos, s in enumerate(part, start) for key in keys_of(s, pos)]
+                keys_json = encode(keys) if JSON_EACH else None
                 tokenizer.wait()
                 con.executemany(_INSERT_SOURCES, rows)
-                con.executemany("INSERT INTO keys VALUES (?, ?, ?)", keys)
-                tokenizer.start(start, start + len(rows))
+                if keys_json is not None:
+                    tokenizer.start(start, start + len(rows), keys_json)
+                else:
+                    con.executemany(_INSERT_KEYS, keys)
+                    tokenizer.start(start, start + len(rows))
                 start += len(part)
-                del rows, keys
+                del rows, keys, keys_json
                 if progress:
                     progress(len(part))
         return catalog.catalog() if streamed else catalog  # every problem, at once, if there are any
