@@ -117,10 +117,13 @@ def _streamed_and_whole(monkeypatch, path):
     return out
 
 
-def test_a_catalog_parsed_a_chunk_at_a_time_is_the_same_catalog(monkeypatch, tmp_path):
-    path = generated_catalog(tmp_path / "g.toml", 60)
+# `layers`: the shipped levels and reports first, a head with wide characters (CJK report titles)
+# before ASCII tables, which the streamed path keeps apart.
+@pytest.mark.parametrize("layers", [False, True])
+def test_a_catalog_parsed_a_chunk_at_a_time_is_the_same_catalog(monkeypatch, tmp_path, layers):
+    path = generated_catalog(tmp_path / "g.toml", 60, layers=layers)
     streamed, whole = _streamed_and_whole(monkeypatch, path)
-    assert streamed == whole and len(streamed.sources) == 60
+    assert streamed == whole and len(streamed.sources) == 60 and (len(streamed.reports) > 0) is layers
 
 
 @pytest.mark.parametrize(
@@ -128,12 +131,13 @@ def test_a_catalog_parsed_a_chunk_at_a_time_is_the_same_catalog(monkeypatch, tmp
     [
         lambda t: t.replace("year = ", 'year = "', 1).replace("\nlayer", '"\nlayer', 1),  # a wrong type, first chunk
         lambda t: t[: t.rindex("mechanism =")] + t[t.rindex("objective =") :],  # a field missing, last chunk
-        lambda t: t + t[t.index("[[sources]]") : t.index("[[sources]]", 20)],  # a duplicate id, across chunks
+        lambda t: t + t[(at := t.index("[[sources]]")) : t.index("[[sources]]", at + 1)],  # a duplicate id, across chunks
         lambda t: t + '\n[[sources]]\nname = """unfinished\n',  # a string left open
     ],
 )
-def test_any_problem_is_reported_exactly_as_one_pass_reports_it(monkeypatch, tmp_path, damage):
-    path = generated_catalog(tmp_path / "g.toml", 60)
+@pytest.mark.parametrize("layers", [False, True])
+def test_any_problem_is_reported_exactly_as_one_pass_reports_it(monkeypatch, tmp_path, damage, layers):
+    path = generated_catalog(tmp_path / "g.toml", 60, layers=layers)
     path.write_text(damage(path.read_text(encoding="utf-8")), encoding="utf-8")
     streamed, whole = _streamed_and_whole(monkeypatch, path)
     assert isinstance(whole, list) and streamed == whole
