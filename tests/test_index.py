@@ -217,3 +217,46 @@ def test_a_filtered_search_costs_no_more_than_an_unfiltered_one(tmp_path):
     in_l3 = {r["pos"] for r in index.records(level.where, level.params, ("pos",))}
     assert l3_hits == [pos for pos in all_hits if pos in in_l3] and len(l3_hits) > 300
     assert l3_time <= 2 * all_time + 0.02, (l3_time, all_time)
+
+
+# Sources whose keys hold what JSON escapes or encodes (a quote, a backslash, CJK, characters outside
+# the BMP, an upper-case link): a build hands each chunk's keys to SQLite as one JSON array.
+AWKWARD = [
+    ("quoted", 'The "Quoted" Engine', 'https://Example.ORG/a"b/'),
+    ("backslash", "Back\\slash Serving", "https://example.org/back"),
+    ("cjk", "分离部署", "https://example.org/%E5%88%86"),
+    ("astral", "𝔽lash 🚀 Decode", "https://example.org/astral"),
+]
+
+
+def _awkward_catalog(path: Path) -> Path:
+    tables = [
+        f"[[sources]]\nid = {json.dumps(i)}\nname = {json.dumps(name, ensure_ascii=False)}\n"
+        f'source = "{i} paper"\nurl = {json.dumps(url)}\ntype = "Current"\nlayer = "L3"\nmechanism = "m."\n'
+        'objective = "o."\nquestion = "q?"\navailability = "a."\naccessed = 2026-08-07\n'
+        for i, name, url in AWKWARD
+    ]
+    path.write_text("\n".join(tables), encoding="utf-8")
+    return path
+
+
+def test_keys_written_through_json_are_the_keys_bound_row_by_row(sh, tmp_path, monkeypatch):
+    from invmap import catalog as catalog_io
+    from invmap.index import fill as fill_module
+
+    path = _awkward_catalog(tmp_path / "awkward.toml")
+
+    def keys_table(through_json: bool) -> list[tuple]:
+        monkeypatch.setattr(fill_module, "JSON_EACH", through_json)
+        con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        fill_module.fill(con, catalog_io.load(str(path)), None)
+        return con.execute("SELECT rowid, key, kind, pos FROM keys ORDER BY rowid").fetchall()
+
+    if fill_module.JSON_EACH:
+        assert keys_table(True) == keys_table(False)
+    keys = [k[1:] for k in keys_table(fill_module.JSON_EACH)]
+    assert ("分离部署", "name", 2) in keys and ('link:example.org/a"b', "link", 0) in keys and len(keys) == 4 * 4
+    for i, name, url in AWKWARD:
+        for asked in (name, url.replace("https://", "http://").replace("example.org", "EXAMPLE.org")):
+            shown = sh("--catalog", str(path), "show", asked, "--json")
+            assert shown.code == 0 and json.loads(shown.out)["id"] == i, (asked, shown.err)
