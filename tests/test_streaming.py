@@ -131,7 +131,9 @@ def test_a_catalog_parsed_a_chunk_at_a_time_is_the_same_catalog(monkeypatch, tmp
     [
         lambda t: t.replace("year = ", 'year = "', 1).replace("\nlayer", '"\nlayer', 1),  # a wrong type, first chunk
         lambda t: t[: t.rindex("mechanism =")] + t[t.rindex("objective =") :],  # a field missing, last chunk
-        lambda t: t + t[(at := t.index("[[sources]]")) : t.index("[[sources]]", at + 1)],  # a duplicate id, across chunks
+        lambda t: (
+            t + t[(at := t.index("[[sources]]")) : t.index("[[sources]]", at + 1)]
+        ),  # a duplicate id, across chunks
         lambda t: t + '\n[[sources]]\nname = """unfinished\n',  # a string left open
     ],
 )
