@@ -33,15 +33,15 @@ class Rows:
     def __init__(self, level_titles: dict[str, str], canonical_link: Callable[[str], str]) -> None:
         self.level_titles = level_titles
         self.canonical_link = canonical_link
-        self._labels: dict[str, tuple[tuple[str, ...], str, str | None]] = {}
+        self._labels: dict[str, tuple[str, str | None]] = {}
         self._dates: dict[Any, str] = {}
 
-    def _label(self, source: Any) -> tuple[tuple[str, ...], str, str | None]:
-        """A label's codes, those joined with ';' (`layers`), and its levels' titles (`level_words`)."""
+    def _label(self, source: Any) -> tuple[str, str | None]:
+        """A label's codes joined with ';' (`layers`), and its levels' titles (`level_words`)."""
         codes = source.layers
         titles = self.level_titles
         words = (" \x1f ".join(titles[code] for code in codes if code in titles) or None) if codes else None
-        found = self._labels[source.layer] = (codes, ";".join(codes), words)
+        found = self._labels[source.layer] = (";".join(codes), words)
         return found
 
     def row(self, source: Any, pos: int) -> list[Any]:
@@ -52,7 +52,7 @@ class Rows:
         row = [pos, *_STORED_VALUES(values), None, None]
         for i in _DERIVED_AT:
             row[i] = None
-        _, row[_LAYERS_AT], words = self._labels.get(values["layer"]) or self._label(source)
+        row[_LAYERS_AT], words = self._labels.get(values["layer"]) or self._label(source)
         row[_URL_AT] = source.link
         dates = self._dates
         for i in _DATES_AT:
