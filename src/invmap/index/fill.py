@@ -183,8 +183,9 @@ def _fill_reports(con: sqlite3.Connection, whole: Catalog) -> None:
 
 
 def _without_collector(work: Callable[..., Any], *args: Any) -> Any:
-    """`work(*args)` with Python's cyclic garbage collector paused: a build makes records, rows and
-    parsed tables that hold no reference cycles, and the collector's passes over the growing heap
+    """`work(*args)` with Python's cyclic garbage collector paused, for callers that run with it on
+    (the MCP server; the CLI turns it off for the whole run in `entry.py`): a build makes records, rows
+    and parsed tables that hold no reference cycles, and the collector's passes over the growing heap
     (seven full ones on 100,000 sources, ~11% of the building thread's time) found nothing to free.
     Left as it was afterwards, so any cycle made meanwhile is collected then."""
     import gc
