@@ -123,7 +123,7 @@ def fill(
         con.execute(sql)
     con.execute(f"PRAGMA user_version = {FORMAT}")
     con.execute("BEGIN")
-    whole = _without_collector(_fill_sources, con, catalog, progress)
+    whole = _fill_sources(con, catalog, progress)
     count = len(whole.sources)
     # The correction vocabulary: the stems two sources or more hold (a word only one source holds is
     # mostly its own name or id, typed whole by whoever means it: `show` forgives typos in names); in
@@ -180,23 +180,6 @@ def _fill_reports(con: sqlite3.Connection, whole: Catalog) -> None:
     # a report's CJK runs as bigrams, as a symptom's are (invmap.cjk)
     rows += [(r.primary, f"report:{r.id}", r.secondary, bigrams(f"{r.title} {r.resolution}")) for r in whole.reports]
     con.executemany("INSERT INTO evidence (level, kind, secondary, text) VALUES (?, ?, ?, ?)", rows)
-
-
-def _without_collector(work: Callable[..., Any], *args: Any) -> Any:
-    """`work(*args)` with Python's cyclic garbage collector paused, for callers that run with it on
-    (the MCP server; the CLI turns it off for the whole run in `entry.py`): a build makes records, rows
-    and parsed tables that hold no reference cycles, and the collector's passes over the growing heap
-    (seven full ones on 100,000 sources, ~11% of the building thread's time) found nothing to free.
-    Left as it was afterwards, so any cycle made meanwhile is collected then."""
-    import gc
-
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        return work(*args)
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def _fill_sources(con: sqlite3.Connection, catalog: Any, progress: Callable[[int], None] | None) -> Catalog:
