@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import collections
 import math
-import shutil
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import startup_cases  # noqa: E402
+from program import invmap_program  # noqa: E402
 
 RUNS = 7
 ESTIMATES = {
@@ -93,15 +93,6 @@ def origin(source: str) -> str:
     return "/".join(parts[3:5]) if parts[2] == "github.com" else parts[2]
 
 
-def invmap_program() -> str:
-    """The invmap installed beside this Python, else the one on PATH."""
-    beside = Path(sys.executable).with_name("invmap")
-    found = str(beside) if beside.exists() else shutil.which("invmap")
-    if not found:
-        sys.exit("benchmarks/capacity.py: install invmap first (pip install .), or run it with that venv's Python")
-    return found
-
-
 def once(program: str, args: list[str]) -> float:
     start = time.perf_counter()
     subprocess.run([program, *args, "--json"], capture_output=True, check=True)
@@ -111,7 +102,7 @@ def once(program: str, args: list[str]) -> float:
 def cost() -> None:
     """Each command once per round, the rounds repeated, so a change in the machine's load falls on
     every command alike; medians per command."""
-    program = invmap_program()
+    program = invmap_program("capacity.py")
     commands = {"list": ["list"], **{f"estimate {name}": args for name, args in ESTIMATES.items()}}
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(RUNS):

@@ -50,11 +50,9 @@ def invmap_program() -> str:
 
     if importlib.util.find_spec("typer") is None:
         sys.exit("benchmarks/run.py: run it with the Python invmap is installed in (its Typer runs the hello app)")
-    beside = Path(sys.executable).with_name("invmap")
-    found = str(beside) if beside.exists() else shutil.which("invmap")
-    if not found:
-        sys.exit("benchmarks/run.py: install invmap first (pip install .)")
-    return found
+    from program import invmap_program as installed
+
+    return installed("run.py")
 
 
 def run_once(
