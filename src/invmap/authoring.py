@@ -80,19 +80,13 @@ def new_entry(opts: AddOptions, types: Callable[[], list[str]]) -> dict[str, Any
     return entries.ordered(entry)
 
 
-def _current_index(key: dict[str, Any]) -> Any:
-    """What a writer asks of the catalog's index (`index.writing.Current`), given to edits.py, which
-    stands below the index and never opens it itself."""
+def _index_way() -> Any:
+    """The index's way for edits.py's writers (`fastwrite.Way` over `index.writing.Current.of`),
+    handed down to them: edits.py stands below the index and never opens it itself."""
+    from invmap.fastwrite import Way
     from invmap.index.writing import Current
 
-    return Current.of(key)
-
-
-def _index_way() -> Any:
-    """The index's way for edits.py's writers (`fastwrite.Way`), handed down to them."""
-    from invmap.fastwrite import Way
-
-    return Way(_current_index)
+    return Way(Current.of)
 
 
 def add(opts: AddOptions, entry: dict[str, Any]) -> Any:

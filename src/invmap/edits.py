@@ -57,10 +57,10 @@ class _Opened:
     """A catalog file as read under its lock: its bytes, parsed or validated on demand, its text and
     its own line ending (taken once the bytes have parsed: a file that is not UTF-8 is refused first).
     Its index key is taken before the read and checked after it: `indexed()` asks `index` (a higher
-    layer's `index.writing.Current.of`, given by the caller; None: never asked) for the index of
-    exactly the bytes read."""
+    layer's `fastwrite.Way`, given by the caller; None: never asked) for the index of exactly the
+    bytes read."""
 
-    def __init__(self, path: str | Path, index: Callable[[dict[str, Any]], Any] | None = None) -> None:
+    def __init__(self, path: str | Path, index: Any = None) -> None:
         from invmap.cache import enabled, key_of
 
         self.path, self.name, self.index = path, str(path), index
@@ -281,9 +281,7 @@ def _id_of(source: Any) -> Any:
 # --- add ---------------------------------------------------------------------------------------
 
 
-def add_source(
-    location: Location, entry: dict[str, Any], allow_duplicate: bool = False, index: Callable[..., Any] | None = None
-) -> Any:
+def add_source(location: Location, entry: dict[str, Any], allow_duplicate: bool = False, index: Any = None) -> Any:
     """Append one `[[sources]]` table to the file, keeping everything already in it byte for byte.
     Returns the source as added.
 
@@ -355,7 +353,7 @@ def edit_source(
     check_types: Callable[[list[str]], None] | None = None,
     lists: dict[str, ListChange] | None = None,
     flags: dict[str, str] | None = None,
-    index: Callable[..., Any] | None = None,
+    index: Any = None,
 ) -> Edit:
     """Change fields of the source `target` names exactly (`target_id`, checked under the lock);
     `unset` names optional fields to clear; `lists` changes list fields item by item (`flags` names
@@ -407,7 +405,11 @@ def _target_in(file: _Opened, raw: dict[str, Any], sources: list[Any], target: s
 
 def _types_of(sources: list[Any]) -> list[str]:
     """The catalog's types, each once, in case-blind order (what `check_types` compares against)."""
-    types = [s.get("type") if isinstance(s, dict) else s.type for s in sources]
+    return distinct_types([s.get("type") if isinstance(s, dict) else s.type for s in sources])
+
+
+def distinct_types(types: list[Any]) -> list[str]:
+    """Each type once, in case-blind order."""
     return list(dict.fromkeys(sorted((t for t in types if isinstance(t, str)), key=str.casefold)))
 
 
@@ -515,7 +517,7 @@ def _without_citations(text: str, citing: list[Citing], newline: str, path: str)
 
 
 def remove_sources(
-    location: Location, targets: Sequence[str], drop_citations: bool = False, index: Callable[..., Any] | None = None
+    location: Location, targets: Sequence[str], drop_citations: bool = False, index: Any = None
 ) -> tuple[list[str], int]:
     """Remove the sources `targets` name exactly (on an overlay, hide the base's with `remove = true`).
     Reports of the file that cite one block the removal, said once with their count, unless

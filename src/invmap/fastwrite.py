@@ -51,6 +51,18 @@ def _extends_nothing(head: str, path: str) -> bool:
     return overlay.extends_of(raw) is None and "sources" not in raw
 
 
+def _one_source(text: str, path: str) -> dict[str, Any] | None:
+    """The entry of a text that is exactly one `[[sources]]` table, else None."""
+    try:
+        raw = parse_text(text, path)
+    except CatalogError:
+        return None
+    sources = raw.get("sources")
+    if list(raw) != ["sources"] or not isinstance(sources, list) or len(sources) != 1:
+        return None
+    return sources[0] if isinstance(sources[0], dict) else None
+
+
 def valid_alone(block: str, path: str) -> Any:
     """The source one `[[sources]]` table's text holds, validated as `check` validates each source
     (its fields strictly, a place's repo), or None for any problem (the full path then words it)."""
@@ -59,15 +71,11 @@ def valid_alone(block: str, path: str) -> Any:
     from invmap.model import Source
     from invmap.validation import place_problems
 
-    try:
-        raw = parse_text(block, path)
-    except CatalogError:
-        return None
-    sources = raw.get("sources")
-    if list(raw) != ["sources"] or not isinstance(sources, list) or len(sources) != 1 or place_problems(raw):
+    entry = _one_source(block, path)
+    if entry is None or place_problems({"sources": [entry]}):
         return None
     try:
-        return TypeAdapter(list[Source]).validate_python(sources, strict=True)[0]
+        return TypeAdapter(list[Source]).validate_python([entry], strict=True)[0]
     except (ValidationError, RecursionError):
         return None
 
@@ -111,15 +119,8 @@ def _target(index: Any, target: str) -> int | None:
 def _table_in(text: str, starts: list[int], n: int, ident: str, path: str) -> tuple[tuple[int, int], dict] | None:
     """The span of the `n`th source's table and its entry, if its text parses to one source of id `ident`."""
     span = table_at(text, starts, n)
-    try:
-        raw = parse_text(text[span[0] : span[1]], path)
-    except CatalogError:
-        return None
-    sources = raw.get("sources")
-    if list(raw) != ["sources"] or not isinstance(sources, list) or len(sources) != 1:
-        return None
-    entry = sources[0]
-    return (span, entry) if isinstance(entry, dict) and entry.get("id") == ident else None
+    entry = _one_source(text[span[0] : span[1]], path)
+    return (span, entry) if entry is not None and entry.get("id") == ident else None
 
 
 def edited(
@@ -145,7 +146,7 @@ def edited(
         return None
     span, entry = held
     if check_types is not None:
-        check_types(edits._types_of([{"type": t} for t in found.index.types()]))
+        check_types(edits.distinct_types(found.index.types()))
     before = edits.stored_values(entry)
     fields, cleared = edits._with_lists(before, changes, unset, lists, flags, ident)
     change = edits._Change(fields, cleared, False)
