@@ -82,9 +82,10 @@ def _contradictions(run: dict[str, Any]) -> list[tuple[list[str], str]]:
 def checked(bench: Any, text: str) -> Any:
     """`bench` with each run's numbers within their ranges, and none its own numbers contradict (the
     rest left out, each with a note)."""
-    for n, run in enumerate(bench.runs, 1):
+    for run in bench.runs:
         origins = run.pop("_from", {})
         start = run.pop("_start", 0)
+        of = f"{run['label']}: " if len(bench.runs) > 1 and run.get("label") else ""  # which run a note is of
         for key in [k for k in run if k not in FLAGS]:
             limits = field_range(key)
             value = run[key]
@@ -101,12 +102,10 @@ def checked(bench: Any, text: str) -> Any:
             del run[key]
             if key == "request_rate":
                 run.pop("unbounded", None)
-            of = f"{run['label']}: " if len(bench.runs) > 1 and run.get("label") else ""
             bench.notes.append(f"left out: {of}{key}: {where}: {said}")
         for keys, why in _contradictions(run):
             for key in keys:
                 run.pop(key, None)
-            of = f"{run['label']}: " if len(bench.runs) > 1 and run.get("label") else ""
             family = sorted({k.rpartition("_")[0].upper() for k in keys})
             bench.notes.append(f"left out: {of}{' and '.join(family)}: {bench.source}: {why}")
     return bench

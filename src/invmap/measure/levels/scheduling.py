@@ -158,6 +158,9 @@ def bench_queue_share(run: dict[str, Any], rule: Rule) -> Finding | Missing | No
 
 
 def bench_first_token_backlog(run: dict[str, Any], rule: Rule) -> Finding | Missing | None:
+    """Requests waiting for a first token, by Little's law (completed rate x mean TTFT, the median
+    where no mean is printed): tens of them queue for the batch (a lead), unless the rate offered was
+    one the server kept up with."""
     served = stat(run, "request_throughput")
     ttft = stat(run, "ttft_mean")
     which = "mean"
