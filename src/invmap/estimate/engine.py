@@ -81,6 +81,11 @@ class Setup:
     compute_bytes: int
     capability: int | None  # the GPU's compute capability x 10 (90 = 9.0), None when not known
 
+    @property
+    def sampled(self) -> int:
+        """R, the rows the sampler's dummy run samples: one a sequence, at most one a token."""
+        return min(self.batched_tokens, self.seqs)
+
 
 @dataclass
 class Stage:
@@ -284,16 +289,17 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     if setup.engine != "vllm":
         return 0, "nothing the source sizes (the engine measures it)"
     sizes = FI_FUSION_MAX_MB.get(setup.capability or 0, {})
-    if setup.tp == 1 or setup.pp > 1 or setup.tp not in sizes:
-        why = (
-            "one GPU"
-            if setup.tp == 1
-            else "pipeline parallelism"
-            if setup.pp > 1
-            else "the device is not one invmap knows as compute capability 9.0 or 10.x"
-            if setup.capability is None
-            else f"TP {setup.tp} is not one the fusion supports"
-        )
+    if setup.tp == 1:
+        why = "one GPU"
+    elif setup.pp > 1:
+        why = "pipeline parallelism"
+    elif setup.capability is None:
+        why = "the device is not one invmap knows as compute capability 9.0 or 10.x"
+    elif setup.tp not in sizes:
+        why = f"TP {setup.tp} is not one the fusion supports"
+    else:
+        why = ""
+    if why:
         return 0, f"no FlashInfer all-reduce fusion workspace ({why})"
     c, where = model.config, model.where
     hidden = optional_int(c, "hidden_size", where) or 0
@@ -353,7 +359,7 @@ def _sampler_phase(setup: Setup, model: Model) -> int:
     c, where, b = model.config, model.where, setup.compute_bytes
     hidden = optional_int(c, "hidden_size", where) or 0
     vocab = optional_int(c, "vocab_size", where) or 0
-    rows = min(setup.batched_tokens, setup.seqs)
+    rows = setup.sampled
     return (setup.batched_tokens + 2 * rows) * hidden * b + rows * vocab * (b + 4 * SAMPLER_FLOAT_COPIES)
 
 
@@ -534,7 +540,7 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
                 f"R x V x ({b} + 4 x {SAMPLER_FLOAT_COPIES})"
             )
         lines.append(
-            f"activation peak = {shape}, T = {setup.batched_tokens:,}, R = {min(setup.batched_tokens, setup.seqs):,} "
+            f"activation peak = {shape}, T = {setup.batched_tokens:,}, R = {setup.seqs if setup.engine == 'vllm-v0' else setup.sampled:,} "
             f"= {s.activation:,} B ({human_bytes(s.activation)})"
         )
         lines.append(f"non-torch = {s.non_torch_words} = {s.non_torch:,} B ({human_bytes(s.non_torch)})")
