@@ -60,18 +60,12 @@ class FullTextReads(Connection):
         for those rows alone. The rowids go in as one JSON array (`json_each`, built in from SQLite
         3.38; before it, every row's BM25 is read and these kept); `+rowid IN` keeps SQLite from
         handing them to FTS5 one MATCH each."""
-        import json
-
         if not rowids:
             return {}
         if not JSON_EACH:
             wanted = set(rowids)
             return {r: v for r, v in self.bm25(table, expression, weights).items() if r in wanted}
-        sql = (
-            f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) FROM {table} "
-            f"WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?))"
-        )
-        return {rowid: -score for rowid, score in self._rows(sql, [expression, json.dumps(sorted(set(rowids)))])}
+        return {rowid: -score for rowid, score in self._rows(*_among(table, expression, weights, rowids))}
 
     def bm25_best(
         self, table: str, expression: str, weights: Sequence[float], rowids: Sequence[int], most: int
@@ -79,16 +73,10 @@ class FullTextReads(Connection):
         """The `most` rows among `rowids` with the best `bm25` (ties: the lower rowid first), best
         first, each with its value as `bm25_among` gives it: ordered and cut inside SQLite. None on a
         SQLite without `json_each`."""
-        import json
-
         if not JSON_EACH:
             return None
-        sql = (
-            f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) AS cheap FROM {table} "
-            f"WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY cheap, rowid LIMIT ?"
-        )
-        rows = self._rows(sql, [expression, json.dumps(sorted(set(rowids))), most])
-        return [(rowid, -score) for rowid, score in rows]
+        sql, params = _among(table, expression, weights, rowids)
+        return [(rowid, -score) for rowid, score in self._rows(sql + " ORDER BY 2, rowid LIMIT ?", [*params, most])]
 
     def highlights(
         self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]
@@ -189,3 +177,16 @@ def _varints(blob: bytes, most: int) -> list[int]:
                 break
         values.append(value)
     return values
+
+
+def _among(table: str, expression: str, weights: Sequence[float], rowids: Sequence[int]) -> tuple[str, list[Any]]:
+    """The SELECT of (rowid, bm25) for the rows among `rowids` matching `expression`, and its
+    parameters: the rowids as one JSON array (`json_each`), `+rowid IN` so that SQLite does not hand
+    them to FTS5 one MATCH each."""
+    import json
+
+    sql = (
+        f"SELECT rowid, bm25({table}, {', '.join(f'{w:g}' for w in weights)}) FROM {table} "
+        f"WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?))"
+    )
+    return sql, [expression, json.dumps(sorted(set(rowids)))]

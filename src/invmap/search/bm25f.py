@@ -217,7 +217,7 @@ class Ranking:
                     rows.difference_update(sets[k])
             if keep is not None and rows:
                 rows.intersection_update(keep)
-            if rows:
+            if rows:  # added one by one from 0, as row by row: sum() of floats compensates from Python 3.12
                 c = 0
                 for k in inside:
                     c += rarities[k][0]

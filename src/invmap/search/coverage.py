@@ -69,7 +69,7 @@ def rows_held(
     matched: dict[int, int] = {}
     for g, rows in zip(query.groups, sets):
         if not g.required and not matched:  # the first: each row its weight, in the same order
-            matched = dict.fromkeys(rows, 0 + g.weight)
+            matched = dict.fromkeys(rows, g.weight)
         elif not g.required:
             for r in rows:
                 matched[r] = matched.get(r, 0) + g.weight

@@ -34,7 +34,7 @@ def tier_parts(
     for mask in range(1, 1 << len(own)):
         inside = [own[n] for n in range(len(own)) if mask >> n & 1]
         outside = [own[n] for n in range(len(own)) if not mask >> n & 1]
-        c = 0
+        c = 0  # added one by one from 0, as a row's is: sum() of floats compensates from Python 3.12
         for k in inside:
             c += rarity[k]
         part = _exactly(expressions, inside, outside)
@@ -57,8 +57,4 @@ def _exactly(expressions: Sequence[str | None], inside: Sequence[int], outside: 
 
 def weight(groups: Sequence[Group], bits: int) -> int:
     """What a row holding the groups of `bits` counts as matched (`coverage.rows_held`'s sum)."""
-    w = 0
-    for k, g in enumerate(groups):
-        if bits >> k & 1:
-            w += g.weight
-    return w
+    return sum(g.weight for k, g in enumerate(groups) if bits >> k & 1)
