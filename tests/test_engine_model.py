@@ -167,6 +167,7 @@ LLAMA_H100 = ("estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b
             "not one invmap knows as compute capability",
         ),
         (("--memory", "79.19GiB", "-tp", "2"), 0, "not one invmap knows as compute capability"),
+        (("--gpu", "h100-sxm", "-tp", "16"), 0, "(TP 16 is not one the fusion supports)"),
     ],
 )
 def test_non_torch_memory_is_the_fusion_workspace_vllm_sizes_or_nothing(cli, flags, non_torch, why):
