@@ -25,11 +25,21 @@ CONFIGS = FIXTURES / "configs"
 GIB = 2**30
 
 # A log's model read from another model's config where that model's own is not stored: the
-# Instruct models whose architecture keys are their base model's.
+# Instruct models whose architecture keys are their base model's, and Qwen2-7B-Instruct, whose keys
+# are Qwen2.5-7B-Instruct's: a stored copy naming it (the Hub page
+# https://huggingface.co/PrunaAI/Qwen-Qwen2-7B-Instruct-HQQ-1bit-smashed/blob/88f6108475260118de8275f9914b3b9effeb709b/config.json)
+# gives hidden 3584, intermediate 18944, 28 layers, 28 query and 4 KV heads, vocab 152064, untied,
+# bfloat16, 32768 positions. Qwen2.5-32B-Instruct differs from its base only in keys that size
+# neither the weights nor the KV cache (max_position_embeddings 32768, not 131072; rms_norm_eps,
+# max_window_layers, eos_token_id), as a re-save naming it shows
+# (https://huggingface.co/ehristoforu/qwen2.5-test-32b-it/blob/6bcc8f1cedfe72471276d0159d1646be6ac50e40/config.json);
+# its log sets --max-model-len.
 SAME_ARCHITECTURE = {
     "meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
     "meta-llama/Meta-Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
     "mistralai/Mixtral-8x7B-Instruct-v0.1": "mistralai/Mixtral-8x7B-v0.1",
+    "Qwen/Qwen2-7B-Instruct": "Qwen/Qwen2.5-7B-Instruct",
+    "Qwen/Qwen2.5-32B-Instruct": "Qwen/Qwen2.5-32B",
 }
 # Models of the logs that invmap ships (src/invmap/data/models.toml), by their shipped name.
 SHIPPED = {
