@@ -59,6 +59,10 @@ GPUS = {
 # NVIDIA A100-SXM4-80GB reports 79.15 GiB to CUDA: "total_gpu_memory (79.15GiB)" in a vLLM 0.8.2 start-up
 # on that GPU (a stored Phi-4 GRPO tutorial; the A100 logs here do not print their total).
 A100_80GB = "79.15GiB"
+# The table's A100 80GB, given beside that total: the logs on "NVIDIA A100 80GB" do not say SXM or PCIe
+# (both are compute capability 8.0), and vLLM V1 picks its `vllm serve` batch defaults by the device's
+# name (2048 tokens and 256 sequences on an A100, whatever its memory).
+A100_80GB_GPU = "a100-sxm-80gb"
 # Settings the engine model leaves out: a log that uses one is not judged.
 NOT_MODELLED = {
     "kv_transfer_config": "an LMCache connector",
@@ -114,7 +118,7 @@ def _memory(log: dict[str, Any]) -> tuple[str | None, str | None]:
     if "total_gpu_memory_gib" in logged:
         return f"{logged['total_gpu_memory_gib']}GiB", GPUS.get(log["gpu"])
     if log["gpu"] == "NVIDIA A100 80GB":
-        return A100_80GB, None
+        return A100_80GB, A100_80GB_GPU
     return None, GPUS.get(log["gpu"])
 
 
