@@ -33,13 +33,18 @@ GIB = 2**30
 # neither the weights nor the KV cache (max_position_embeddings 32768, not 131072; rms_norm_eps,
 # max_window_layers, eos_token_id), as a re-save naming it shows
 # (https://huggingface.co/ehristoforu/qwen2.5-test-32b-it/blob/6bcc8f1cedfe72471276d0159d1646be6ac50e40/config.json);
-# its log sets --max-model-len.
+# its log sets --max-model-len. Llama 3 8B and 8B Instruct are read from NousResearch's re-upload of
+# the Instruct files: copies naming meta-llama/Meta-Llama-3-8B (e.g.
+# https://huggingface.co/FriendliAI/Meta-Llama-3-8B-fp8/blob/main/config.json, a re-save) have the same
+# shapes, 8192 positions and no rope_scaling.
 SAME_ARCHITECTURE = {
     "meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
     "meta-llama/Meta-Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
     "mistralai/Mixtral-8x7B-Instruct-v0.1": "mistralai/Mixtral-8x7B-v0.1",
     "Qwen/Qwen2-7B-Instruct": "Qwen/Qwen2.5-7B-Instruct",
     "Qwen/Qwen2.5-32B-Instruct": "Qwen/Qwen2.5-32B",
+    "meta-llama/Meta-Llama-3-8B-Instruct": "NousResearch/Meta-Llama-3-8B-Instruct",
+    "meta-llama/Meta-Llama-3-8B": "NousResearch/Meta-Llama-3-8B-Instruct",
 }
 # Models of the logs that invmap ships (src/invmap/data/models.toml), by their shipped name.
 SHIPPED = {
