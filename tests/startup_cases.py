@@ -36,7 +36,12 @@ GIB = 2**30
 # its log sets --max-model-len. Llama 3 8B and 8B Instruct are read from NousResearch's re-upload of
 # the Instruct files: copies naming meta-llama/Meta-Llama-3-8B (e.g.
 # https://huggingface.co/FriendliAI/Meta-Llama-3-8B-fp8/blob/main/config.json, a re-save) have the same
-# shapes, 8192 positions and no rope_scaling.
+# shapes, 8192 positions and no rope_scaling. QwQ-32B has Qwen2.5-32B's keys but eos_token_id and an
+# unused sliding_window (copies at https://huggingface.co/huihui-ai/QwQ-32B-abliterated/blob/a7d3c5f8fd4f9634956eaeec370f01065572e392/config.json
+# and https://huggingface.co/mlx-community/QwQ-32B-bf16/blob/main/config.json), and
+# DeepSeek-R1-Distill-Qwen-7B the shapes of Qwen2.5-7B-Instruct with rope_theta 10000 and 131072
+# positions (https://huggingface.co/mlfoundations-dev/DeepSeek-R1-Distill-Qwen-7B_OpenThoughts3/blob/main/config.json,
+# a fine-tune read from its snapshot); its log states its context length.
 SAME_ARCHITECTURE = {
     "meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
     "meta-llama/Meta-Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
@@ -45,6 +50,8 @@ SAME_ARCHITECTURE = {
     "Qwen/Qwen2.5-32B-Instruct": "Qwen/Qwen2.5-32B",
     "meta-llama/Meta-Llama-3-8B-Instruct": "NousResearch/Meta-Llama-3-8B-Instruct",
     "meta-llama/Meta-Llama-3-8B": "NousResearch/Meta-Llama-3-8B-Instruct",
+    "Qwen/QwQ-32B": "Qwen/Qwen2.5-32B",
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": "Qwen/Qwen2.5-7B-Instruct",
 }
 # Models of the logs that invmap ships (src/invmap/data/models.toml), by their shipped name.
 SHIPPED = {
