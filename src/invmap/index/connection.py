@@ -36,6 +36,7 @@ class Connection:
         self._rebuilt = False
         self._stemmer = False
         self._items = False
+        self._stems: dict[str, tuple[str, ...]] = {}  # text -> its stems (the tokenizer's, whatever the index)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._with(lambda con: con.execute(sql, params).fetchall())

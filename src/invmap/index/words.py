@@ -20,25 +20,21 @@ class WordReads(Connection):
 
     def stems(self, words: Sequence[str]) -> list[list[str]]:
         """Each word as the index's tokenizer stems it (`Evictions` -> ['evict'], `multi-model` ->
-        ['multi', 'model']): SQLite's own Porter stemmer, in a temporary table beside the index."""
+        ['multi', 'model']): SQLite's own Porter stemmer (`stemmed`). Each distinct text is stemmed
+        once a run: the ones not asked before go through the stemmer together, in one statement."""
         if not words:
             return []
+        known = self._stems
+        missing = [w for w in dict.fromkeys(words) if w not in known]
+        if missing:
 
-        def stem(con: sqlite3.Connection) -> list[list[str]]:
-            if not self._stemmer:
-                con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, tokenize='{TOKENIZE}')")
-                con.execute(
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_terms USING fts5vocab(temp, stem, 'instance')"
-                )
+            def stem(con: sqlite3.Connection) -> list[list[str]]:
+                made = self._stemmer
                 self._stemmer = True
-            con.execute("DELETE FROM temp.stem")
-            con.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)", enumerate(words))
-            out: list[list[str]] = [[] for _ in words]
-            for doc, term in con.execute("SELECT doc, term FROM temp.stem_terms ORDER BY doc, offset"):
-                out[doc].append(term)
-            return out
+                return stemmed(con, missing, made)
 
-        return self._with(stem)
+            known.update(zip(missing, map(tuple, self._with(stem))))
+        return [list(known[w]) for w in words]
 
     def known(self, terms: Sequence[str], tables: Sequence[str] = ("fts",)) -> set[str]:
         """Which stems the searched text of `tables` (`fts`, `levels_fts`) holds."""
@@ -77,3 +73,18 @@ class WordReads(Connection):
         text = self._rows(f"SELECT {column} FROM sources WHERE pos = ?", [doc])
         tokens = re.findall(r"[^\W_]+", text[0][0] or "") if text else []
         return tokens[offset].lower() if offset < len(tokens) else None
+
+
+def stemmed(con: sqlite3.Connection, texts: Sequence[str], made: bool = False) -> list[list[str]]:
+    """Each text as the index's tokenizer stems it, through a temporary FTS5 table beside the index
+    (its instance vocabulary read in order): the one stemmer of queries and of the levels' words the
+    index stores. `made`: the temporary tables exist on `con` already."""
+    if not made:
+        con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, tokenize='{TOKENIZE}')")
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_terms USING fts5vocab(temp, stem, 'instance')")
+    con.execute("DELETE FROM temp.stem")
+    con.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)", enumerate(texts))
+    out: list[list[str]] = [[] for _ in texts]
+    for doc, term in con.execute("SELECT doc, term FROM temp.stem_terms ORDER BY doc, offset"):
+        out[doc].append(term)
+    return out

@@ -378,10 +378,10 @@ def _bm25f(
     cells = index.cells("fts", rowids, [*columns, "layers"])
     order = [r for r in rowids if r in cells]
     width = len(columns)
-    wanted = [[_stemmed(index, a) for a in g.alternatives] for g in query.groups]
-    phrase_forms = [_stemmed(index, f) for f in forms]
+    wanted, phrase_forms = _stemmed(index, query, forms)
     every = _fields_of(index, order, cells, columns, [*(a for alts in wanted for a in alts), *phrase_forms])
-    levels = _level_strengths(index, query, wanted) if "level_words" in columns else {}
+    # At LEVEL_WEIGHT 0 a level adds 0.0 to every tf, which leaves it as it is: not worked out then.
+    levels = _level_strengths(index, query, wanted) if LEVEL_WEIGHT and "level_words" in columns else {}
     out: dict[int, tuple[list[float], float]] = {}
     for r in order:
         fields = every[r]
@@ -496,9 +496,10 @@ def _level_strengths(index: Index, query: Query, wanted: list[list[list[str]]]) 
     return out
 
 
-def _stemmed(index: Index, words: Sequence[str]) -> list[str]:
-    stems = index.stems([" ".join(words)])
-    return stems[0] if stems else []
+def _stemmed(index: Index, query: Query, forms: list[list[str]]) -> tuple[list[list[list[str]]], list[list[str]]]:
+    """Each group's alternatives and each phrase form as stems, all of them in one statement."""
+    stems = iter(index.stems([" ".join(a) for a in [*(a for g in query.groups for a in g.alternatives), *forms]]))
+    return [[next(stems) for _ in g.alternatives] for g in query.groups], [next(stems) for _ in forms]
 
 
 def _count(tokens: Sequence[str] | _Held, form: Sequence[str]) -> int:
