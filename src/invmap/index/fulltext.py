@@ -79,14 +79,23 @@ class FullTextReads(Connection):
         return [(rowid, -score) for rowid, score in self._rows(sql + " ORDER BY 2, rowid LIMIT ?", [*params, most])]
 
     def highlights(
-        self, table: str, expression: str, rowid: int, columns: Sequence[str], marks: tuple[str, str]
-    ) -> dict[str, str]:
-        """column -> its text with the words `expression` matches between `marks`, for one row."""
+        self, table: str, expression: str, rowids: Sequence[int], columns: Sequence[str], marks: tuple[str, str]
+    ) -> dict[int, dict[str, str]]:
+        """rowid -> column -> its text with the words `expression` matches between `marks`, for the
+        rows of `rowids` it matches (one statement for them all)."""
         every = {"fts": SEARCH_COLUMNS, "code_fts": CODE_COLUMNS}.get(table, LEVEL_COLUMNS)
         calls = ", ".join(f"highlight({table}, {every.index(c)}, ?, ?)" for c in columns)
-        sql = f"SELECT {calls} FROM {table} WHERE {table} MATCH ? AND rowid = ?"
-        rows = self._rows(sql, [*marks * len(columns), expression, rowid])
-        return dict(zip(columns, rows[0])) if rows else {}
+        params = [*marks * len(columns)]
+        step = max(AT_ONCE - len(params) - 1, 1)  # the marks and the expression are parameters too
+        out: dict[int, dict[str, str]] = {}
+        for start in range(0, len(rowids), step):
+            part = list(rowids[start : start + step])
+            sql = (
+                f"SELECT rowid, {calls} FROM {table} WHERE {table} MATCH ? AND rowid IN ({', '.join('?' * len(part))})"
+            )
+            for row in self._rows(sql, [*params, expression, *part]):
+                out[row[0]] = dict(zip(columns, row[1:]))
+        return out
 
     def texts(self, table: str, rowids: Sequence[int], columns: Sequence[str]) -> dict[int, str]:
         """rowid -> the raw text of `columns` of that row, joined (for `--exact`)."""

@@ -14,7 +14,7 @@ from invmap.filters import SEARCHABLE
 from invmap.index import CODE_COLUMNS, DEFAULT_CODE_COLUMNS, DEFAULT_COLUMNS, SEARCH_COLUMNS, WEIGHTS
 from invmap.query.choices import did_you_mean, split_values
 from invmap.query.filtering import Filters
-from invmap.query.why import why
+from invmap.query.why import marked_columns, why
 
 if TYPE_CHECKING:
     from invmap.index import Index
@@ -68,9 +68,10 @@ def search(
         if own
     ]
     corrected = dict(query.corrections())
+    marked = marked_columns(index, searched, [h.rowid for h in hits])
     out = []
     for record, hit in zip(records, hits):
-        matched, reason = why(index, searched, hit.rowid, record)
+        matched, reason = why(marked[hit.rowid], record)
         out.append({**record, "score": hit.score, "matched": matched, "corrected": corrected, "why": reason})
     return out, query
 

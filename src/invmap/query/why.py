@@ -13,19 +13,29 @@ if TYPE_CHECKING:
 WHY_WIDTH = 70  # characters of context kept around the matched words in `why`
 
 
-def why(
-    index: Index, searched: Sequence[tuple[str, Sequence[str], str]], rowid: int, record: dict[str, Any]
-) -> tuple[list[str], str]:
+def marked_columns(
+    index: Index, searched: Sequence[tuple[str, Sequence[str], str]], rowids: Sequence[int]
+) -> dict[int, dict[str, str]]:
+    """rowid -> each searched column's text with the words the query matched between marks.MARK, for
+    `why`: one statement per table (`searched`: table, its columns searched, the query's expression
+    there) for every result."""
+    from invmap.marks import MARK
+
+    marked: dict[int, dict[str, str]] = {r: {} for r in rowids}
+    for table, columns, expression in searched:
+        if expression:
+            for r, texts in index.highlights(table, expression, rowids, columns, MARK).items():
+                marked[r].update(texts)
+    return marked
+
+
+def why(marked: dict[str, str], record: dict[str, Any]) -> tuple[list[str], str]:
     """(the fields a result matched in, best first; the best one as `field: …text…` with the matched
-    words between marks.MARK). The index's own columns count as the fields they come from: a level's
-    words as `layer`, a CamelCase word's parts as the field holding the word."""
+    words between marks.MARK), from its `marked_columns`. The index's own columns count as the fields
+    they come from: a level's words as `layer`, a CamelCase word's parts as the field holding the word."""
     from invmap import fields as declared
     from invmap.marks import MARK
 
-    marked: dict[str, str] = {}
-    for table, columns, expression in searched:  # (table, its columns searched, the query's expression there)
-        if expression:
-            marked.update(index.highlights(table, expression, rowid, columns, MARK))
     found: dict[str, tuple[int, float, str]] = {}
     for column, text in marked.items():
         if not text or MARK[0] not in text:
