@@ -97,3 +97,35 @@ def test_the_installed_package_finds_its_list(tmp_path):
     if direct.get("dir_info", {}).get("editable"):
         pytest.skip("an editable install reads src/ itself: the wheel's contents are checked on a plain install")
     assert "invmap/data/english.txt" in {str(f) for f in dist.files or []}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            b"kv\t1.5\nthe\t7.73\ncache\t4.1",
+            {"kv": 1.5, "the": 7.73, "cache": 4.1, "KV": 1.5, "he": None},
+        ),  # first, last
+        (b"", {"the": None}),  # an empty list: every word weighs as rare
+        (None, {"the": None}),  # no list at all: the same
+    ],
+)
+def test_zipf_reads_every_line_of_the_frequency_list(tmp_path, monkeypatch, content, expected):
+    from invmap import english
+
+    path = tmp_path / "english-frequencies.txt"
+    if content is not None:
+        path.write_bytes(content)
+    monkeypatch.setattr(english, "_LIST", path)
+    monkeypatch.setattr(english, "_text", None)
+    assert {word: english.zipf(word) for word in expected} == expected
+
+
+def test_zipf_of_the_shipped_list():
+    from invmap import english
+
+    lines = [line.split("\t") for line in english._LIST.read_text(encoding="utf-8").splitlines()]
+    entries = [(word, float(value)) for word, value in (line for line in lines if len(line) == 2)]
+    assert len(entries) > 50_000
+    assert all(english.zipf(word) == value for word, value in entries)
+    assert english.zipf("specualtive") is None
