@@ -4,7 +4,6 @@ ranking triage orders a level's sources by."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +109,11 @@ def _both(
             index, query, "code_fts", code, weights, filters.where, filters.params, limit, table_columns=CODE_COLUMNS
         ):
             if h.rowid not in seen:
-                ranked.append(h if floor is None or h.score <= floor else dataclasses.replace(h, score=floor))
+                ranked.append(
+                    h
+                    if floor is None or h.score <= floor
+                    else engine.Hit(h.rowid, floor, h.matched, h.phrase, h.relevance)
+                )
         ranked = ranked[:limit]
     return ranked
 
