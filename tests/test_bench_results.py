@@ -575,6 +575,18 @@ def test_a_version_regression_from_a_tracker_names_the_change_and_the_level(cli)
     assert "not enough signal: " in alone.err
 
 
+def test_a_small_version_regression_is_said_against_the_threshold_not_named(cli):
+    """vLLM issue 1985's two lines, pasted as a Markdown list ('*  base(v0.2.1): ...', '*  new: ...'): the
+    thread calls a 3% fall a regression of the scheduler; under compare-throughput's 10% it is no change,
+    and the fall is said with its numbers against the threshold, as the largest latency rise is."""
+    items, err = compare(cli, "vllm-padding-scheduler-before-1.txt", "vllm-padding-scheduler-after-1.txt")
+    assert items == []
+    assert err.splitlines()[-2:] == [
+        "no change beyond the declared thresholds (compare-* rules in data/rules.toml)",
+        "throughput fell: token throughput (prompt and output) 857 -> 830 tok/s (-3%; compare-throughput fires at -10%)",
+    ]
+
+
 @pytest.mark.parametrize(
     "text, run",
     [
@@ -593,12 +605,31 @@ def test_vllm_bench_throughput_lines_are_read_in_both_forms(tmp_path, text, run)
     assert got == run
 
 
+def test_the_real_line_of_todays_vllm_bench_throughput_is_read():
+    """The line as vLLM PR 8914 pasted it, total and output tokens a second apart."""
+    [got] = runs_of(str(MEASURED / "vllm-throughput-total-output-1.txt"))
+    assert got == {"request_throughput": 89.27, "total_throughput": 22853.37, "output_throughput": 11426.69}
+
+
 def test_offline_runs_that_did_unlike_work_are_said(cli, tmp_path):
     before = write(tmp_path, "a.txt", "Throughput: 20.00 requests/s, 10240.00 tokens/s\n")
     after = write(tmp_path, "b.txt", "Throughput: 17.00 requests/s, 13056.00 tokens/s\n")  # 768 tokens a request
     result = cli("triage", "--bench", before, "--bench", after, "--json")
     assert "the runs were not driven alike (tokens a request 512 vs 768): a change may be the load's" in result.err
     assert [i["code"] for i in json.loads(result.out)] == []  # tokens a second rose: no fall to report
+
+
+def test_throughput_down_while_the_per_token_time_falls_says_it_fell(cli, tmp_path):
+    """Fewer tokens a second with each token cheaper (TPOT -20%): still fewer requests a step (L2), and the
+    text says the per-token time fell, not that it held."""
+    before = write(tmp_path, "a.json", json.dumps(vllm_result()))
+    after = write(tmp_path, "b.json", json.dumps(vllm_result(output_throughput=850.0, median_tpot_ms=23.2)))
+    result = cli("triage", "--bench", before, "--bench", after, "--json")
+    assert [(i["code"], e["rule"], e["text"]) for i in json.loads(result.out) for e in i["evidence"]] == [
+        ("L2", "compare-throughput", "output throughput 1,062 -> 850 tok/s (-20%, a fall of >= 10%): while TPOT "
+         "median 29 ms -> 23.2 ms (-20%) fell: tokens cost less, so fewer requests shared each step (the batches "
+         "the scheduler forms)"),
+    ]  # fmt: skip
 
 
 def test_throughput_down_while_the_per_token_time_holds_points_to_the_batches(cli, tmp_path):

@@ -433,9 +433,11 @@ def _other_work(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def _nearest(subjects: list[tuple[Any, str, bool]]) -> list[str]:
-    """Where nothing passed a threshold: each pair's largest rise, said against its rule's threshold."""
-    from invmap.measure.levels.comparing import largest_rise
+    """Where nothing passed a threshold: each pair's largest latency rise and its throughput's fall, each
+    said against its rule's threshold."""
+    from invmap.measure.levels.comparing import largest_fall, largest_rise
 
     rules = {r.id: r for r in declared.RULES if r.kind == "compare"}
-    rises = [(label, largest_rise(pair, rules)) for pair, label, _ in subjects]
-    return [f"{label + ': ' if label else ''}largest rise: {rise}" for label, rise in rises if rise]
+    near = [(label, what, said(pair, rules)) for pair, label, _ in subjects
+            for what, said in (("largest rise", largest_rise), ("throughput fell", largest_fall))]  # fmt: skip
+    return [f"{label + ': ' if label else ''}{what}: {text}" for label, what, text in near if text]

@@ -16,7 +16,8 @@ Formats, as their tools write them (read in the tools' own code):
   vllm-project/vllm@018efffdeb96c6d943927720528be877e0fe3f23:benchmarks/benchmark_throughput.py), since
   `..., T total tokens/s, O output tokens/s` with `Total num prompt tokens:` and `Total num output
   tokens:` lines after it (@1a91bc2dc0dd379cb803bfcadd8a312e0da5d45f:vllm/benchmarks/throughput.py), each
-  such line a run, a label before it (`Before: Throughput: ...`, as pasted) allowed;
+  such line a run, a Markdown list marker and a label before it (`Before: Throughput: ...`, `*  base(v0.2.1):
+  Throughput: ...`, as pasted) allowed;
 - GuideLLM: `benchmarks.json` (`benchmarks[].metrics.{time_to_first_token_ms, inter_token_latency_ms,
   request_latency, request_concurrency, ...}.successful.{mean, median, min, max, percentiles}` and
   `request_totals`) (GuideLLM's schemas: GenerativeMetrics, StatusDistributionSummary, Percentiles).
@@ -397,8 +398,8 @@ def _name_runs(runs: list[dict[str, Any]]) -> None:
 # --- vllm bench throughput (offline) ---------------------------------------------------------------
 
 NUM = r"(\d[\d,]*(?:\.\d+)?)"
-OFFLINE = re.compile(  # an optional label ("Before: "), then the line the benchmark prints
-    rf"^\s*(?:[A-Za-z][\w .()+-]{{0,40}}:\s*)?Throughput:\s*{NUM} requests/s,\s*{NUM} (?:total )?tokens/s"
+OFFLINE = re.compile(  # a list marker and a label ("*  base(v0.2.1): ") if pasted so, then the benchmark's line
+    rf"^\s*(?:[*+-]\s+)?(?:[A-Za-z][\w .()+-]{{0,40}}:\s*)?Throughput:\s*{NUM} requests/s,\s*{NUM} (?:total )?tokens/s"
     rf"(?:,\s*{NUM} output tokens/s)?\s*$"
 )
 OFFLINE_TOKENS = {"Total num prompt tokens": "input_tokens", "Total num output tokens": "output_tokens"}

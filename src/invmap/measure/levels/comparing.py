@@ -124,12 +124,17 @@ THROUGHPUTS = (
 )
 
 
+def _throughput(pair: dict[str, Any]) -> tuple[str | None, str, str]:
+    """The first throughput of THROUGHPUTS both runs print: (key, name, unit), else (None, "", "")."""
+    return next((t for t in THROUGHPUTS if change(pair, t[0]) is not None), (None, "", ""))
+
+
 def compare_throughput(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     """Throughput down at the same load. Where the per-token time rose with it, each token costs more
     (the kernels, L1); where it held, the tokens cost what they did and fewer requests shared a step
     (the batches the scheduler forms, L2); where neither run prints a per-token time (an offline run),
     throughput is a metric of the map's L2 and L2 comes first, the kernels (L1) the other reading."""
-    key, name, unit = next((t for t in THROUGHPUTS if change(pair, t[0]) is not None), (None, "", ""))
+    key, name, unit = _throughput(pair)
     if key is None:
         return Missing("a throughput of both runs (output tokens, all tokens or requests a second)")
     before, after, rel = change(pair, key)  # type: ignore[misc]
@@ -146,7 +151,8 @@ def compare_throughput(pair: dict[str, Any], rule: Rule) -> Finding | Missing | 
         if moved[2] >= rule.t("change"):  # type: ignore[index]
             why, levels = f"with {said}: each token costs more, the per-token (kernel) cost", ("L1",)
         else:
-            why = f"while {said} held: tokens cost what they did, so fewer requests shared each step (the batches the scheduler forms)"
+            held = "held: tokens cost what they did" if moved[2] > -rule.t("change") else "fell: tokens cost less"  # type: ignore[index]
+            why = f"while {said} {held}, so fewer requests shared each step (the batches the scheduler forms)"
             levels = ("L2",)
     return Finding(
         f"{name} {_rate(before)} -> {_rate(after)} {unit} ({rel:+.0%}, a fall of >= {rule.t('change'):.0%}): {why}",
@@ -186,3 +192,16 @@ def largest_rise(pair: dict[str, Any], rules: dict[str, Rule]) -> str:
     moved, key, rule_id = max(rises, key=lambda r: r[0][2])
     said = _said(key, moved)
     return f"{said[: said.rindex(' (')]} ({moved[2]:+.0%}; {rule_id} fires at {rules[rule_id].t('change'):+.0%})"
+
+
+def largest_fall(pair: dict[str, Any], rules: dict[str, Rule]) -> str:
+    """Where compare-throughput did not fire: the throughput it compares, where it fell, said against
+    its threshold (`token throughput (prompt and output) 857 -> 830 tok/s (-3%; compare-throughput fires
+    at -10%)`); "" where it did not fall or the rule is not declared."""
+    key, name, unit = _throughput(pair)
+    if key is None or "compare-throughput" not in rules:
+        return ""
+    before, after, rel = change(pair, key)  # type: ignore[misc]
+    if rel >= 0:
+        return ""
+    return f"{name} {_rate(before)} -> {_rate(after)} {unit} ({rel:+.0%}; compare-throughput fires at {-rules['compare-throughput'].t('change'):+.0%})"
