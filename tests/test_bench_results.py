@@ -545,6 +545,105 @@ def test_the_same_real_pair_read_backwards_names_each_change_and_its_level(cli):
     assert all(set(i) == set(__import__("invmap.triage", fromlist=["KEYS"]).KEYS) for i in items)
 
 
+# --- a version regression from a tracker: vLLM issue 4210 (v0.4.0 -> v0.4.1, PR 3550's scheduler refactor) ---
+
+
+def test_a_version_regression_from_a_tracker_names_the_change_and_the_level(cli):
+    """The thread's two offline throughput lines, 'Before' and 'After' PR 3550: the token throughput fell
+    12%; neither run prints a per-token time, so L2 (the thread's diagnosis: the scheduler's time per step,
+    fixed by PR 4280) comes first and the kernels (L1) are named as the other reading."""
+    items, err = compare(cli, "vllm-sched-refactor-before-1.txt", "vllm-sched-refactor-after-1.txt")
+    assert [(i["code"], i["confidence"], i["evidence"]) for i in items] == [
+        ("L2", "medium", [{
+            "rule": "compare-throughput",
+            "text": "token throughput (prompt and output) 10,308 -> 9,048 tok/s (-12%, a fall of >= 10%): neither "
+                    "run prints a per-token time, so the runs cannot tell slower kernels (L1) from fewer requests a "
+                    "step or more scheduler time between steps (L2, first: the map measures throughput at that layer)",
+            "signals": {"statistic": "total_throughput", "before": 10308.29, "after": 9048.03, "change": -0.1223},
+        }])
+    ]  # fmt: skip
+    head = (f"compared: {MEASURED / 'vllm-sched-refactor-before-1.txt'} (vllm bench throughput) -> "
+            f"{MEASURED / 'vllm-sched-refactor-after-1.txt'} (vllm bench throughput)")  # fmt: skip
+    assert err.splitlines() == [
+        head,
+        "not checked: TPOT or ITL in both runs (compare-tpot)",
+        "not checked: TTFT in both runs (compare-ttft)",
+        "not checked: completed and failed counts of at least 20 requests in both runs (compare-failures)",
+    ]
+    alone = cli("triage", "--bench", str(MEASURED / "vllm-sched-refactor-after-1.txt"), "--json")
+    assert (alone.code, alone.out) == (0, "[]\n")  # one throughput line names no fault
+    assert "not enough signal: " in alone.err
+
+
+def test_a_small_version_regression_is_said_against_the_threshold_not_named(cli):
+    """vLLM issue 1985's two lines, pasted as a Markdown list ('*  base(v0.2.1): ...', '*  new: ...'): the
+    thread calls a 3% fall a regression of the scheduler; under compare-throughput's 10% it is no change,
+    and the fall is said with its numbers against the threshold, as the largest latency rise is."""
+    items, err = compare(cli, "vllm-padding-scheduler-before-1.txt", "vllm-padding-scheduler-after-1.txt")
+    assert items == []
+    assert err.splitlines()[-2:] == [
+        "no change beyond the declared thresholds (compare-* rules in data/rules.toml)",
+        "throughput fell: token throughput (prompt and output) 857 -> 830 tok/s (-3%; compare-throughput fires at -10%)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, run",
+    [
+        ("Before: Throughput: 20.13 requests/s, 10308.29 tokens/s\n",
+         {"request_throughput": 20.13, "total_throughput": 10308.29}),
+        ("Throughput: 13.00 requests/s, 6,000.50 total tokens/s, 3000.25 output tokens/s\n"
+         "Total num prompt tokens:  1024000\nTotal num output tokens:  512000\n",
+         {"request_throughput": 13.0, "total_throughput": 6000.5, "output_throughput": 3000.25,
+          "input_tokens": 1024000.0, "output_tokens": 512000.0}),
+    ],
+)  # fmt: skip
+def test_vllm_bench_throughput_lines_are_read_in_both_forms(tmp_path, text, run):
+    """The line benchmark_throughput.py printed (tokens: prompt and output) and the one `vllm bench
+    throughput` prints now (total and output tokens, then the token totals), each a run."""
+    [got] = runs_of(write(tmp_path, "t.txt", text))
+    assert got == run
+
+
+def test_the_real_line_of_todays_vllm_bench_throughput_is_read():
+    """The line as vLLM PR 8914 pasted it, total and output tokens a second apart."""
+    [got] = runs_of(str(MEASURED / "vllm-throughput-total-output-1.txt"))
+    assert got == {"request_throughput": 89.27, "total_throughput": 22853.37, "output_throughput": 11426.69}
+
+
+def test_offline_runs_that_did_unlike_work_are_said(cli, tmp_path):
+    before = write(tmp_path, "a.txt", "Throughput: 20.00 requests/s, 10240.00 tokens/s\n")
+    after = write(tmp_path, "b.txt", "Throughput: 17.00 requests/s, 13056.00 tokens/s\n")  # 768 tokens a request
+    result = cli("triage", "--bench", before, "--bench", after, "--json")
+    assert "the runs were not driven alike (tokens a request 512 vs 768): a change may be the load's" in result.err
+    assert [i["code"] for i in json.loads(result.out)] == []  # tokens a second rose: no fall to report
+
+
+def test_throughput_down_while_the_per_token_time_falls_says_it_fell(cli, tmp_path):
+    """Fewer tokens a second with each token cheaper (TPOT -20%): still fewer requests a step (L2), and the
+    text says the per-token time fell, not that it held."""
+    before = write(tmp_path, "a.json", json.dumps(vllm_result()))
+    after = write(tmp_path, "b.json", json.dumps(vllm_result(output_throughput=850.0, median_tpot_ms=23.2)))
+    result = cli("triage", "--bench", before, "--bench", after, "--json")
+    assert [(i["code"], e["rule"], e["text"]) for i in json.loads(result.out) for e in i["evidence"]] == [
+        ("L2", "compare-throughput", "output throughput 1,062 -> 850 tok/s (-20%, a fall of >= 10%): while TPOT "
+         "median 29 ms -> 23.2 ms (-20%) fell: tokens cost less, so fewer requests shared each step (the batches "
+         "the scheduler forms)"),
+    ]  # fmt: skip
+
+
+def test_throughput_down_while_the_per_token_time_holds_points_to_the_batches(cli, tmp_path):
+    """Fewer tokens a second at the same TPOT: each step carried fewer requests (L2), not slower kernels."""
+    before = write(tmp_path, "a.json", json.dumps(vllm_result()))
+    after = write(tmp_path, "b.json", json.dumps(vllm_result(output_throughput=850.0, median_tpot_ms=29.5)))
+    result = cli("triage", "--bench", before, "--bench", after, "--json")
+    assert [(i["code"], e["rule"], e["text"]) for i in json.loads(result.out) for e in i["evidence"]] == [
+        ("L2", "compare-throughput", "output throughput 1,062 -> 850 tok/s (-20%, a fall of >= 10%): while TPOT "
+         "median 29 ms -> 29.5 ms (+2%) held: tokens cost what they did, so fewer requests shared each step (the "
+         "batches the scheduler forms)"),
+    ]  # fmt: skip
+
+
 def test_only_the_tail_rising_points_to_interference_first(cli, tmp_path):
     before = write(tmp_path, "a.json", json.dumps(vllm_result()))
     slower = vllm_result()

@@ -917,6 +917,14 @@ def test_the_measurements_pages_refusal_and_comparison_examples_are_what_invmap_
     )
     shown = [f"  {i['code']}  {e['rule']}  {e['text']}" for i in json.loads(compared.out) for e in i["evidence"]]
     assert shown and all(f"{line}\n" in page for line in shown), shown
+    regressed = cli("triage", "--bench", str(fixtures / "vllm-sched-refactor-before-1.txt"),
+                    "--bench", str(fixtures / "vllm-sched-refactor-after-1.txt"), "--json")  # fmt: skip
+    shown = [f"  {i['code']}  {e['rule']}  {e['text']}" for i in json.loads(regressed.out) for e in i["evidence"]]
+    assert len(shown) == 1 and f"{shown[0]}\n" in page, shown
+    small = cli("triage", "--bench", str(fixtures / "vllm-padding-scheduler-before-1.txt"),
+                "--bench", str(fixtures / "vllm-padding-scheduler-after-1.txt"))  # fmt: skip
+    said = small.err.splitlines()[-2:]
+    assert said[1].startswith("throughput fell: ") and "".join(f"  {line}\n" for line in said) in page, said
 
 
 def test_histograms_that_contradict_the_scrape_are_flagged_not_diagnosed(cli, tmp_path):

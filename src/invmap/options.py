@@ -466,8 +466,8 @@ COMMANDS: tuple[Command, ...] = (
                 "bench",
                 ("--bench",),
                 "A benchmark's results: vllm bench serve or SGLang bench_serving (JSON, or the printed summary, "
-                "with the command pasted above it), GenAI-Perf (JSON or CSV export), GuideLLM (JSON report). Give "
-                "it twice (before, after) to compare two runs.",
+                "with the command pasted above it), vllm bench throughput (its Throughput line), GenAI-Perf (JSON or "
+                "CSV export), GuideLLM (JSON report). Give it twice (before, after) to compare two runs.",
                 "FILE",
                 multiple=True,
             ),

@@ -364,6 +364,7 @@ def _bench_numbers(numbers: dict[str, Any]) -> str:
 # What the two runs must share for their latencies to be compared as like for like.
 LOAD = (("max_concurrency", "max concurrency"), ("request_rate", "request rate"), ("num_prompts", "prompts"),
         ("random_input_len", "input length"), ("random_output_len", "output length"))  # fmt: skip
+SAME_WORK = 0.02  # tokens a request, from an offline run's two throughputs: more apart than this, other work
 IMPROVED = (("ttft_median", "TTFT median"), ("ttft_p99", "TTFT p99"), ("tpot_median", "TPOT median"),
             ("tpot_p99", "TPOT p99"), ("itl_p99", "ITL p99"))  # fmt: skip
 
@@ -391,6 +392,7 @@ def assess_compare(before: Any, after: Any, bound: Any = None) -> Assessment:
         subjects.append(({"before": a, "after": b}, f"run {n}" if labelled else "", True))
         differs = [f"{name} {a[k]:g} vs {b[k]:g}" for k, name in LOAD
                    if isinstance(a.get(k), float) and isinstance(b.get(k), float) and a[k] != b[k]]  # fmt: skip
+        differs += _other_work(a, b)
         if differs:
             of = f"run {n}: " if labelled else ""
             result.notes.append(
@@ -416,10 +418,26 @@ def assess_compare(before: Any, after: Any, bound: Any = None) -> Assessment:
     return result
 
 
+def _other_work(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """`tokens a request 512 vs 640` where two runs that print only their throughputs (an offline run:
+    requests and tokens a second) did unlike work, each request carrying more or fewer tokens."""
+    per = []
+    for run in (a, b):
+        requests, tokens = run.get("request_throughput"), run.get("total_throughput")
+        if not (isinstance(requests, float) and isinstance(tokens, float) and requests > 0):
+            return []
+        per.append(tokens / requests)
+    if abs(per[1] - per[0]) <= SAME_WORK * per[0]:
+        return []
+    return [f"tokens a request {per[0]:,.0f} vs {per[1]:,.0f}"]
+
+
 def _nearest(subjects: list[tuple[Any, str, bool]]) -> list[str]:
-    """Where nothing passed a threshold: each pair's largest rise, said against its rule's threshold."""
-    from invmap.measure.levels.comparing import largest_rise
+    """Where nothing passed a threshold: each pair's largest latency rise and its throughput's fall, each
+    said against its rule's threshold."""
+    from invmap.measure.levels.comparing import largest_fall, largest_rise
 
     rules = {r.id: r for r in declared.RULES if r.kind == "compare"}
-    rises = [(label, largest_rise(pair, rules)) for pair, label, _ in subjects]
-    return [f"{label + ': ' if label else ''}largest rise: {rise}" for label, rise in rises if rise]
+    near = [(label, what, said(pair, rules)) for pair, label, _ in subjects
+            for what, said in (("largest rise", largest_rise), ("throughput fell", largest_fall))]  # fmt: skip
+    return [f"{label + ': ' if label else ''}{what}: {text}" for label, what, text in near if text]

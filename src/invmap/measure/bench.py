@@ -11,6 +11,13 @@ Formats, as their tools write them (read in the tools' own code):
 - GenAI-Perf: `*_genai_perf.json` (per metric `{unit, avg, min, max, p99, ..., p25}`, and `input_config`)
   and `*_genai_perf.csv` ("Metric,avg,min,max,p99,p95,p90,p75,p50,p25" rows, then "Metric,Value" rows)
   (triton-inference-server/perf_analyzer: genai-perf/genai_perf/export_data/, metrics/llm_metrics.py);
+- `vllm bench throughput` (formerly benchmarks/benchmark_throughput.py), an offline run: its one
+  printed line `Throughput: R requests/s, T tokens/s` (T counts prompt and output tokens: read at
+  vllm-project/vllm@018efffdeb96c6d943927720528be877e0fe3f23:benchmarks/benchmark_throughput.py), since
+  `..., T total tokens/s, O output tokens/s` with `Total num prompt tokens:` and `Total num output
+  tokens:` lines after it (@1a91bc2dc0dd379cb803bfcadd8a312e0da5d45f:vllm/benchmarks/throughput.py), each
+  such line a run, a Markdown list marker and a label before it (`Before: Throughput: ...`, `*  base(v0.2.1):
+  Throughput: ...`, as pasted) allowed;
 - GuideLLM: `benchmarks.json` (`benchmarks[].metrics.{time_to_first_token_ms, inter_token_latency_ms,
   request_latency, request_concurrency, ...}.successful.{mean, median, min, max, percentiles}` and
   `request_totals`) (GuideLLM's schemas: GenerativeMetrics, StatusDistributionSummary, Percentiles).
@@ -81,6 +88,8 @@ def _parsed(text: str, source: str) -> Bench:
         return _summary(text, source)
     if stripped.startswith("Metric,"):
         return _genai_csv(text, source)
+    if any(OFFLINE.match(line) for line in text.splitlines()):
+        return _offline(text, source)
     if stripped.startswith(("{", "[")):
         return _json(text, source)
     first = next((n for n, line in enumerate(text.splitlines(), 1) if line.strip()), 1)
@@ -88,7 +97,8 @@ def _parsed(text: str, source: str) -> Bench:
         source,
         [
             f"line {first} is not a benchmark result invmap reads (vllm bench serve or SGLang bench_serving JSON "
-            "or their 'Serving Benchmark Result' summary, GenAI-Perf JSON or CSV, GuideLLM JSON)"
+            "or their 'Serving Benchmark Result' summary, vllm bench throughput's 'Throughput:' line, GenAI-Perf JSON "
+            "or CSV, GuideLLM JSON)"
         ],
     )
 
@@ -383,6 +393,35 @@ def _name_runs(runs: list[dict[str, Any]]) -> None:
     if len(runs) > 1:
         for n, run in enumerate(runs, 1):
             run["label"] = f"run {n}"
+
+
+# --- vllm bench throughput (offline) ---------------------------------------------------------------
+
+NUM = r"(\d[\d,]*(?:\.\d+)?)"
+OFFLINE = re.compile(  # a list marker and a label ("*  base(v0.2.1): ") if pasted so, then the benchmark's line
+    rf"^\s*(?:[*+-]\s+)?(?:[A-Za-z][\w .()+-]{{0,40}}:\s*)?Throughput:\s*{NUM} requests/s,\s*{NUM} (?:total )?tokens/s"
+    rf"(?:,\s*{NUM} output tokens/s)?\s*$"
+)
+OFFLINE_TOKENS = {"Total num prompt tokens": "input_tokens", "Total num output tokens": "output_tokens"}
+
+
+def _offline(text: str, source: str) -> Bench:
+    """Each `Throughput:` line of an offline run is a run: requests a second, tokens a second (prompt
+    and output), output tokens a second where printed, and the token totals printed under it."""
+    runs: list[dict[str, Any]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        found = OFFLINE.match(line)
+        if found:
+            run: dict[str, Any] = {}
+            for value, signal in zip(found.groups(), ("request_throughput", "total_throughput", "output_throughput")):
+                _put(run, signal, _number(value), ("line", n, "Throughput"))
+            runs.append(run)
+            continue
+        label, colon, value = _body(line).partition(":")
+        if runs and colon and label.strip() in OFFLINE_TOKENS:
+            _put(runs[-1], OFFLINE_TOKENS[label.strip()], _number(value), ("line", n, label.strip()))
+    _name_runs(runs)
+    return Bench(source, "vllm bench throughput", runs)
 
 
 # --- GenAI-Perf --------------------------------------------------------------------------------

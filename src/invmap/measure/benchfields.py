@@ -28,6 +28,7 @@ FIELDS: dict[str, Range] = {
     "output_tokens": Range(0, MOST, "tokens", integer=True),
     "request_throughput": Range(0, 1e12, "requests/s"),
     "output_throughput": Range(0, MOST, "tokens/s"),
+    "total_throughput": Range(0, MOST, "tokens/s"),  # prompt and output tokens a second (an offline run)
     "spec_acceptance": Range(0, 1, "fraction", tolerance=0.001),
     "spec_length": Range(0, 1e6, "tokens"),  # tokens a verification step yields, on average
     "num_prompts": COUNT,  # requests sent, from the command line pasted above a block

@@ -111,18 +111,54 @@ def compare_ttft(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
     )
 
 
+def _rate(value: float) -> str:
+    """A throughput as a reader compares it: whole above 100 (`10,308`), else two decimals (`17.67`)."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+
+
+# The throughputs a run may print, in the order one is compared: the first both runs hold.
+THROUGHPUTS = (
+    ("output_throughput", "output throughput", "tok/s"),
+    ("total_throughput", "token throughput (prompt and output)", "tok/s"),
+    ("request_throughput", "request throughput", "req/s"),
+)
+
+
+def _throughput(pair: dict[str, Any]) -> tuple[str | None, str, str]:
+    """The first throughput of THROUGHPUTS both runs print: (key, name, unit), else (None, "", "")."""
+    return next((t for t in THROUGHPUTS if change(pair, t[0]) is not None), (None, "", ""))
+
+
 def compare_throughput(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
-    """Output throughput down at the same load: each step yields fewer tokens per second."""
-    moved = change(pair, "output_throughput")
-    if moved is None:
-        return Missing("the output token throughput of both runs")
-    before, after, rel = moved
+    """Throughput down at the same load. Where the per-token time rose with it, each token costs more
+    (the kernels, L1); where it held, the tokens cost what they did and fewer requests shared a step
+    (the batches the scheduler forms, L2); where neither run prints a per-token time (an offline run),
+    throughput is a metric of the map's L2 and L2 comes first, the kernels (L1) the other reading."""
+    key, name, unit = _throughput(pair)
+    if key is None:
+        return Missing("a throughput of both runs (output tokens, all tokens or requests a second)")
+    before, after, rel = change(pair, key)  # type: ignore[misc]
     if -rel < rule.t("change"):
         return None
+    token = next((k for k in centred(pair, PER_TOKEN[:1] + PER_TOKEN[2:3]) if change(pair, k) is not None), None)
+    if token is None:
+        why = ("neither run prints a per-token time, so the runs cannot tell slower kernels (L1) from fewer requests "
+               "a step or more scheduler time between steps (L2, first: the map measures throughput at that layer)")  # fmt: skip
+        levels: tuple[str, ...] = ("L2",)
+    else:
+        moved = change(pair, token)
+        said = _said(token, moved)  # type: ignore[arg-type]
+        if moved[2] >= rule.t("change"):  # type: ignore[index]
+            why, levels = f"with {said}: each token costs more, the per-token (kernel) cost", ("L1",)
+        else:
+            held = "held: tokens cost what they did" if moved[2] > -rule.t("change") else "fell: tokens cost less"  # type: ignore[index]
+            why = f"while {said} {held}, so fewer requests shared each step (the batches the scheduler forms)"
+            levels = ("L2",)
     return Finding(
-        f"output throughput {before:,.0f} -> {after:,.0f} tok/s ({rel:+.0%}, a fall of >= {rule.t('change'):.0%})",
-        _signals("output_throughput", moved),
+        f"{name} {_rate(before)} -> {_rate(after)} {unit} ({rel:+.0%}, a fall of >= {rule.t('change'):.0%}): {why}",
+        _signals(key, (before, after, rel)),
         strength=past(-rel, rule.t("change"), 0.5),
+        levels=levels,
     )
 
 
@@ -156,3 +192,16 @@ def largest_rise(pair: dict[str, Any], rules: dict[str, Rule]) -> str:
     moved, key, rule_id = max(rises, key=lambda r: r[0][2])
     said = _said(key, moved)
     return f"{said[: said.rindex(' (')]} ({moved[2]:+.0%}; {rule_id} fires at {rules[rule_id].t('change'):+.0%})"
+
+
+def largest_fall(pair: dict[str, Any], rules: dict[str, Rule]) -> str:
+    """Where compare-throughput did not fire: the throughput it compares, where it fell, said against
+    its threshold (`token throughput (prompt and output) 857 -> 830 tok/s (-3%; compare-throughput fires
+    at -10%)`); "" where it did not fall or the rule is not declared."""
+    key, name, unit = _throughput(pair)
+    if key is None or "compare-throughput" not in rules:
+        return ""
+    before, after, rel = change(pair, key)  # type: ignore[misc]
+    if rel >= 0:
+        return ""
+    return f"{name} {_rate(before)} -> {_rate(after)} {unit} ({rel:+.0%}; compare-throughput fires at {-rules['compare-throughput'].t('change'):+.0%})"
