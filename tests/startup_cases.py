@@ -6,7 +6,8 @@ A log becomes a scenario from what the log or its thread states: the engine (vLL
 SGLang), the model's config, the device's total memory as the engine saw it, the parallelism and the
 flags that size the pool. The figure to match is the available KV memory the log prints, else the
 pool it prints in tokens or blocks times the model's KV bytes per token. A log is left out only for
-a reason said here (its model's config is not stored, or it uses a feature the model leaves out).
+a reason said here (its model's config is not stored, or it uses a feature the model leaves out) or
+in its index entry's `not_judged` (a start-up whose flags its thread does not state).
 """
 
 from __future__ import annotations
@@ -135,6 +136,8 @@ def _memory(log: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def case(log: dict[str, Any], folders: dict[str, Path]) -> Case:
+    if log.get("not_judged"):
+        return Case(log, None, log["not_judged"])
     hub = SAME_ARCHITECTURE.get(log["model"], log["model"])
     model = str(folders[hub]) if hub in folders else SHIPPED.get(hub)
     if model is None:

@@ -46,8 +46,15 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # Llama 3 8B Instruct on vLLM 0.4.1 on an RTX 3090 (+12.4%, 0.57 GiB over: outside, development);
 # then to 22 and 21, MIN_JUDGED 51, with two SGLang logs, both within: DeepSeek-R1-Distill-Qwen-7B on
 # an RTX 3090 (+3.6%) and QwQ-32B at TP 4 on L4s (+10.1%, 0.29 GiB over a 2.84 GiB pool).
-MIN_WITHIN = {False: 22, True: 21}
-MIN_JUDGED = 51
+# Held-out floor raised to 22 when vLLM v0.19.0's fused-MoE workspace (TritonExperts' buffers, kept by the
+# worker's WorkspaceManager through the sampler run) was counted: Qwen3-30B-A3B entered the target (+5.7% to
+# +2.5%; torch peak 2.57 vs the logged 2.68 GiB); Mixtral-8x7B at TP 2 moved from +6.6% to +5.7% (1.16 vs
+# 1.21 GiB), the rest being the non-torch memory vLLM measures under TP.
+# MIN_JUDGED lowered by one (to 50) when vllm-llama-3.1-8b-l40s-1.log was marked not judged: vLLM PR #17122,
+# its thread, gives no command line (closed unmerged, it only adds log lines), so the run's utilization and
+# batch are unknown; the +26.9% it showed was against vLLM's default 0.9, which nothing in the thread states.
+MIN_WITHIN = {False: 22, True: 22}
+MIN_JUDGED = 50
 
 
 def run_json(cli, *args: str) -> dict:
@@ -195,6 +202,39 @@ def test_the_activation_peak_is_the_larger_of_the_forward_and_the_sampler_phase(
     result = run_json(cli, *LLAMA_H100, "--gpu", "h100-sxm")
     assert result["results"]["activation_bytes"] == 1_922_564_096
     assert any(f.startswith("activation peak = max(forward, sampler)") for f in result["formulas"])
+
+
+@pytest.mark.parametrize(
+    ("model", "flags", "workspace", "activation"),
+    [
+        # T 8,192, k 8, I 768, H 2,048: workspace13 8,192 x 8 x 2,048 x 2 and workspace2 the same (N = 1,536 < H);
+        # the sampler phase (8,192 + 2 x 1,024) x 2,048 x 2 + 1,024 x 151,936 x (2 + 3 x 4) on top
+        ("Qwen--Qwen3-30B-A3B", (), 536_870_912, 536_870_912 + 41_943_040 + 2_178_154_496),
+        # TP 2: I/TP 7,168, N 14,336; workspace13 8,192 x 2 x 7,168 x 2, workspace2 8,192 x 2 x 14,336 x 2
+        ("mistralai--Mixtral-8x7B-v0.1", ("-tp", "2"), 704_643_072, 704_643_072 + 83_886_080 + 458_752_000),
+    ],
+)
+def test_an_unquantized_moe_holds_vllms_fused_moe_workspace_through_the_sampler_run(
+    cli, model, flags, workspace, activation
+):
+    """vLLM v0.19.0's TRITON MoE backend takes its buffers from the worker's WorkspaceManager, which keeps
+    them: the torch peak is the workspace plus the larger of the forward's states and the sampler phase.
+    The logs measured 2.68 GiB (Qwen3-30B-A3B) and 1.21 GiB (Mixtral at TP 2) against 2.57 and 1.16 here."""
+    result = run_json(
+        cli, "estimate", "memory", "--engine", "vllm", "--model", str(CONFIGS / model), "--gpu", "h100-sxm",
+        "--max-model-len", "8192", *flags,
+    )  # fmt: skip
+    assert result["results"]["activation_bytes"] == activation
+    line = next(f for f in result["formulas"] if f.startswith("MoE workspace (vLLM's TritonExperts"))
+    assert line.endswith(f"= {workspace:,} B ({line.rsplit('(', 1)[1]}"), line
+
+
+def test_quantized_experts_get_no_moe_workspace_and_say_why(cli):
+    result = run_json(
+        cli, "estimate", "memory", "--engine", "vllm", "--model", str(CONFIGS / "openai--gpt-oss-20b"), "--gpu",
+        "h100-sxm", "--max-model-len", "8192",
+    )  # fmt: skip
+    assert "no MoE workspace counted (mxfp4 experts run another MoE backend, not read)" in result["formulas"]
 
 
 def test_one_request_that_does_not_fit_is_the_engines_refusal_with_the_longest_that_does(cli):
@@ -353,3 +393,15 @@ def test_the_fusion_workspace_is_counted_exactly_where_the_log_says_vllm_created
     model counts it on those logs and on no other (TP 1, PP, A100s)."""
     counted = startup_cases.core.run(case.scenario).estimate.results["non_torch_bytes"] > 0
     assert counted == (FUSION_LINE in (startup_cases.LOGS / case.name).read_text()), case.name
+
+
+TRITON_MOE_LINE = "Using TRITON backend for Unquantized MoE"
+
+
+@pytest.mark.parametrize("case", V019, ids=[c.name for c in V019])
+def test_the_moe_workspace_is_counted_exactly_where_the_log_says_vllm_ran_the_triton_moe_backend(case):
+    """The fused-MoE workspace is counted on the v0.19.0 logs that name the TRITON backend for an
+    unquantized MoE and on no other (dense models, MXFP4 experts)."""
+    formulas = startup_cases.core.run(case.scenario).estimate.formulas
+    counted = any(f.startswith("MoE workspace (vLLM's TritonExperts") for f in formulas)
+    assert counted == (TRITON_MOE_LINE in (startup_cases.LOGS / case.name).read_text()), case.name

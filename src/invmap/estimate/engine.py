@@ -58,6 +58,17 @@ FI_SIGNAL_PAD = 2048  # SIGNAL_PAD_SIZE (mnnvl.py:58)
 # float32 exponential noise of the default PyTorch sampler (vllm/v1/sample/ops/topk_topp_sampler.py:112,
 # :334), all alive at once.
 SAMPLER_FLOAT_COPIES = 3
+# vLLM v0.19.0's MoE layers without quantized experts run the TRITON backend on CUDA
+# (vllm/model_executor/layers/fused_moe/oracle/unquantized.py:71-186, logged "Using TRITON backend for
+# Unquantized MoE") as a modular kernel whose buffers come from the worker's WorkspaceManager
+# (modular_kernel.py:1009-1070, vllm/v1/worker/workspace.py:90-192, made at init_device,
+# gpu_worker.py:291-293): one allocation, grown to the largest request and then kept, so the forward's
+# MoE workspace is still held while the sampler's dummy run follows. TritonExperts.workspace_shapes
+# (fused_moe.py:1976-1991): workspace13 max(M x k x max(N/2, K), M x K) and workspace2
+# M x k x max(N, K) in the activation dtype, N = w13's rows per GPU (2 x I/TP), K = hidden; each view
+# rounded up to 256 bytes (workspace.py:102). M is the whole profile batch: no chunking at v0.19.0
+# (modular_kernel.py:1189-1199 passes M_full as the chunk).
+MOE_WORKSPACE_ALIGN = 256
 # vLLM V0's sampler was not read: its profile keeps invmap's earlier reading, the forward's tensors
 # plus R x V logits in the model's dtype and two float32 copies (logits and probabilities).
 V0_SAMPLER_FLOAT_COPIES = 2
@@ -80,6 +91,8 @@ class Setup:
     max_model_len: int
     compute_bytes: int
     capability: int | None  # the GPU's compute capability x 10 (90 = 9.0), None when not known
+    moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
+    moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
 
     @property
     def sampled(self) -> int:
@@ -163,6 +176,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
     )
     experts, kernel = _padded_experts(inputs, model, engine, tp)
     capability = COMPUTE_CAPABILITY.get(gpu.name) if gpu is not None else None
+    workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
         experts,
@@ -177,7 +191,38 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         max_len,
         layout.dtype_bytes or 2,
         capability,
+        workspace,
+        workspace_words,
     )
+
+
+def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> tuple[int, str]:
+    """vLLM V1's (v0.19.0) fused-MoE workspace for the profile's `tokens`, when its experts are not
+    quantized (the TRITON backend's TritonExperts); 0 and why not otherwise, "" for a dense model."""
+    c, where = model.config, model.where
+    k = optional_int(c, "num_experts_per_tok", where) if isinstance(c.get("num_experts_per_tok"), int) else None
+    if not k:
+        return 0, ""
+    if engine != "vllm":
+        return 0, "no MoE workspace (vLLM V1's WorkspaceManager only)"
+    fmt = count(model).format
+    if fmt is not None and "experts" in fmt.covers:
+        return 0, f"no MoE workspace counted ({fmt.name} experts run another MoE backend, not read)"
+    hidden = optional_int(c, "hidden_size", where) or 0
+    moe_inter = (
+        optional_int(c, "moe_intermediate_size", where) if isinstance(c.get("moe_intermediate_size"), int) else None
+    )
+    inter = (moe_inter or optional_int(c, "intermediate_size", where) or 0) // tp
+    n = 2 * inter
+    w13 = max(tokens * k * max(n // 2, hidden), tokens * hidden) * b
+    w2 = tokens * k * max(n, hidden) * b
+    total = sum(-(-size // MOE_WORKSPACE_ALIGN) * MOE_WORKSPACE_ALIGN for size in (w13, w2))
+    words = (
+        f"MoE workspace (vLLM's TritonExperts, held from the forward through the sampler run) = "
+        f"max(T x k x max(N/2, H), T x H) x b + T x k x max(N, H) x b, each rounded up to 256 B; "
+        f"T {tokens:,}, k {k}, N = 2 x I/TP = {n:,}, H {hidden:,}, b {b} = {total:,} B ({human_bytes(total)})"
+    )
+    return total, words
 
 
 def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple[int | None, str]:
@@ -342,7 +387,9 @@ def _activation(setup: Setup, model: Model, last: bool) -> int:
         optional_int(c, "moe_intermediate_size", where) if isinstance(c.get("moe_intermediate_size"), int) else None
     )
     inter = optional_int(c, "intermediate_size", where) or 0
-    if experts_used:
+    if setup.moe_workspace:
+        forward += setup.moe_workspace
+    elif experts_used:
         n = (moe_inter or inter) // setup.tp
         forward += tokens * experts_used * (3 * n + hidden) * b
     else:
@@ -352,7 +399,7 @@ def _activation(setup: Setup, model: Model, last: bool) -> int:
     if setup.engine == "vllm-v0":
         vocab = optional_int(c, "vocab_size", where) or 0
         return forward + setup.seqs * vocab * (b + 4 * V0_SAMPLER_FLOAT_COPIES)
-    return max(forward, _sampler_phase(setup, model))
+    return max(forward, setup.moe_workspace + _sampler_phase(setup, model))
 
 
 def _sampler_phase(setup: Setup, model: Model) -> int:
@@ -531,14 +578,21 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
         + f" = {s.weights:,} B ({human_bytes(s.weights)})",
     ]
     if setup.engine != "sglang":
-        forward = "2 x T x H x b + MLP intermediates (T x 3 x I/TP x b, or T x k x (3 x I_e/TP + H) x b)"
+        held = "W + " if setup.moe_workspace else ""
+        forward = (
+            "2 x T x H x b + W (the MoE workspace)"
+            if setup.moe_workspace
+            else "2 x T x H x b + MLP intermediates (T x 3 x I/TP x b, or T x k x (3 x I_e/TP + H) x b)"
+        )
         if setup.engine == "vllm-v0":
             shape = f"{forward} + sampler R x V x ({b} + 4 x {V0_SAMPLER_FLOAT_COPIES})"
         else:
             shape = (
-                f"max(forward, sampler): forward = {forward}; sampler (last stage) = (T + 2R) x H x b + "
+                f"max(forward, sampler): forward = {forward}; sampler (last stage) = {held}(T + 2R) x H x b + "
                 f"R x V x ({b} + 4 x {SAMPLER_FLOAT_COPIES})"
             )
+        if setup.moe_words:
+            lines.append(setup.moe_words)
         lines.append(
             f"activation peak = {shape}, T = {setup.batched_tokens:,}, R = {setup.seqs if setup.engine == 'vllm-v0' else setup.sampled:,} "
             f"= {s.activation:,} B ({human_bytes(s.activation)})"
