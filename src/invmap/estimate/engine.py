@@ -200,7 +200,7 @@ def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> t
     """vLLM V1's (v0.19.0) fused-MoE workspace for the profile's `tokens`, when its experts are not
     quantized (the TRITON backend's TritonExperts); 0 and why not otherwise, "" for a dense model."""
     c, where = model.config, model.where
-    k = optional_int(c, "num_experts_per_tok", where) if isinstance(c.get("num_experts_per_tok"), int) else None
+    k, moe_inter = _moe_keys(model)
     if not k:
         return 0, ""
     if engine != "vllm":
@@ -209,9 +209,6 @@ def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> t
     if fmt is not None and "experts" in fmt.covers:
         return 0, f"no MoE workspace counted ({fmt.name} experts run another MoE backend, not read)"
     hidden = optional_int(c, "hidden_size", where) or 0
-    moe_inter = (
-        optional_int(c, "moe_intermediate_size", where) if isinstance(c.get("moe_intermediate_size"), int) else None
-    )
     inter = (moe_inter or optional_int(c, "intermediate_size", where) or 0) // tp
     n = 2 * inter
     w13 = max(tokens * k * max(n // 2, hidden), tokens * hidden) * b
@@ -223,6 +220,16 @@ def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> t
         f"T {tokens:,}, k {k}, N = 2 x I/TP = {n:,}, H {hidden:,}, b {b} = {total:,} B ({human_bytes(total)})"
     )
     return total, words
+
+
+def _moe_keys(model: Model) -> tuple[int | None, int | None]:
+    """(experts a token is routed to, an expert's intermediate size) where the config gives them as
+    integers, else None: a dense model has neither."""
+    c, where = model.config, model.where
+    return tuple(  # type: ignore[return-value]
+        optional_int(c, key, where) if isinstance(c.get(key), int) else None
+        for key in ("num_experts_per_tok", "moe_intermediate_size")
+    )
 
 
 def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple[int | None, str]:
@@ -380,12 +387,7 @@ def _activation(setup: Setup, model: Model, last: bool) -> int:
     c, where, b, tokens = model.config, model.where, setup.compute_bytes, setup.batched_tokens
     hidden = optional_int(c, "hidden_size", where) or 0
     forward = 2 * tokens * hidden * b
-    experts_used = (
-        optional_int(c, "num_experts_per_tok", where) if isinstance(c.get("num_experts_per_tok"), int) else None
-    )
-    moe_inter = (
-        optional_int(c, "moe_intermediate_size", where) if isinstance(c.get("moe_intermediate_size"), int) else None
-    )
+    experts_used, moe_inter = _moe_keys(model)
     inter = optional_int(c, "intermediate_size", where) or 0
     if setup.moe_workspace:
         forward += setup.moe_workspace
