@@ -26,8 +26,20 @@ def mine(tmp_path) -> Path:
     return path
 
 
+@pytest.fixture
+def terminal_signals():
+    """The signal dispositions of a process started from a terminal, whatever this one inherited (a
+    run under `nohup` or as a background job starts with SIGHUP or SIGINT ignored, which invmap keeps
+    ignored); the inherited ones restored after."""
+    wanted = {signal.SIGTERM: signal.SIG_DFL, signal.SIGHUP: signal.SIG_DFL, signal.SIGINT: signal.default_int_handler}
+    inherited = {sig: signal.signal(sig, handler) for sig, handler in wanted.items()}
+    yield
+    for sig, handler in inherited.items():
+        signal.signal(sig, handler)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_signal_during_a_write_leaves_the_file_and_no_temporary(mine, monkeypatch, signum):
+def test_a_signal_during_a_write_leaves_the_file_and_no_temporary(mine, monkeypatch, signum, terminal_signals):
     from invmap import writers
 
     before = mine.read_bytes()
@@ -44,6 +56,24 @@ def test_a_signal_during_a_write_leaves_the_file_and_no_temporary(mine, monkeypa
     assert mine.read_bytes() == before
     assert sorted(p.name for p in mine.parent.iterdir()) == ["mine.toml"]
     assert {sig: signal.getsignal(sig) for sig in previous} == previous  # handlers restored
+
+
+def test_a_write_under_nohup_survives_the_hangup(mine, monkeypatch, terminal_signals):
+    """SIGHUP ignored at the start (`nohup invmap add ...`) stays ignored: the write completes."""
+    from invmap import writers
+
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    real_fsync = os.fsync
+
+    def hung_up_fsync(fd: int) -> None:
+        os.kill(os.getpid(), signal.SIGHUP)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", hung_up_fsync)
+    writers.write_atomic(mine, "new text")
+    assert mine.read_text(encoding="utf-8") == "new text"
+    assert sorted(p.name for p in mine.parent.iterdir()) == ["mine.toml"]
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
 
 
 def test_new_files_follow_the_umask_and_replaced_files_keep_their_mode(mine, tmp_path):
@@ -166,7 +196,8 @@ def test_using_invmap_as_a_library_leaves_ctrl_c_alone():
     import sys
 
     code = (
-        "import signal; from typer.testing import CliRunner; from invmap.cli import app;"
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler);"  # as from a terminal
+        "from typer.testing import CliRunner; from invmap.cli import app;"
         "CliRunner().invoke(app, ['list', '--json']);"
         "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
     )
