@@ -124,9 +124,13 @@ THROUGHPUTS = (
 )
 
 
-def _throughput(pair: dict[str, Any]) -> tuple[str | None, str, str]:
-    """The first throughput of THROUGHPUTS both runs print: (key, name, unit), else (None, "", "")."""
-    return next((t for t in THROUGHPUTS if change(pair, t[0]) is not None), (None, "", ""))
+def _throughput(pair: dict[str, Any]) -> tuple[str, str, str, tuple[float, float, float]] | None:
+    """The first throughput of THROUGHPUTS both runs print: (key, name, unit, its change), else None."""
+    for key, name, unit in THROUGHPUTS:
+        moved = change(pair, key)
+        if moved is not None:
+            return key, name, unit, moved
+    return None
 
 
 def compare_throughput(pair: dict[str, Any], rule: Rule) -> Finding | Missing | None:
@@ -134,24 +138,24 @@ def compare_throughput(pair: dict[str, Any], rule: Rule) -> Finding | Missing | 
     (the kernels, L1); where it held, the tokens cost what they did and fewer requests shared a step
     (the batches the scheduler forms, L2); where neither run prints a per-token time (an offline run),
     throughput is a metric of the map's L2 and L2 comes first, the kernels (L1) the other reading."""
-    key, name, unit = _throughput(pair)
-    if key is None:
+    found = _throughput(pair)
+    if found is None:
         return Missing("a throughput of both runs (output tokens, all tokens or requests a second)")
-    before, after, rel = change(pair, key)  # type: ignore[misc]
+    key, name, unit, (before, after, rel) = found
     if -rel < rule.t("change"):
         return None
-    token = next((k for k in centred(pair, PER_TOKEN[:1] + PER_TOKEN[2:3]) if change(pair, k) is not None), None)
-    if token is None:
+    medians = centred(pair, PER_TOKEN[:1] + PER_TOKEN[2:3])  # TPOT, else ITL (their means where no median)
+    token, moved = next(((k, m) for k in medians if (m := change(pair, k)) is not None), (None, None))
+    if token is None or moved is None:
         why = ("neither run prints a per-token time, so the runs cannot tell slower kernels (L1) from fewer requests "
                "a step or more scheduler time between steps (L2, first: the map measures throughput at that layer)")  # fmt: skip
         levels: tuple[str, ...] = ("L2",)
     else:
-        moved = change(pair, token)
-        said = _said(token, moved)  # type: ignore[arg-type]
-        if moved[2] >= rule.t("change"):  # type: ignore[index]
+        said = _said(token, moved)
+        if moved[2] >= rule.t("change"):
             why, levels = f"with {said}: each token costs more, the per-token (kernel) cost", ("L1",)
         else:
-            held = "held: tokens cost what they did" if moved[2] > -rule.t("change") else "fell: tokens cost less"  # type: ignore[index]
+            held = "held: tokens cost what they did" if moved[2] > -rule.t("change") else "fell: tokens cost less"
             why = f"while {said} {held}, so fewer requests shared each step (the batches the scheduler forms)"
             levels = ("L2",)
     return Finding(
@@ -198,10 +202,10 @@ def largest_fall(pair: dict[str, Any], rules: dict[str, Rule]) -> str:
     """Where compare-throughput did not fire: the throughput it compares, where it fell, said against
     its threshold (`token throughput (prompt and output) 857 -> 830 tok/s (-3%; compare-throughput fires
     at -10%)`); "" where it did not fall or the rule is not declared."""
-    key, name, unit = _throughput(pair)
-    if key is None or "compare-throughput" not in rules:
+    found = _throughput(pair)
+    if found is None or "compare-throughput" not in rules:
         return ""
-    before, after, rel = change(pair, key)  # type: ignore[misc]
+    _, name, unit, (before, after, rel) = found
     if rel >= 0:
         return ""
     return f"{name} {_rate(before)} -> {_rate(after)} {unit} ({rel:+.0%}; compare-throughput fires at {-rules['compare-throughput'].t('change'):+.0%})"
