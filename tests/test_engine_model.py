@@ -180,9 +180,14 @@ LLAMA_H100 = ("estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b
         (
             ("--gpu", "a100-sxm-80gb", "--memory", "79.15GiB", "-tp", "2"),
             0,
-            "not one invmap knows as compute capability",
+            "(compute capability 8.0: vLLM turns it on for 9.0 and 10.x)",
         ),
-        (("--memory", "79.19GiB", "-tp", "2"), 0, "not one invmap knows as compute capability"),
+        (
+            ("--gpu", "rtx-4090", "--memory", "23.5GiB", "-tp", "2"),
+            0,
+            "(invmap's table gives no compute capability for the device)",
+        ),
+        (("--memory", "79.19GiB", "-tp", "2"), 0, "(invmap's table gives no compute capability for the device)"),
         (("--gpu", "h100-sxm", "-tp", "16"), 0, "(TP 16 is not one the fusion supports)"),
     ],
 )

@@ -34,18 +34,8 @@ FI_FUSION_MAX_MB: dict[int, dict[int, float]] = {
     100: {2: 64, 4: 32, 8: 1},
     103: {2: 64, 4: 64, 8: 2},
 }
-# The compute capability of the GPUs of invmap's table that have one of those (NVIDIA's "CUDA GPU
-# Compute Capability" table, https://developer.nvidia.com/cuda-gpus: 9.0 H100, H200, GH200; 10.0
-# B200, GB200). Any other GPU, or a device given only by --memory, gets no workspace.
-COMPUTE_CAPABILITY = {
-    "h100-sxm": 90,
-    "h100-pcie": 90,
-    "h100-nvl": 90,
-    "h200": 90,
-    "gh200": 90,
-    "b200": 100,
-    "gb200": 100,
-}
+# The GPU's compute capability is its `compute_capability` figure in data/gpus.toml (sourced there);
+# a GPU without one, or a device given only by --memory, gets no workspace.
 # FlashInfer v0.6.6 (the version vLLM v0.19.0 pins, requirements/cuda.txt) sizes the workspace in
 # flashinfer/comm/trtllm_ar.py:574-599 and allocates each of its three buffers with a 2 KiB signal pad
 # (flashinfer/comm/mnnvl.py:58, :1131-1133).
@@ -175,7 +165,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
     experts, kernel = _padded_experts(inputs, model, engine, tp)
-    capability = COMPUTE_CAPABILITY.get(gpu.name) if gpu is not None else None
+    capability = gpu.capability if gpu is not None else None
     workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
@@ -346,7 +336,9 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     elif setup.pp > 1:
         why = "pipeline parallelism"
     elif setup.capability is None:
-        why = "the device is not one invmap knows as compute capability 9.0 or 10.x"
+        why = "invmap's table gives no compute capability for the device"
+    elif setup.capability not in FI_FUSION_MAX_MB:
+        why = f"compute capability {setup.capability // 10}.{setup.capability % 10}: vLLM turns it on for 9.0 and 10.x"
     elif setup.tp not in sizes:
         why = f"TP {setup.tp} is not one the fusion supports"
     else:

@@ -55,6 +55,11 @@ FIGURES: tuple[Figure, ...] = (
         "interconnect_bandwidth", "link bandwidth, both directions", {"GB/s": 1e9, "TB/s": 1e12}, "bytes per second"
     ),
     Figure("pcie", "PCIe generation", words=("Gen3", "Gen4", "Gen5", "Gen6")),
+    Figure(
+        "compute_capability",
+        "CUDA compute capability (what vLLM's capability-gated paths test)",
+        words=("7.0", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.3", "12.0"),
+    ),
 )
 BY_KEY: dict[str, Figure] = {f.key: f for f in FIGURES}
 ENTRY_KEYS = ("name", "display", "vendor", "aliases", "note", *BY_KEY)
@@ -147,6 +152,15 @@ class Gpu:
     @property
     def int8_peak(self) -> float | None:
         return self.base("int8_dense")
+
+    @property
+    def capability(self) -> int | None:
+        """The compute capability times ten (90 for 9.0), as vLLM compares it; None where no source gives it."""
+        value = self.reading("compute_capability").value
+        if not isinstance(value, str):
+            return None
+        major, _, minor = value.partition(".")
+        return int(major) * 10 + int(minor)
 
     def summary(self) -> dict[str, Any]:
         """`gpus --json`'s object: the entry's words, then each declared figure as {value, unit,
