@@ -43,6 +43,15 @@ FI_BARRIER_FLAGS = 256  # BarrierFlagCount (trtllm_ar.py:503)
 FI_MAX_COMM = 2147483647 & ~((1 << 21) - 1)  # MAX_COMM_SIZE (trtllm_ar.py:505)
 FI_ALIGN = 1 << 21  # each buffer rounded up to 2 MiB (trtllm_ar.py:599)
 FI_SIGNAL_PAD = 2048  # SIGNAL_PAD_SIZE (mnnvl.py:58)
+# Each buffer then becomes a SymmDeviceMemory whose size FlashInfer rounds up to the driver's
+# allocation granularity and then to its multicast granularity, both RECOMMENDED, even with
+# enable_multicast=False (mnnvl.py:1111-1149), and allocates with cuMemCreate (:1159): one physical
+# allocation per buffer on each GPU. The driver reports both values at run time; the only stored
+# statement of them for a GPU of invmap's table is a measurement on 8 x H100 80GB HBM3 with NVSwitch,
+# driver 570.211.01: "MINIMUM 2 MiB, RECOMMENDED 512 MiB; cuMemGetAllocationGranularity(RECOMMENDED)
+# is 2 MiB" (gabrieldemarmiesse/torch-mojo-backend@31de5a4754b4b85c0cc026e955035619305c002d,
+# agents_docs/mojo_collectives_nvls_results.md, section 1). (allocation, multicast) in bytes, by GPU:
+DRIVER_GRANULARITY: dict[str, tuple[int, int]] = {"h100-sxm": (2 * MIB, 512 * MIB)}
 # The sampler's dummy run (vllm/v1/worker/gpu_model_runner.py:5556-5632 at v0.19.0): the logits in the
 # model's dtype, a float32 copy (vllm/v1/sample/sampler.py:90), the float32 probabilities and the
 # float32 exponential noise of the default PyTorch sampler (vllm/v1/sample/ops/topk_topp_sampler.py:112,
@@ -81,6 +90,7 @@ class Setup:
     max_model_len: int
     compute_bytes: int
     capability: int | None  # the GPU's compute capability x 10 (90 = 9.0), None when not known
+    granularity: tuple[int, int] | None  # the driver's (allocation, multicast) granularity, None when not known
     moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
     moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
 
@@ -166,6 +176,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
     )
     experts, kernel = _padded_experts(inputs, model, engine, tp)
     capability = gpu.capability if gpu is not None else None
+    granularity = DRIVER_GRANULARITY.get(gpu.name) if gpu is not None else None
     workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
@@ -181,6 +192,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         max_len,
         layout.dtype_bytes or 2,
         capability,
+        granularity,
         workspace,
         workspace_words,
     )
@@ -326,8 +338,8 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     """The non-torch buffers vLLM V1 (v0.19.0) creates after its start snapshot whose size its source
     declares: the FlashInfer all-reduce fusion workspace, when the fusion is on (else 0, and why).
     Each of its three buffers is rounded up to 2 MiB plus a 2 KiB signal pad; FlashInfer then rounds
-    each allocation to the device's allocation and multicast granularity, which the device reports
-    at run time (left out)."""
+    each allocation to the driver's allocation and multicast granularity, counted where a stored
+    source states them for the GPU (DRIVER_GRANULARITY), else left out."""
     if setup.engine != "vllm":
         return 0, "nothing the source sizes (the engine measures it)"
     sizes = FI_FUSION_MAX_MB.get(setup.capability or 0, {})
@@ -353,15 +365,26 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     buffer = setup.tp * tokens * hidden * 2
     flags = setup.tp * FI_BARRIER_FLAGS * 4
     lamport = 3 * min(setup.tp * tokens * hidden * (4 if b == 4 else 2), FI_MAX_COMM)
-    total = sum(-(-size // FI_ALIGN) * FI_ALIGN + FI_SIGNAL_PAD for size in (buffer, flags, lamport))
+    padded = [_round_up(size, FI_ALIGN) + FI_SIGNAL_PAD for size in (buffer, flags, lamport)]
+    rounding = "each rounded up to 2 MiB + 2 KiB"
+    if setup.granularity is not None:
+        allocation, multicast = setup.granularity
+        padded = [_round_up(_round_up(size, allocation), multicast) for size in padded]
+        rounding += (
+            f", then to the driver's allocation granularity ({human_bytes(allocation)}) and multicast granularity "
+            f"({human_bytes(multicast)}) for this GPU"
+        )
     words = (
         f"FlashInfer all-reduce fusion workspace, compute capability {setup.capability // 10}.{setup.capability % 10}, "
         f"TP {setup.tp}: "
         f"N = min({sizes[setup.tp]:g} MiB / (H {hidden:,} x {b} B), T {setup.batched_tokens:,}) = {tokens:,} tokens; "
-        f"buffer TP x N x H x 2, flags TP x {FI_BARRIER_FLAGS} x 4, Lamport 3 x TP x N x H x 2, "
-        "each rounded up to 2 MiB + 2 KiB"
+        f"buffer TP x N x H x 2, flags TP x {FI_BARRIER_FLAGS} x 4, Lamport 3 x TP x N x H x 2, {rounding}"
     )
-    return total, words
+    return sum(padded), words
+
+
+def _round_up(size: int, step: int) -> int:
+    return -(-size // step) * step
 
 
 def _activation(setup: Setup, model: Model, last: bool) -> int:
@@ -624,8 +647,8 @@ def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[
             "Non-torch memory counts only buffers whose size vLLM's source declares (v0.19.0: the FlashInfer "
             "all-reduce fusion workspace under TP). Left out, as vLLM measures it rather than sizing it: whatever "
             "else is allocated outside torch while loading and profiling (communication buffers, cuBLAS and "
-            "attention-backend workspaces, CUDA modules, its CUDA-graph estimate's graphs) and the workspace's "
-            "rounding to the device's allocation granularity; vLLM's DEBUG line 'non-torch forward increase "
+            "attention-backend workspaces, CUDA modules, its CUDA-graph estimate's graphs) and, on a GPU without a "
+            "stated driver granularity, the workspace's rounding to it; vLLM's DEBUG line 'non-torch forward increase "
             "memory' prints the measured total. The CUDA context and NCCL's start-up are in its start snapshot, "
             "outside the pool arithmetic."
         )
