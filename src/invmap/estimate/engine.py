@@ -68,8 +68,11 @@ SAMPLER_FLOAT_COPIES = 3
 # rounded up to 256 bytes (workspace.py:102). M is the whole profile batch: no chunking at v0.19.0
 # (modular_kernel.py:1189-1199 passes M_full as the chunk).
 MOE_WORKSPACE_ALIGN = 256
-# vLLM V0's sampler was not read: its profile keeps invmap's earlier reading, the forward's tensors
-# plus R x V logits in the model's dtype and two float32 copies (logits and probabilities).
+# vLLM V0's profile keeps invmap's earlier reading, the forward's tensors plus R x V logits in the
+# model's dtype and two float32 copies (logits and probabilities). V0's sampler was read since
+# (ENGINES.md, "V0's sampler in the profile"): its sort holds R x V x (b + 36) from v0.6.2, under a
+# measurement that changed at v0.6.4; the V0 logs do not support one term for every release, so the
+# earlier reading stays and the estimate says so.
 V0_SAMPLER_FLOAT_COPIES = 2
 
 
@@ -676,7 +679,7 @@ def _limitations(setup: Setup) -> list[str]:
             "The forward pass's activation peak is invmap's reading of its largest tensors, not the model code's "
             "allocations; "
             + (
-                "V0's sampler is invmap's reading too (its source was not read)."
+                "V0's sampler term is invmap's reading too (the source's, read since, depends on the release)."
                 if setup.engine == "vllm-v0"
                 else "the sampler phase is read in vLLM's source, the buffers of its Triton top-k/top-p kernel aside."
             )
