@@ -53,8 +53,13 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # MIN_JUDGED lowered by one (to 50) when vllm-llama-3.1-8b-l40s-1.log was marked not judged: vLLM PR #17122,
 # its thread, gives no command line (closed unmerged, it only adds log lines), so the run's utilization and
 # batch are unknown; the +26.9% it showed was against vLLM's default 0.9, which nothing in the thread states.
-MIN_WITHIN = {False: 22, True: 23}
-MIN_JUDGED = 50
+# The FlashInfer fusion workspace rounded to an H100 SXM's stated 512 MiB multicast granularity moved
+# Mixtral-8x7B at TP 2 within (+2.2%): held-out 22 -> 23. MIN_JUDGED lowered by one (to 49) and the
+# development floor to 21 when vllm-llama-3.1-8b-a10-1.log (within, -4.3%) was marked not judged: its page
+# gives no command line, and its 0.22 GiB of activation cannot hold the 256-row sampler of V0's default
+# batch, so the defaults the case assumed are not the run's.
+MIN_WITHIN = {False: 21, True: 23}
+MIN_JUDGED = 49
 
 
 def run_json(cli, *args: str) -> dict:
