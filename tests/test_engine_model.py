@@ -58,8 +58,10 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # development floor to 21 when vllm-llama-3.1-8b-a10-1.log (within, -4.3%) was marked not judged: its page
 # gives no command line, and its 0.22 GiB of activation cannot hold the 256-row sampler of V0's default
 # batch, so the defaults the case assumed are not the run's.
-MIN_WITHIN = {False: 21, True: 23}
-MIN_JUDGED = 49
+# Development floor raised to 22 and MIN_JUDGED to 50 when DeepSeek-V2-Lite-Chat's config was stored
+# (KTransformers' copy): vllm-deepseek-v2-lite-chat-h100-1.log, MLA on one H100, is within (+1.2%).
+MIN_WITHIN = {False: 22, True: 23}
+MIN_JUDGED = 50
 
 
 def run_json(cli, *args: str) -> dict:
