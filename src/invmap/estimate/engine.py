@@ -669,10 +669,18 @@ def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[
 
 
 def _limitations(setup: Setup) -> list[str]:
+    graphs = (
+        "vLLM v0.19.0, the release read, captures CUDA graphs after the pool is sized and subtracts nothing for "
+        "them; from v0.21.0 vLLM subtracts a measured estimate by default (its log: 'Estimated CUDA graph memory: "
+        "... GiB total'; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off), which invmap does not size, so "
+        "on those releases the pool is smaller by that figure"
+        if setup.engine == "vllm"
+        else "CUDA graphs are captured after the pool is sized (vLLM V0; SGLang keeps them in 1 - mem_fraction_static), "
+        "so they are not subtracted"
+    )
     out = [
-        "CUDA graphs are captured after the pool is sized (vLLM; SGLang keeps them in 1 - mem_fraction_static), so "
-        "they are not subtracted; a multimodal encoder's profile, LoRA, speculative decoding and other processes "
-        "on the device are left out."
+        f"{graphs}; a multimodal encoder's profile, LoRA, speculative decoding and other processes on the device are "
+        "left out."
     ]
     if setup.engine != "sglang":
         out.append(
