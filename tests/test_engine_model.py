@@ -204,6 +204,12 @@ LLAMA_H100 = ("estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b
         ),
         (("--memory", "79.19GiB", "-tp", "2"), 0, "(invmap's table gives no compute capability for the device)"),
         (("--gpu", "h100-sxm", "-tp", "16"), 0, "(TP 16 is not one the fusion supports)"),
+        # an H100 PCIe is compute capability 9.0, but its GPUs talk over PCIe: no multicast, no workspace
+        (
+            ("--gpu", "h100-pcie", "--memory", "79.18GiB", "-tp", "2"),
+            0,
+            "(GPUs linked by PCIe have no multicast, so FlashInfer refuses the workspace",
+        ),
     ],
 )
 def test_non_torch_memory_is_the_fusion_workspace_vllm_sizes_or_nothing(cli, flags, non_torch, why):

@@ -36,6 +36,11 @@ FI_FUSION_MAX_MB: dict[int, dict[int, float]] = {
 }
 # The GPU's compute capability is its `compute_capability` figure in data/gpus.toml (sourced there);
 # a GPU without one, or a device given only by --memory, gets no workspace.
+# FlashInfer's SymmDeviceMemory raises when CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED is 0
+# (flashinfer/comm/mnnvl.py:929-939 at v0.6.6), and vLLM v0.19.0 then runs without the workspace, warning
+# that "This is expected on GPUs without NVSwitch (e.g., NVLink bridge-only or PCIe topologies)"
+# (vllm/distributed/device_communicators/flashinfer_all_reduce.py:63-76); on 4 x H100 PCIe the attribute
+# is 0 (HazyResearch/ThunderKittens#149). A GPU whose link in invmap's table is PCIe gets no workspace.
 # FlashInfer v0.6.6 (the version vLLM v0.19.0 pins, requirements/cuda.txt) sizes the workspace in
 # flashinfer/comm/trtllm_ar.py:574-599 and allocates each of its three buffers with a 2 KiB signal pad
 # (flashinfer/comm/mnnvl.py:58, :1131-1133).
@@ -94,6 +99,7 @@ class Setup:
     compute_bytes: int
     capability: int | None  # the GPU's compute capability x 10 (90 = 9.0), None when not known
     granularity: tuple[int, int] | None  # the driver's (allocation, multicast) granularity, None when not known
+    link: str | None  # the GPU-to-GPU link of invmap's table ("PCIe", "NVLink 4", ...), None when not known
     moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
     moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
 
@@ -180,6 +186,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
     experts, kernel = _padded_experts(inputs, model, engine, tp)
     capability = gpu.capability if gpu is not None else None
     granularity = DRIVER_GRANULARITY.get(gpu.name) if gpu is not None else None
+    link = gpu.reading("interconnect").value if gpu is not None else None
     workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
@@ -196,6 +203,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         layout.dtype_bytes or 2,
         capability,
         granularity,
+        link if isinstance(link, str) else None,
         workspace,
         workspace_words,
     )
@@ -356,6 +364,11 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
         why = f"compute capability {setup.capability // 10}.{setup.capability % 10}: vLLM turns it on for 9.0 and 10.x"
     elif setup.tp not in sizes:
         why = f"TP {setup.tp} is not one the fusion supports"
+    elif setup.link == "PCIe":
+        why = (
+            "GPUs linked by PCIe have no multicast, so FlashInfer refuses the workspace and vLLM warns: "
+            "'expected on GPUs without NVSwitch'"
+        )
     else:
         why = ""
     if why:
