@@ -60,7 +60,9 @@ SHIPPED = {
     "mistralai/Mistral-7B-Instruct-v0.1": "mistral-7b-instruct-v0.1",
 }
 # The GPU a log names, as invmap's table names it (only GPUs whose reported total is in the table;
-# for the others the log must state the total).
+# for the others the log must state the total). The H200's, the H20's and the 40 GB A100s' totals are
+# left out of the table (each entry's memory_reported note says why), so "H200", "H20" and
+# "NVIDIA A100 40GB" map to nothing.
 GPUS = {
     "H100": "h100-sxm",
     "H100 80GB": "h100-sxm",
@@ -146,6 +148,9 @@ def case(log: dict[str, Any], folders: dict[str, Path]) -> Case:
     left_out = [words for key, words in NOT_MODELLED.items() if key in flags]
     if left_out:
         return Case(log, None, f"uses {left_out[0]}")
+    if logged_available(log, per_token=1) is None:  # no figure of the pool, whatever its token size
+        shown = ", ".join(sorted(log["logged"]))
+        return Case(log, None, f"the log gives no KV pool to judge by (it logs {shown})")
     memory, gpu = _memory(log)
     if memory is None and gpu is None:
         return Case(

@@ -431,3 +431,16 @@ def test_the_moe_workspace_is_counted_exactly_where_the_log_says_vllm_ran_the_tr
     formulas = startup_cases.core.run(case.scenario).estimate.formulas
     counted = any(f.startswith("MoE workspace (vLLM's TritonExperts") for f in formulas)
     assert counted == (TRITON_MOE_LINE in (startup_cases.LOGS / case.name).read_text()), case.name
+
+
+def test_a_log_that_gives_no_pool_is_not_judged_and_says_so_whatever_the_gpu():
+    """A log with no pool figure (SGLang's memory left after the weights, or a refused start-up) is
+    never judged, and its reason is the missing pool, not the GPU's missing reported total."""
+    no_pool = {c.name: c for c in CASES if startup_cases.logged_available(c.log, per_token=1) is None}
+    assert all(c.scenario is None for c in no_pool.values())
+    assert no_pool["sglang-deepseek-v3-h200-1.log"].skipped == (
+        "the log gives no KV pool to judge by (it logs avail_after_weights_gib)"
+    )
+    assert no_pool["sglang-deepseek-v4-pro-h200-1.log"].skipped == (
+        "the log gives no KV pool to judge by (it logs avail_after_weights_gib, weights_gib)"
+    )
