@@ -263,6 +263,30 @@ def test_quantized_experts_get_no_moe_workspace_and_say_why(cli):
     assert "no MoE workspace counted (mxfp4 experts run another MoE backend, not read)" in result["formulas"]
 
 
+def test_deepseek_v4s_fp4_experts_are_mxfp4_beside_its_fp8_block_quantization(cli, tmp_path):
+    """DeepSeek-V4's config says "expert_dtype": "fp4" beside an FP8 block quantization_config: the
+    routed experts are counted as MXFP4 (17/32 B a weight), everything else linear as FP8 with its
+    128x128 float32 scales. Without the key the experts are FP8 too: the difference is exactly the
+    routed experts' parameters (61 layers x 384 experts x 3 x 7,168 x 3,072) times (1 + 4/16,384 - 17/32)."""
+    v4 = CONFIGS / "deepseek-ai--DeepSeek-V4-Pro"
+    config = json.loads((v4 / "config.json").read_text(encoding="utf-8"))
+    del config["expert_dtype"]
+    plain = tmp_path / "v4-without-expert-dtype"
+    plain.mkdir()
+    (plain / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    fp4 = run_json(cli, "estimate", "memory", "--model", str(v4))
+    fp8 = run_json(cli, "estimate", "memory", "--model", str(plain))
+    experts = 61 * 384 * 3 * 7168 * 3072
+    assert fp4["results"]["weights_bytes"] == 887_901_984_256
+    assert fp8["results"]["weights_bytes"] - fp4["results"]["weights_bytes"] == int(experts * (1 + 4 / 16384 - 17 / 32))
+    line = next(f for f in fp4["formulas"] if f.startswith("weights_bytes = "))
+    assert "MXFP4: 4-bit values with a one-byte scale per 32 (expert_dtype fp4) for the routed experts" in line
+    moe = run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", str(v4), "--gpu", "h100-sxm", "-tp", "8")
+    assert "no MoE workspace counted (mxfp4 experts run another MoE backend, not read)" in moe["formulas"]
+    weights = next(f for f in moe["formulas"] if f.startswith("weights (per GPU) = "))
+    assert "fp8 linear modules at 1.00024 B, routed experts as mxfp4 at 0.53125 B, the rest at 2 B" in weights
+
+
 def test_one_request_that_does_not_fit_is_the_engines_refusal_with_the_longest_that_does(cli):
     result = run_json(
         cli, "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--memory", "40GiB", "--max-model-len", "128k",

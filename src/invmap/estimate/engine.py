@@ -218,8 +218,8 @@ def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> t
         return 0, ""
     if engine != "vllm":
         return 0, "no MoE workspace (vLLM V1's WorkspaceManager only)"
-    fmt = count(model).format
-    if fmt is not None and "experts" in fmt.covers:
+    fmt = count(model).experts_format
+    if fmt is not None:
         return 0, f"no MoE workspace counted ({fmt.name} experts run another MoE backend, not read)"
     hidden = optional_int(c, "hidden_size", where) or 0
     inter = (moe_inter or optional_int(c, "intermediate_size", where) or 0) // tp
@@ -601,6 +601,11 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
         f"({human_bytes(pool.budget)})",
         f"weights (per GPU) = counted parameters {weights.parameters:,}, "
         + (f"{weights.format.name} linear modules at {weights.format.bytes_per_weight:g} B, " if weights.format else "")
+        + (
+            f"routed experts as {weights.expert_format.name} at {weights.expert_format.bytes_per_weight:g} B, "
+            if weights.expert_format
+            else ""
+        )
         + f"the rest at {weights.dtype_bytes} B, / TP {setup.tp}"
         + (
             f" (each MoE layer's experts as vLLM's {setup.kernel} MXFP4 kernel pads them: {setup.experts:,} B)"
@@ -655,6 +660,7 @@ def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[
     said = [
         f"Weights are counted from the config's keys ({weights.parameters:,} parameters), "
         + (f"linear modules as {weights.format.words}; " if weights.format else "")
+        + (f"routed experts as {weights.expert_format.words}; " if weights.expert_format else "")
         + "embeddings, norms and routers at the model's dtype; split evenly over the tensor-parallel GPUs "
         "except norms and routers.",
     ]

@@ -94,6 +94,8 @@ def _weights(
         inputs.add("parameters", generic.parameters, "parameters", model_part("counted from its config's keys"))
         weights = generic.total_bytes
         stored = f", {generic.format.words} for the linear modules" if generic.format else ""
+        if generic.expert_format is not None:
+            stored += f", {generic.expert_format.words} for the routed experts"
         return weights, [
             f"weights_bytes = {generic.parameters:,} parameters counted module by module at {generic.dtype_bytes} B"
             f"{stored} = {weights:,} B ({human_bytes(weights)})"

@@ -41,18 +41,29 @@ class Format:
 
 @dataclass
 class Weights:
-    """A model's parameters module by module and the format its linear modules are stored in."""
+    """A model's parameters module by module and the format its linear modules are stored in
+    (`expert_format`: the routed experts' own format where the config gives them one apart)."""
 
     parts: list[Part]
     dtype_bytes: int
     format: Format | None
     layers: int
+    expert_format: Format | None = None
 
     @property
     def parameters(self) -> int:
         return sum(p.parameters for p in self.parts)
 
+    @property
+    def experts_format(self) -> Format | None:
+        """The format the routed experts are stored in (None: the model's dtype)."""
+        if self.expert_format is not None:
+            return self.expert_format
+        return self.format if self.format is not None and "experts" in self.format.covers else None
+
     def part_bytes(self, part: Part) -> float:
+        if part.module == "experts" and self.expert_format is not None:
+            return part.parameters * self.expert_format.bytes_per_weight
         if self.format is not None and part.module in self.format.covers:
             return part.parameters * self.format.bytes_per_weight
         return float(part.parameters * self.dtype_bytes)
@@ -189,7 +200,8 @@ def count(model: Model) -> Weights:
         parts.append(Part("attention", attention, i))
         parts += [Part(m, n, i, s) for m, n, s in _mlp(c, where, i in moe)]
         parts.append(Part("norm", 2 * hidden, i, False))
-    return Weights(parts, _dtype_bytes(c), quantization_format(c, where), layers)
+    fmt = quantization_format(c, where)
+    return Weights(parts, _dtype_bytes(c), fmt, layers, expert_format(c, fmt) if moe else None)
 
 
 def _dtype_bytes(c: dict[str, Any]) -> int:
@@ -222,7 +234,7 @@ def quantization_format(c: dict[str, Any], where: str) -> Format | None:
             )
         return Format("fp8", 1.0, covers, "FP8 with one scale per tensor")
     if method == "mxfp4":
-        return Format("mxfp4", 17 / 32, covers, "MXFP4: 4-bit values with a one-byte scale per 32")
+        return Format(MXFP4.name, MXFP4.bytes_per_weight, covers, MXFP4.words)
     if method in ("gptq", "awq"):
         bits, group = _bits_group(q, where)
         return Format(
@@ -241,6 +253,21 @@ def quantization_format(c: dict[str, Any], where: str) -> Format | None:
         f"quantization_config quant_method {method!r} is not counted: give --weight-bytes",
         "quantization_config",
     )
+
+
+# DeepSeek-V4's configs keep an FP8 block `quantization_config` for the checkpoint and say
+# `"expert_dtype": "fp4"` beside it: "DeepSeek-V4 native checkpoints use MXFP4 routed-expert weights with
+# MXFP8 activations, while non-expert weights remain FP8 block quantized" (NVIDIA's aiconfigurator,
+# ai-dynamo/aiconfigurator@095f58a51c4c:aic-core/src/aiconfigurator_core/sdk/models/helpers.py:635-642,
+# which cites vLLM 0.24.0 serving those experts with Mxfp4MoEMethod, models/deepseek_v4/quant_config.py).
+MXFP4 = Format("mxfp4", 17 / 32, ("experts",), "MXFP4: 4-bit values with a one-byte scale per 32")
+
+
+def expert_format(c: dict[str, Any], fmt: Format | None) -> Format | None:
+    """The routed experts' own format when the config gives one apart from `quantization_config`."""
+    if str(c.get("expert_dtype", "")).lower() == "fp4" and fmt is not None and fmt.name == "fp8":
+        return Format(MXFP4.name, MXFP4.bytes_per_weight, MXFP4.covers, MXFP4.words + " (expert_dtype fp4)")
+    return None
 
 
 def _bits_group(q: dict[str, Any], where: str) -> tuple[int, int]:
