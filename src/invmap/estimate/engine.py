@@ -17,7 +17,7 @@ from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
-from invmap.estimate.weights import Weights, count, vllm_mxfp4_experts
+from invmap.estimate.weights import Weights, count, round_up, vllm_mxfp4_experts
 from invmap.quantities import vllm_serve_batch
 
 GIB = 2**30
@@ -381,11 +381,11 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     buffer = setup.tp * tokens * hidden * 2
     flags = setup.tp * FI_BARRIER_FLAGS * 4
     lamport = 3 * min(setup.tp * tokens * hidden * (4 if b == 4 else 2), FI_MAX_COMM)
-    padded = [_round_up(size, FI_ALIGN) + FI_SIGNAL_PAD for size in (buffer, flags, lamport)]
+    padded = [round_up(size, FI_ALIGN) + FI_SIGNAL_PAD for size in (buffer, flags, lamport)]
     rounding = "each rounded up to 2 MiB + 2 KiB"
     if setup.granularity is not None:
         allocation, multicast = setup.granularity
-        padded = [_round_up(_round_up(size, allocation), multicast) for size in padded]
+        padded = [round_up(round_up(size, allocation), multicast) for size in padded]
         rounding += (
             f", then to the driver's allocation granularity ({human_bytes(allocation)}) and multicast granularity "
             f"({human_bytes(multicast)}) for this GPU"
@@ -397,10 +397,6 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
         f"buffer TP x N x H x 2, flags TP x {FI_BARRIER_FLAGS} x 4, Lamport 3 x TP x N x H x 2, {rounding}"
     )
     return sum(padded), words
-
-
-def _round_up(size: int, step: int) -> int:
-    return -(-size // step) * step
 
 
 def _activation(setup: Setup, model: Model, last: bool) -> int:

@@ -93,7 +93,8 @@ class Weights:
         return int(total)
 
 
-def _round_up(value: int, multiple: int) -> int:
+def round_up(value: int, multiple: int) -> int:
+    """`value` rounded up to a multiple of `multiple`."""
     return -(-value // multiple) * multiple
 
 
@@ -108,9 +109,9 @@ def vllm_mxfp4_experts(model: Model, tp: int, backend: str) -> int:
     hidden = need(c, "hidden_size", where)
     inter = (optional_int(c, "moe_intermediate_size", where) or need(c, "intermediate_size", where)) // tp
     if backend == "marlin":
-        inter, hidden = _round_up(inter, 128), _round_up(hidden, 256)
+        inter, hidden = round_up(inter, 128), round_up(hidden, 256)
     else:
-        inter = _round_up(inter, 64)
+        inter = round_up(inter, 64)
     w13 = 2 * inter * (hidden // 2 + hidden // 32 + 2)
     w2 = hidden * (inter // 2 + inter // 32 + 2)
     return (_experts(c, where) or 1) * (w13 + w2)
