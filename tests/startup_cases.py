@@ -60,9 +60,10 @@ SHIPPED = {
     "mistralai/Mistral-7B-Instruct-v0.1": "mistral-7b-instruct-v0.1",
 }
 # The GPU a log names, as invmap's table names it (only GPUs whose reported total is in the table;
-# for the others the log must state the total). The H200's, the H20's and the 40 GB A100s' totals are
-# left out of the table (each entry's memory_reported note says why), so "H200", "H20" and
-# "NVIDIA A100 40GB" map to nothing.
+# for the others the log must state the total). The H200's and the H20's totals are left out of the
+# table (each entry's memory_reported note says why), and the A100 SXM4 40GB's is not the log on
+# "NVIDIA A100 40GB"'s to take (the log does not say SXM or PCIe, and the 40 GB PCIe part has none),
+# so "H200", "H20" and "NVIDIA A100 40GB" map to nothing.
 GPUS = {
     "H100": "h100-sxm",
     "H100 80GB": "h100-sxm",
@@ -72,7 +73,9 @@ GPUS = {
     "L40S": "l40s",
 }
 # NVIDIA A100-SXM4-80GB reports 79.15 GiB to CUDA: "total_gpu_memory (79.15GiB)" in a vLLM 0.8.2 start-up
-# on that GPU (a stored Phi-4 GRPO tutorial; the A100 logs here do not print their total).
+# on that GPU (a stored Phi-4 GRPO tutorial, datawhalechina/self-llm@389f06cf:models/phi4/; the A100
+# logs here do not print their total). One log is not enough for the table (a100-sxm-80gb's note), so
+# the figure stays here, and the A100 PCIe 80GB's 79.15 GiB in the table is the same figure.
 A100_80GB = "79.15GiB"
 # The table's A100 80GB, given beside that total: the logs on "NVIDIA A100 80GB" do not say SXM or PCIe
 # (both are compute capability 8.0), and vLLM V1 picks its `vllm serve` batch defaults by the device's
