@@ -164,21 +164,22 @@ def test_the_h100_sxm_reads_nvidias_figures(cli):
 
 
 # Totals read from two logs that name the part and print the same figure (docs/gpus.md, "How memory is
-# counted"): the source is one log, pinned to a commit, and the note cites the other by its thread.
+# counted"): the source is one log, pinned to a commit, and the note cites the other by its URL.
 TWO_LOG_TOTALS = {
     "a100-pcie-80gb": (79.15, "https://github.com/vllm-project/vllm/issues/9011"),
     "a100-sxm-40gb": (39.56, "https://github.com/vllm-project/vllm/issues/8731"),
+    "b200": (178.35, "https://github.com/alee51/CS224R_Final_Project/blob/aa7dc238726cc12da88460e8410a44d99a18f88b/"),
     "mi300x": (191.98, "https://github.com/vllm-project/vllm/issues/7951"),
 }
 
 
 @pytest.mark.parametrize(("name", "total"), TWO_LOG_TOTALS.items(), ids=list(TWO_LOG_TOTALS))
 def test_a_total_two_logs_agree_on_sizes_the_vllm_pool(cli, name, total):
-    gib, thread = total
+    gib, other = total
     reported = next(g for g in run_json(cli, "gpus") if g["name"] == name)["memory_reported"]
     assert (reported["value"], reported["unit"], reported["base"]) == (gib, "GiB", round(gib * 2**30))
     assert re.fullmatch(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/\S+", reported["source"])
-    assert thread in reported["note"] and reported["note"].startswith("Two logs ")
+    assert other in reported["note"] and reported["note"].startswith("Two logs ")
     out = run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", name)
     memory = next(i for i in out["inputs"] if i["name"] == "memory")
     assert (memory["value"], memory["from"]) == (round(gib * 2**30), f"gpu ({gib} GiB as the device reports it)")
