@@ -202,6 +202,7 @@ LLAMA_H100 = ("estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b
             0,
             "(invmap's table gives no compute capability for the device)",
         ),
+        (("--gpu", "mi300x", "-tp", "2"), 0, "(an AMD GPU: vLLM turns the fusion on only on CUDA)"),
         (("--memory", "79.19GiB", "-tp", "2"), 0, "(invmap's table gives no compute capability for the device)"),
         (("--gpu", "h100-sxm", "-tp", "16"), 0, "(TP 16 is not one the fusion supports)"),
         # an H100 PCIe is compute capability 9.0, but its GPUs talk over PCIe: no multicast, no workspace

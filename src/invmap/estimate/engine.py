@@ -100,6 +100,7 @@ class Setup:
     capability: int | None  # the GPU's compute capability x 10 (90 = 9.0), None when not known
     granularity: tuple[int, int] | None  # the driver's (allocation, multicast) granularity, None when not known
     link: str | None  # the GPU-to-GPU link of invmap's table ("PCIe", "NVLink 4", ...), None when not known
+    vendor: str | None  # the GPU's vendor in invmap's table ("NVIDIA", "AMD"), None for a device given by --memory
     moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
     moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
 
@@ -204,6 +205,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         capability,
         granularity,
         link if isinstance(link, str) else None,
+        gpu.vendor if gpu is not None else None,
         workspace,
         workspace_words,
     )
@@ -358,6 +360,8 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
         why = "one GPU"
     elif setup.pp > 1:
         why = "pipeline parallelism"
+    elif setup.vendor == "AMD":
+        why = "an AMD GPU: vLLM turns the fusion on only on CUDA"
     elif setup.capability is None:
         why = "invmap's table gives no compute capability for the device"
     elif setup.capability not in FI_FUSION_MAX_MB:
