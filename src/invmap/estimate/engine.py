@@ -97,10 +97,7 @@ class Setup:
     block: int
     max_model_len: int
     compute_bytes: int
-    capability: int | None  # the GPU's compute capability x 10 (90 = 9.0), None when not known
-    granularity: tuple[int, int] | None  # the driver's (allocation, multicast) granularity, None when not known
-    link: str | None  # the GPU-to-GPU link of invmap's table ("PCIe", "NVLink 4", ...), None when not known
-    vendor: str | None  # the GPU's vendor in invmap's table ("NVIDIA", "AMD"), None for a device given by --memory
+    gpu: Gpu | None  # the GPU of invmap's table (its capability, link, vendor), None for a device given by --memory
     moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
     moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
 
@@ -185,9 +182,6 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
     experts, kernel = _padded_experts(inputs, model, engine, tp)
-    capability = gpu.capability if gpu is not None else None
-    granularity = DRIVER_GRANULARITY.get(gpu.name) if gpu is not None else None
-    link = gpu.reading("interconnect").value if gpu is not None else None
     workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
@@ -202,10 +196,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         block,
         max_len,
         layout.dtype_bytes or 2,
-        capability,
-        granularity,
-        link if isinstance(link, str) else None,
-        gpu.vendor if gpu is not None else None,
+        gpu,
         workspace,
         workspace_words,
     )
@@ -220,7 +211,7 @@ def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> t
         return 0, ""
     if engine != "vllm":
         return 0, "no MoE workspace (vLLM V1's WorkspaceManager only)"
-    fmt = count(model).experts_format
+    fmt = count(model).experts_stored_as
     if fmt is not None:
         return 0, f"no MoE workspace counted ({fmt.name} experts run another MoE backend, not read)"
     hidden = optional_int(c, "hidden_size", where) or 0
@@ -355,20 +346,23 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     source states them for the GPU (DRIVER_GRANULARITY), else left out."""
     if setup.engine != "vllm":
         return 0, "nothing the source sizes (the engine measures it)"
-    sizes = FI_FUSION_MAX_MB.get(setup.capability or 0, {})
+    gpu = setup.gpu
+    capability = gpu.capability if gpu is not None else None
+    shown = gpu.reading("compute_capability").value if gpu is not None else None  # "9.0"
+    sizes = FI_FUSION_MAX_MB.get(capability or 0, {})
     if setup.tp == 1:
         why = "one GPU"
     elif setup.pp > 1:
         why = "pipeline parallelism"
-    elif setup.vendor == "AMD":
+    elif gpu is not None and gpu.vendor == "AMD":
         why = "an AMD GPU: vLLM turns the fusion on only on CUDA"
-    elif setup.capability is None:
+    elif capability is None:
         why = "invmap's table gives no compute capability for the device"
-    elif setup.capability not in FI_FUSION_MAX_MB:
-        why = f"compute capability {setup.capability // 10}.{setup.capability % 10}: vLLM turns it on for 9.0 and 10.x"
+    elif capability not in FI_FUSION_MAX_MB:
+        why = f"compute capability {shown}: vLLM turns it on for 9.0 and 10.x"
     elif setup.tp not in sizes:
         why = f"TP {setup.tp} is not one the fusion supports"
-    elif setup.link == "PCIe":
+    elif gpu is not None and gpu.reading("interconnect").value == "PCIe":
         why = (
             "GPUs linked by PCIe have no multicast, so FlashInfer refuses the workspace and vLLM warns: "
             "'expected on GPUs without NVSwitch'"
@@ -387,15 +381,16 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     lamport = 3 * min(setup.tp * tokens * hidden * (4 if b == 4 else 2), FI_MAX_COMM)
     padded = [round_up(size, FI_ALIGN) + FI_SIGNAL_PAD for size in (buffer, flags, lamport)]
     rounding = "each rounded up to 2 MiB + 2 KiB"
-    if setup.granularity is not None:
-        allocation, multicast = setup.granularity
+    granularity = DRIVER_GRANULARITY.get(gpu.name) if gpu is not None else None
+    if granularity is not None:
+        allocation, multicast = granularity
         padded = [round_up(round_up(size, allocation), multicast) for size in padded]
         rounding += (
             f", then to the driver's allocation granularity ({human_bytes(allocation)}) and multicast granularity "
             f"({human_bytes(multicast)}) for this GPU"
         )
     words = (
-        f"FlashInfer all-reduce fusion workspace, compute capability {setup.capability // 10}.{setup.capability % 10}, "
+        f"FlashInfer all-reduce fusion workspace, compute capability {shown}, "
         f"TP {setup.tp}: "
         f"N = min({sizes[setup.tp]:g} MiB / (H {hidden:,} x {b} B), T {setup.batched_tokens:,}) = {tokens:,} tokens; "
         f"buffer TP x N x H x 2, flags TP x {FI_BARRIER_FLAGS} x 4, Lamport 3 x TP x N x H x 2, {rounding}"

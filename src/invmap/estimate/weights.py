@@ -6,7 +6,7 @@ pipeline parallelism, as an engine splits them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from invmap.estimate.config import Model, head_dim_of, need, optional_int
@@ -55,7 +55,7 @@ class Weights:
         return sum(p.parameters for p in self.parts)
 
     @property
-    def experts_format(self) -> Format | None:
+    def experts_stored_as(self) -> Format | None:
         """The format the routed experts are stored in (None: the model's dtype)."""
         if self.expert_format is not None:
             return self.expert_format
@@ -235,7 +235,7 @@ def quantization_format(c: dict[str, Any], where: str) -> Format | None:
             )
         return Format("fp8", 1.0, covers, "FP8 with one scale per tensor")
     if method == "mxfp4":
-        return Format(MXFP4.name, MXFP4.bytes_per_weight, covers, MXFP4.words)
+        return replace(MXFP4, covers=covers)
     if method in ("gptq", "awq"):
         bits, group = _bits_group(q, where)
         return Format(
@@ -267,7 +267,7 @@ MXFP4 = Format("mxfp4", 17 / 32, ("experts",), "MXFP4: 4-bit values with a one-b
 def expert_format(c: dict[str, Any], fmt: Format | None) -> Format | None:
     """The routed experts' own format when the config gives one apart from `quantization_config`."""
     if str(c.get("expert_dtype", "")).lower() == "fp4" and fmt is not None and fmt.name == "fp8":
-        return Format(MXFP4.name, MXFP4.bytes_per_weight, MXFP4.covers, MXFP4.words + " (expert_dtype fp4)")
+        return replace(MXFP4, words=MXFP4.words + " (expert_dtype fp4)")
     return None
 
 
