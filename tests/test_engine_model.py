@@ -288,6 +288,21 @@ def test_deepseek_v4s_fp4_experts_are_mxfp4_beside_its_fp8_block_quantization(cl
     assert "fp8 linear modules at 1.00024 B, routed experts as mxfp4 at 0.53125 B, the rest at 2 B" in weights
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_engine_says_what_its_estimate_leaves_out_of_cuda_graphs_and_the_sampler(cli, engine):
+    """vLLM V1 (read at v0.19.0) names the CUDA-graph estimate later releases subtract and the Triton
+    sampler buffer it leaves out; V0 and SGLang say their graphs come out of the headroom, V0 that its
+    sampler term is invmap's reading; SGLang runs no profile, so it has no sampler line."""
+    result = run_json(cli, "estimate", "memory", "--engine", engine, "--model", "llama-3.1-8b", "--gpu", "h100-sxm")
+    said = " ".join(result["limitations"])
+    v1 = engine == "vllm"
+    assert ("from v0.21.0 vLLM subtracts a measured estimate by default" in said) == v1, said
+    assert ("CUDA graphs are captured after the pool is sized (vLLM V0; SGLang" in said) == (not v1), said
+    assert ("cached buffer of its Triton top-k/top-p kernel" in said) == v1, said
+    assert ("V0's sampler term is invmap's reading too" in said) == (engine == "vllm-v0"), said
+    assert ("activation peak is invmap's reading" in said) == (engine != "sglang"), said
+
+
 def test_one_request_that_does_not_fit_is_the_engines_refusal_with_the_longest_that_does(cli):
     result = run_json(
         cli, "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--memory", "40GiB", "--max-model-len", "128k",
