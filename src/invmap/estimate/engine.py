@@ -350,25 +350,7 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
     capability = gpu.capability if gpu is not None else None
     shown = gpu.reading("compute_capability").value if gpu is not None else None  # "9.0"
     sizes = FI_FUSION_MAX_MB.get(capability or 0, {})
-    if setup.tp == 1:
-        why = "one GPU"
-    elif setup.pp > 1:
-        why = "pipeline parallelism"
-    elif gpu is not None and gpu.vendor == "AMD":
-        why = "an AMD GPU: vLLM turns the fusion on only on CUDA"
-    elif capability is None:
-        why = "invmap's table gives no compute capability for the device"
-    elif capability not in FI_FUSION_MAX_MB:
-        why = f"compute capability {shown}: vLLM turns it on for 9.0 and 10.x"
-    elif setup.tp not in sizes:
-        why = f"TP {setup.tp} is not one the fusion supports"
-    elif gpu is not None and gpu.reading("interconnect").value == "PCIe":
-        why = (
-            "GPUs linked by PCIe have no multicast, so FlashInfer refuses the workspace and vLLM warns: "
-            "'expected on GPUs without NVSwitch'"
-        )
-    else:
-        why = ""
+    why = _no_fusion(setup, capability, shown, sizes)
     if why:
         return 0, f"no FlashInfer all-reduce fusion workspace ({why})"
     c, where = model.config, model.where
@@ -396,6 +378,29 @@ def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
         f"buffer TP x N x H x 2, flags TP x {FI_BARRIER_FLAGS} x 4, Lamport 3 x TP x N x H x 2, {rounding}"
     )
     return sum(padded), words
+
+
+def _no_fusion(setup: Setup, capability: int | None, shown: object, sizes: dict[int, float]) -> str:
+    """Why vLLM v0.19.0 creates no FlashInfer fusion workspace for this start-up ("" when it does)."""
+    gpu = setup.gpu
+    if setup.tp == 1:
+        return "one GPU"
+    if setup.pp > 1:
+        return "pipeline parallelism"
+    if gpu is not None and gpu.vendor == "AMD":
+        return "an AMD GPU: vLLM turns the fusion on only on CUDA"
+    if capability is None:
+        return "invmap's table gives no compute capability for the device"
+    if capability not in FI_FUSION_MAX_MB:
+        return f"compute capability {shown}: vLLM turns it on for 9.0 and 10.x"
+    if setup.tp not in sizes:
+        return f"TP {setup.tp} is not one the fusion supports"
+    if gpu is not None and gpu.reading("interconnect").value == "PCIe":
+        return (
+            "GPUs linked by PCIe have no multicast, so FlashInfer refuses the workspace and vLLM warns: "
+            "'expected on GPUs without NVSwitch'"
+        )
+    return ""
 
 
 def _activation(setup: Setup, model: Model, last: bool) -> int:
