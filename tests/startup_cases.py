@@ -90,8 +90,14 @@ NOT_MODELLED = {
     "quantization": "quantization given on the command line, not in the config",
     "load_format": "a dummy or bitsandbytes load format",
 }
-# vLLM's warning when MXFP4 experts run on its Marlin kernel (marlin_utils_fp4.py), which pads them.
-MARLIN_FP4 = "Weight-only FP4 compression will be used leveraging the Marlin kernel"
+# The settings a log's own lines name, beside its flags: vLLM's warning when MXFP4 experts run on its
+# Marlin kernel (marlin_utils_fp4.py), which pads them, and its lines naming the code that answers the
+# profile's top-k/top-p sampling (vllm/v1/sample/ops/topk_topp_sampler.py), which sizes the sampler's peak.
+LOG_LINES = {
+    "Weight-only FP4 compression will be used leveraging the Marlin kernel": ("mxfp4_backend", "marlin"),
+    "Using FlashInfer for top-p & top-k sampling": ("sampler", "flashinfer"),
+    "Falling back to the PyTorch-native implementation of top-p & top-k sampling": ("sampler", "pytorch"),
+}
 FLAGS = {
     "max_model_len": "tokens_per_request",
     "gpu_memory_utilization": "gpu_memory_utilization",
@@ -172,11 +178,18 @@ def case(log: dict[str, Any], folders: dict[str, Path]) -> Case:
         given.setdefault("pipeline_parallel", log["pipeline_parallel"])
     if memory is not None:
         given["memory"] = memory
-    if MARLIN_FP4 in (LOGS / log["file"]).read_text():
-        given["mxfp4_backend"] = "marlin"  # the log names the MoE kernel that pads the MXFP4 experts
+    given.update(named_settings(log))
     engine = "sglang" if log["engine"] == "sglang" else "vllm" if log.get("v1") else "vllm-v0"
     flags_given = {k: v for k, v in given.items() if v is not None}
     return Case(log, core.Scenario("memory", model=model, gpu=gpu, engine=engine, flags=flags_given))
+
+
+def named_settings(log: dict[str, Any]) -> dict[str, str]:
+    """The settings the log's own lines name (LOG_LINES), else its index entry's `environment` (what its
+    thread's install decides where the excerpt prints no such line; its `notes` say how)."""
+    text = (LOGS / log["file"]).read_text()
+    named = dict(value for line, value in LOG_LINES.items() if line in text)
+    return {**log.get("environment", {}), **named}
 
 
 def cases() -> list[Case]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LLAMA_LIKE, REPO
+from invmap import complete
 from invmap import estimate as core
 from invmap import options as decl
 from invmap import quantities as q
@@ -54,8 +55,10 @@ def test_an_estimates_options_are_its_declared_inputs(command):
         assert o.kind == {"int": "int", "float": "float"}.get(x.kind, "text")
         if x.default is not None:
             assert f"Default: {x.default.help}." in o.help
-        if x.kind in ("choice", "name"):
+        if x.kind == "name":
             assert o.complete == x.name
+        if x.kind == "choice":  # completes with exactly its declared choices, never an index kind's values
+            assert o.complete == q.choice_completion(x) and complete.choice_values(o.complete) == (tuple(x.choices), {})
     assert command.requires == q.NEEDS[command.name]
 
 

@@ -108,6 +108,9 @@ def refused_scenarios(tmp_path) -> dict[str, core.Scenario]:
         "clash": core.Scenario(
             "roofline", model="llama-3.1-8b", flags={"operations": 1e9, "bytes_moved": 1e9, "batch_size": 8}
         ),
+        "choice": core.Scenario(
+            "memory", model="llama-3.1-8b", gpu="h100-sxm", flags={"engine": "vllm", "sampler": "sorted"}
+        ),
         "unknown_input": core.Scenario("kv", flags={"memory": "80GB"}),
         "unknown_estimate": core.Scenario("fit"),
         "unknown_model": core.Scenario("kv", model="llama-3.1-8"),

@@ -14,7 +14,10 @@ import re
 from pathlib import Path
 
 import pytest
+import startup_cases
 import tomli
+
+from invmap.quantities import INPUTS
 
 FOLDER = Path(__file__).parent / "fixtures" / "startup-logs"
 INDEX = FOLDER / "index.toml"
@@ -46,7 +49,12 @@ FIELDS: dict[str, type | tuple[type, ...]] = {
 ENGINE_ONLY = {"v1": "vllm"}
 # Keys a [[log]] table may leave out: `not_judged` says why the engine model is not judged on a log
 # whose model and device are known (a start-up the thread does not state the flags of).
-OPTIONAL: dict[str, type | tuple[type, ...]] = {"not_judged": str}
+# `environment`: settings of the engine that its install decides and the excerpt prints no line for (the
+# MoE kernel, the sampler), as the thread's environment and the engine's source at that release give
+# them; `notes` says how.
+OPTIONAL: dict[str, type | tuple[type, ...]] = {"not_judged": str, "environment": dict}
+# The settings `environment` may give: the estimate's own inputs, with their choices.
+ENVIRONMENT = {name: INPUTS[name].choices for name in ("mxfp4_backend", "sampler")}
 
 # The settings a log may record, with their types (the engines' own option names).
 FLAGS: dict[str, type | tuple[type, ...]] = {
@@ -194,6 +202,18 @@ def test_flags_and_logged_numbers_are_declared_typed_and_in_range(entry):
         if key.endswith(("_tokens", "_len")) or key in ("gpu_blocks", "tokens_per_request"):
             assert value > 0, key
     assert entry["logged"], f"{entry['file']} records no number"
+
+
+@pytest.mark.parametrize("entry", [e for e in LOGS if "environment" in e], ids=lambda e: e["file"])
+def test_an_environment_gives_declared_settings_the_log_does_not_print(entry):
+    """What the install decides is recorded only where the log names no such setting: a line of the log
+    always wins, so an `environment` the log contradicts or repeats is an error here."""
+    text = (FOLDER / entry["file"]).read_text()
+    printed = {name for line, (name, _) in startup_cases.LOG_LINES.items() if line in text}
+    for name, value in entry["environment"].items():
+        assert value in ENVIRONMENT.get(name, ()), (name, value)
+        assert name not in printed, f"{entry['file']}: the log itself names its {name}"
+    assert entry["engine"] == "vllm" and entry["v1"], "settings of vLLM V1's start-up"
 
 
 @pytest.mark.parametrize("entry", LOGS, ids=lambda e: e["file"])

@@ -49,7 +49,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 
 # Completion names whose values live in the estimates' tables (`estimate/`), read only when completed.
-LAZY_CHOICES = frozenset({"model", "gpu", "kv_cache_dtype", "scenario"})
+LAZY_CHOICES = frozenset({"model", "gpu"})
 
 
 def choice_values(kind: str) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -60,11 +60,7 @@ def choice_values(kind: str) -> tuple[tuple[str, ...], dict[str, str]]:
 
     if kind == "model":
         return estimate.model_names(), {m["name"]: m["display"] for m in estimate.model_table()}
-    if kind == "gpu":
-        return estimate.gpu_names(), {g["name"]: g["display"] for g in estimate.gpu_table()}
-    if kind == "kv_cache_dtype":
-        return tuple(estimate.KV_DTYPES), {}
-    return tuple(estimate.IE_ROOFLINE), {}
+    return estimate.gpu_names(), {g["name"]: g["display"] for g in estimate.gpu_table()}
 
 
 def _fill_choices() -> None:
@@ -76,9 +72,11 @@ def _fill_choices() -> None:
         if f.kind.name == "choice":
             CHOICES[f.name] = f.kind.choices
     CHOICES["search_in"] = SEARCHABLE
-    from invmap.quantities import MXFP4_BACKENDS
+    from invmap.quantities import INPUTS, choice_completion
 
-    CHOICES["mxfp4_backend"] = MXFP4_BACKENDS
+    for q in INPUTS.values():
+        if q.kind == "choice":
+            CHOICES[choice_completion(q)] = tuple(q.choices)
 
 
 _fill_choices()

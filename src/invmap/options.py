@@ -239,7 +239,7 @@ def input_option(q: Quantity) -> Opt:
     """The option giving an estimate's input: its flags, help (with its default), metavar; numbers
     are read as numbers, sizes and names as text; a choice or a name completes from the core's tables."""
     kind = {"int": "int", "float": "float"}.get(q.kind, "text")
-    complete = q.name if q.kind in ("choice", "name") else None
+    complete = q.name if q.kind == "name" else quantities.choice_completion(q) if q.kind == "choice" else None
     return Opt(
         q.name,
         q.flags,

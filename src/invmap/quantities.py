@@ -36,6 +36,12 @@ ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang")
 # the per-GPU intermediate size to a multiple of 64; Marlin (GPUs below compute capability 9.0, or Hopper
 # without the triton_kernels package) pads it to 128 and the hidden size to 256.
 MXFP4_BACKENDS: tuple[str, ...] = ("triton", "marlin")
+# The code vLLM V1 answers its profile's dummy top-k/top-p sampling with, which sizes the sampler's peak
+# (tests/fixtures/startup-logs/ENGINES.md, "Sampler path by version"): its Triton kernel (v0.19.0, the
+# release read; from #33538, 2026-02-17), FlashInfer's sampler (on the v0.10 line whenever flashinfer
+# imports; later with VLLM_USE_FLASHINFER_SAMPLER=1) or the PyTorch sort (the v0.10 line without
+# FlashInfer, and the default from #26859, 2025-10-14, to #33538).
+SAMPLERS: tuple[str, ...] = ("triton", "flashinfer", "pytorch")
 
 
 def shown_number(value: object) -> str:
@@ -319,6 +325,19 @@ QUANTITIES: tuple[Quantity, ...] = (
         choices=MXFP4_BACKENDS,
     ),
     Quantity(
+        "sampler",
+        ("--sampler",),
+        "",
+        "With --engine vllm: the code that answers the profile's top-k/top-p sampling, which sizes its "
+        "peak: triton (vLLM's kernel, v0.19.0), flashinfer (the log says \"Using FlashInfer for top-p & "
+        'top-k sampling") or pytorch (its sort: the log warns "Falling back to the PyTorch-native '
+        'implementation"; the default from October 2025 to February 2026)',
+        "choice",
+        default=_own("triton"),
+        metavar="SAMPLER",
+        choices=SAMPLERS,
+    ),
+    Quantity(
         "pipeline_parallel",
         ("--pipeline-parallel", "--pipeline-parallel-size", "-pp", "--pp-size"),
         "GPUs",
@@ -509,6 +528,12 @@ ENGINE_BUDGET: tuple[Quantity, ...] = (
 INPUTS: dict[str, Quantity] = {q.name: q for q in (*QUANTITIES, *ENGINE_BUDGET)}
 
 
+def choice_completion(q: Quantity) -> str:
+    """The completion name of an input with fixed choices: `input:NAME`, apart from the index's kinds
+    (`--engine` of `reports` completes the reports' engines, of `estimate` these choices)."""
+    return f"input:{q.name}"
+
+
 def _config_keys() -> dict[str, Quantity]:
     """Every config.json key an estimate reads as a number, with its bounds: the keys read as an
     input (`num_hidden_layers` as --layers) and the ones no option gives."""
@@ -573,6 +598,7 @@ ESTIMATES: dict[str, tuple[Quantity, ...]] = {
             "max_num_batched_tokens",
             "max_num_seqs",
             "mxfp4_backend",
+            "sampler",
             *_GUIDE_MEMORY,
             *_KV_SHAPE,
         )
@@ -618,6 +644,7 @@ ESTIMATES["fit"] = (
     _I["max_num_batched_tokens"],
     _I["max_num_seqs"],
     _I["mxfp4_backend"],
+    _I["sampler"],
     _I["kv_cache_dtype"],
     _I["block_size"],
 )
@@ -650,7 +677,7 @@ NEEDS: dict[str, tuple[Needs, ...]] = {
             "{flag} needs a device: give --gpu or --memory (the KV pool is sized on it)",
         ),
         Needs(
-            ("pipeline_parallel", "max_num_batched_tokens", "max_num_seqs", "mxfp4_backend"),
+            ("pipeline_parallel", "max_num_batched_tokens", "max_num_seqs", "mxfp4_backend", "sampler"),
             ("engine",),
             "{flag} describes an engine's start-up: give --engine vllm, vllm-v0 or sglang",
         ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from invmap.estimate.refusals import Refused, RefusedFile
+from invmap.estimate.refusals import REASONS, Refused, RefusedFile
 from invmap.quantities import (
     CLASHES,
     CONFIG_KEYS,
@@ -54,7 +54,13 @@ def _numeric(name: str) -> bool:
 
 
 def check(name: str, value: Any) -> Any:
-    """An option's value within its bounds (a float input as a float); exit 2 naming the option."""
+    """An option's value within its bounds (a float input as a float), or one of its choices; exit 2
+    naming the option. A choice refused is its own reason where REASONS names the input (`engine`,
+    `kv_cache_dtype`, `scenario`), else `choice`."""
+    q = INPUTS.get(name)
+    if q is not None and q.kind == "choice" and value not in q.choices:
+        reason = name if name in REASONS else "choice"
+        raise Refused(reason, f"{q.flag} takes one of {', '.join(q.choices)}, not {value!r}", name)
     if not _numeric(name):
         return value
     q = INPUTS[name]
@@ -72,9 +78,9 @@ def check(name: str, value: Any) -> Any:
 
 
 def check_all(options: dict[str, Any]) -> None:
-    """Every numeric option given, checked before anything is computed (used or not)."""
+    """Every numeric or choice option given, checked before anything is computed (used or not)."""
     for name, value in options.items():
-        if value is not None and _numeric(name):
+        if value is not None and name in INPUTS:
             check(name, value)
 
 

@@ -57,11 +57,33 @@ FI_SIGNAL_PAD = 2048  # SIGNAL_PAD_SIZE (mnnvl.py:58)
 # is 2 MiB" (gabrieldemarmiesse/torch-mojo-backend@31de5a4754b4b85c0cc026e955035619305c002d,
 # agents_docs/mojo_collectives_nvls_results.md, section 1). (allocation, multicast) in bytes, by GPU:
 DRIVER_GRANULARITY: dict[str, tuple[int, int]] = {"h100-sxm": (2 * MIB, 512 * MIB)}
-# The sampler's dummy run (vllm/v1/worker/gpu_model_runner.py:5556-5632 at v0.19.0): the logits in the
-# model's dtype, a float32 copy (vllm/v1/sample/sampler.py:90), the float32 probabilities and the
-# float32 exponential noise of the default PyTorch sampler (vllm/v1/sample/ops/topk_topp_sampler.py:112,
-# :334), all alive at once.
-SAMPLER_FLOAT_COPIES = 3
+# The sampler's dummy run (vllm/v1/worker/gpu_model_runner.py:5556-5632 at v0.19.0; the same request at the
+# v0.10 line, :2432-2452 at 0fc8fa751a43): top-k V - 1 and top-p 0.9 on R rows of V logits in the model's
+# dtype, copied to float32 (vllm/v1/sample/sampler.py:90). Bytes an element beyond the model-dtype logits
+# at the sampler's peak, by the code that answers it (--sampler; ENGINES.md, "Sampler path by version"):
+# - triton: the float32 probabilities and exponential noise of random_sample after vLLM's Triton
+#   top-k/top-p kernel (vllm/v1/sample/ops/topk_topp_sampler.py:112, :334 at v0.19.0), 4 + 4 + 4;
+# - flashinfer: FlashInfer's top_k_top_p_sampling_from_logits, "top_k_first": the top-k-masked logits
+#   (empty_like) and their softmax (flashinfer/sampling.py:1316-1318 at v0.6.6, :979-981 at v0.2.11),
+#   4 + 4 + 4;
+# - pytorch: logits.sort in apply_top_k_top_p (topk_topp_sampler.py:195 at 0fc8fa751a43), torch's
+#   segmented radix sort for 128 rows or more (aten/src/ATen/native/cuda/SortStable.cu,
+#   segmented_sort_pairs): the float32 copy 4, the sorted values 4 and int64 indices 8, torch's int64
+#   index input 8 and CUB's third keys and values buffers 4 + 8 (DeviceSegmentedRadixSort::SortPairs
+#   without double buffers), 36. Fewer than 128 rows sort through torch's other paths, not read: counted
+#   the same.
+SAMPLER_BYTES: dict[str, tuple[int, str]] = {
+    "triton": (12, "vLLM's Triton top-k/top-p kernel: float32 logits, probabilities and noise, 4 + 4 + 4"),
+    "flashinfer": (12, "FlashInfer's sampler: float32 logits, top-k-masked logits and probabilities, 4 + 4 + 4"),
+    "pytorch": (
+        36,
+        "the PyTorch sort: float32 logits 4, sorted values 4, int64 indices 8, torch's int64 index input 8, "
+        "CUB's third keys and values 4 + 8",
+    ),
+}
+# v0.19.0's apply_top_k_top_p runs the Triton kernel for 8 rows or more, the PyTorch sort below
+# (topk_topp_sampler.py:251-255).
+TRITON_MIN_ROWS = 8
 # vLLM v0.19.0's MoE layers without quantized experts run the TRITON backend on CUDA
 # (vllm/model_executor/layers/fused_moe/oracle/unquantized.py:71-186, logged "Using TRITON backend for
 # Unquantized MoE") as a modular kernel whose buffers come from the worker's WorkspaceManager
@@ -88,6 +110,7 @@ class Setup:
     engine: str
     experts: int | None  # one MoE layer's experts per GPU as vLLM pads them (MXFP4), else None
     kernel: str  # the MXFP4 MoE kernel that padding is vLLM's for ("" when none)
+    sampler: str  # the code answering vLLM V1's profile sampling (--sampler; "" for another engine)
     tp: int
     pp: int
     memory: int
@@ -182,11 +205,13 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
     experts, kernel = _padded_experts(inputs, model, engine, tp)
+    sampler = _sampler(inputs, engine)
     workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
         experts,
         kernel,
+        sampler,
         tp,
         pp,
         memory,
@@ -253,6 +278,21 @@ def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple
         return None, ""
     kernel = inputs.pick("mxfp4_backend")
     return vllm_mxfp4_experts(model, tp, kernel), kernel
+
+
+def _sampler(inputs: Inputs, engine: str) -> str:
+    """The code that answers vLLM V1's profile sampling (--sampler), "" for another engine (which has no
+    such choice: refused when given)."""
+    if engine == "vllm":
+        return str(inputs.pick("sampler"))
+    if inputs.options.get("sampler") is not None:
+        raise Refused(
+            "clash",
+            f"--sampler applies only to --engine vllm (vLLM V1's profile; {engine} is modelled as its own "
+            "release samples): leave it out",
+            "sampler",
+        )
+    return ""
 
 
 def _device_memory(inputs: Inputs, gpu: Gpu | None) -> int:
@@ -440,7 +480,16 @@ def _sampler_phase(setup: Setup, model: Model) -> int:
     hidden = optional_int(c, "hidden_size", where) or 0
     vocab = optional_int(c, "vocab_size", where) or 0
     rows = setup.sampled
-    return (setup.batched_tokens + 2 * rows) * hidden * b + rows * vocab * (b + 4 * SAMPLER_FLOAT_COPIES)
+    return (setup.batched_tokens + 2 * rows) * hidden * b + rows * vocab * (b + _sampler_bytes(setup)[0])
+
+
+def _sampler_bytes(setup: Setup) -> tuple[int, str]:
+    """Bytes a sampled element holds at the sampler's peak beyond its model-dtype logit, and what they
+    are: the --sampler's; the PyTorch sort's when the Triton kernel is given fewer than 8 rows."""
+    if setup.sampler == "triton" and setup.sampled < TRITON_MIN_ROWS:
+        size, words = SAMPLER_BYTES["pytorch"]
+        return size, f"{words} (vLLM sorts fewer than {TRITON_MIN_ROWS} rows rather than run its Triton kernel)"
+    return SAMPLER_BYTES[setup.sampler]
 
 
 # --- the pool -------------------------------------------------------------------------------------
@@ -625,9 +674,10 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
         if setup.engine == "vllm-v0":
             shape = f"{forward} + sampler R x V x ({b} + 4 x {V0_SAMPLER_FLOAT_COPIES})"
         else:
+            size, words = _sampler_bytes(setup)
             shape = (
                 f"max(forward, sampler): forward = {forward}; sampler (last stage) = {held}(T + 2R) x H x b + "
-                f"R x V x ({b} + 4 x {SAMPLER_FLOAT_COPIES})"
+                f"R x V x ({b} + {size}) ({words})"
             )
         if setup.moe_words:
             lines.append(setup.moe_words)
@@ -708,12 +758,21 @@ def _limitations(setup: Setup) -> list[str]:
             + (
                 "V0's sampler term is invmap's reading too (the source's, read since, depends on the release)."
                 if setup.engine == "vllm-v0"
-                else "the sampler phase is read in vLLM's source; left out of it is the cached buffer of its Triton "
-                "top-k/top-p kernel, min(next power of 2 of min(SMs, R), SMs) x V x 4 bytes (about 0.06 GiB for a "
-                "128k vocabulary on 132 SMs), as invmap's GPU table has no SM count."
+                else f"the sampler phase is read in source; {SAMPLER_LEFT_OUT[setup.sampler]}"
             )
         )
     return out
+
+
+# What each --sampler's phase leaves out (vLLM V1's limitations).
+SAMPLER_LEFT_OUT = {
+    "triton": "left out of it is the cached buffer of vLLM's Triton top-k/top-p kernel, min(next power of 2 of "
+    "min(SMs, R), SMs) x V x 4 bytes (about 0.06 GiB for a 128k vocabulary on 132 SMs), as invmap's GPU table has "
+    "no SM count.",
+    "flashinfer": "left out of it is the 1 MiB row-state buffer FlashInfer v0.6.6 keeps for its top-k kernel.",
+    "pytorch": "torch's sort was read in a stored copy of its source, not at the torch each vLLM release pins, and "
+    "a sort of fewer than 128 rows takes other paths, not read (counted as the segmented sort).",
+}
 
 
 __all__ = ["engine_estimate", "MODEL"]

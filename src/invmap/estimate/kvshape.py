@@ -19,11 +19,7 @@ __all__ = ["KV_DTYPES", "KvShape", "kv_element", "kv_shape", "sequence_formula",
 def kv_element(inputs: Inputs, layout: Layout | None) -> int:
     """KV bytes per element: --element-bytes, else --kv-cache-dtype (vLLM's values; `auto` is the
     config's torch_dtype or dtype), else the config's dtype, else the field guide's 2."""
-    dtype = inputs.options.get("kv_cache_dtype")
-    if dtype is not None and dtype not in KV_DTYPES:
-        raise Refused(
-            "kv_cache_dtype", f"unknown --kv-cache-dtype '{dtype}' (valid: {', '.join(KV_DTYPES)})", "kv_cache_dtype"
-        )
+    dtype = inputs.options.get("kv_cache_dtype")  # one of KV_DTYPES (checks.check)
     model_bytes = layout.dtype_bytes if layout is not None else None
     model_source = From("model", f"model ({layout.dtype_name})") if layout is not None and layout.dtype_name else MODEL
     by_dtype, dtype_source = None, OPTION

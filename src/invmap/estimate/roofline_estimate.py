@@ -14,7 +14,6 @@ from invmap.estimate.phase import StepCosts, model_costs, model_phase
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import grouped, human_rate
-from invmap.quantities import SCENARIOS
 
 ROOFLINE_LIMITATIONS = [
     "The bound omits launch overhead, synchronization, contention, cache effects and transfer behaviour (the field "
@@ -27,8 +26,6 @@ def roofline_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | N
     """`ie roofline`: explicit operations and bytes, or a model's prefill or decode step on a GPU."""
     check_all(options)
     inputs = Inputs(options, "roofline")
-    if options.get("scenario") is not None and options["scenario"] not in SCENARIOS:
-        raise Refused("scenario", f"--scenario must be prefill or decode, not '{options['scenario']}'", "scenario")
     scenario = inputs.pick("scenario")
     formulas: list[str] = []
     assumptions: list[str] = []
