@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -137,6 +138,28 @@ def test_kv_bytes_per_token_of_each_shipped_model(cli, name):
     assert out["results"]["bytes_per_token"] == BY_HAND[name]
     assert out["model"]["name"] == name
     assert out["model"]["read_from"] and all(u.startswith("https://") for u in out["model"]["read_from"])
+
+
+STORED_CONFIGS = Path(__file__).parent / "fixtures" / "configs"
+SHIPPED_WITH_A_STORED_CONFIG = [
+    m["name"]
+    for m in core.model_table()
+    if m.get("hub_id") and (STORED_CONFIGS / m["hub_id"].replace("/", "--")).is_dir()
+]
+
+
+@pytest.mark.parametrize("name", SHIPPED_WITH_A_STORED_CONFIG)
+def test_a_shipped_model_counts_what_its_stored_config_counts(cli, name):
+    """A shipped name whose config is also stored byte for byte (tests/fixtures/configs) gives the same
+    weights and KV bytes as that file: the shipped keys may be fewer, never different in effect (its
+    quantization_config included: gpt-oss-20b's MXFP4 experts, DeepSeek-V3's FP8 blocks)."""
+    hub_id = next(m["hub_id"] for m in core.model_table() if m["name"] == name)
+    folder = STORED_CONFIGS / hub_id.replace("/", "--")
+    flags = ("estimate", "memory", "--engine", "vllm", "--memory", "1000GiB")
+    shipped = run_json(cli, *flags, "--model", name)["results"]
+    stored = run_json(cli, *flags, "--model", str(folder))["results"]
+    for key in ("weights_bytes", "kv_bytes_per_token"):
+        assert shipped[key] == stored[key], (name, key)
 
 
 def test_opt_13b_has_the_pagedattention_papers_800_kb_per_token(cli):
