@@ -179,6 +179,8 @@ def case(log: dict[str, Any], folders: dict[str, Path]) -> Case:
     if memory is not None:
         given["memory"] = memory
     given.update(named_settings(log))
+    if log["engine"] == "vllm" and log.get("v1") and log["engine_version"]:
+        given["engine_version"] = log["engine_version"]  # the release decides the sampler where the log names none
     engine = "sglang" if log["engine"] == "sglang" else "vllm" if log.get("v1") else "vllm-v0"
     flags_given = {k: v for k, v in given.items() if v is not None}
     return Case(log, core.Scenario("memory", model=model, gpu=gpu, engine=engine, flags=flags_given))

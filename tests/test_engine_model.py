@@ -520,7 +520,7 @@ def test_each_sampler_sizes_the_sampler_phase_by_its_bytes_an_element(cli, sampl
 def test_the_pytorch_sort_of_gpt_oss_at_1024_rows_is_4_6_gib_more_than_the_triton_kernel(cli):
     """The case docs/estimates.md gives: 1,024 rows of gpt-oss's 201,088-token vocabulary."""
     model = ("--model", "gpt-oss-20b", "--gpu", "h100-sxm")
-    sort = run_json(cli, "estimate", "memory", "--engine", "vllm", *model, "--sampler", "pytorch")
+    sort = run_json(cli, "estimate", "memory", "--engine", "vllm", *model, "--engine-version", "0.15.1")
     kernel = run_json(cli, "estimate", "memory", "--engine", "vllm", *model)
     gap = kernel["results"]["kv_available_bytes"] - sort["results"]["kv_available_bytes"]
     assert gap == 1024 * 201088 * 24 and round(gap / 2**30, 1) == 4.6
@@ -569,3 +569,61 @@ def test_a_log_that_names_its_sampler_is_estimated_with_it():
         assert case.scenario.flags.get("sampler") == named, case.name
     assert any(c.scenario and c.scenario.flags.get("sampler") == "flashinfer" for c in CASES)
     assert any(c.scenario and c.scenario.flags.get("sampler") == "pytorch" for c in CASES)
+
+
+def sampler_input(result: dict) -> tuple[str, str]:
+    found = next(i for i in result["inputs"] if i["name"] == "sampler")
+    return found["value"], found["from"]
+
+
+@pytest.mark.parametrize(("since", "sampler"), engine_model.SAMPLER_SINCE)
+def test_a_release_from_its_first_version_on_takes_its_sampler(cli, since, sampler):
+    """--engine-version decides --sampler's default from the release each change is first in: at that
+    release and after it, not before (the release before the first change leaves it to --sampler)."""
+    first = ".".join(map(str, since))
+    assert sampler_input(sampled_at(cli, first)) == (sampler, f"vLLM {first}'s default")
+    assert sampler_input(sampled_at(cli, f"v{first}.post1")) == (sampler, f"vLLM v{first}.post1's default")
+    earlier = [s for s in engine_model.SAMPLER_SINCE if s[0] < since]
+    before = f"{since[0]}.{since[1] - 1}.9"
+    if earlier:
+        assert sampler_input(sampled_at(cli, before))[0] == earlier[-1][1]
+    else:
+        result = cli("estimate", "memory", *V1_LLAMA, "--engine-version", before)
+        assert result.code == 2 and result.out == ""
+        assert result.err.startswith(f"Error: vLLM {before} samples its profile with FlashInfer when it is installed")
+        assert result.err.endswith("give --sampler flashinfer or --sampler pytorch\n")
+        given = sampled_at(cli, before, "--sampler", "flashinfer")
+        assert sampler_input(given) == ("flashinfer", "option")
+
+
+V1_LLAMA = ("--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", "h100-sxm")
+
+
+def sampled_at(cli, version: str, *more: str) -> dict:
+    return run_json(cli, "estimate", "memory", *V1_LLAMA, "--engine-version", version, *more)
+
+
+def test_without_a_release_the_sampler_is_the_release_reads_and_an_option_wins_over_a_release(cli):
+    assert sampler_input(run_json(cli, "estimate", "memory", *V1_LLAMA)) == ("triton", "vLLM v0.19.0's")
+    assert sampler_input(sampled_at(cli, "0.15.1", "--sampler", "triton")) == ("triton", "option")
+    release = next(i for i in sampled_at(cli, "0.15.1")["inputs"] if i["name"] == "engine_version")
+    assert (release["value"], release["from"]) == ("0.15.1", "option")
+
+
+@pytest.mark.parametrize("version", ["x", "0.15", "1", "0.15.1.2.3", "0.15.1\x1b[31m", "", "0.15.1 beta"])
+def test_a_release_that_is_not_one_is_refused(cli, version):
+    result = cli("estimate", "memory", *V1_LLAMA, "--engine-version", version)
+    if version == "0.15":  # a release as people shorten it: 0.15 is 0.15.0
+        assert result.code == 0, result.err
+        return
+    assert result.code == 2 and result.out == ""
+    assert result.err.startswith("Error: --engine-version takes a release such as 0.15.1 or v0.10.1.1, not ")
+    assert "\x1b" not in result.err
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e != "vllm"])
+def test_a_release_is_refused_for_an_engine_it_does_not_apply_to(cli, engine):
+    result = cli("estimate", "memory", "--engine", engine, "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+                 "--engine-version", "0.15.1")  # fmt: skip
+    assert result.code == 2
+    assert result.err.startswith("Error: --engine-version applies only to --engine vllm"), result.err

@@ -250,7 +250,7 @@ def sample(x: q.Quantity) -> str:
     agrees with the other inputs' defaults)."""
     if x.kind == "choice":
         return x.choices[-1]
-    if x.kind == "size":
+    if x.kind in ("size", "version"):
         return x.example
     if x.default is not None and isinstance(x.default.value, (int, float)):
         return str(x.default.value)

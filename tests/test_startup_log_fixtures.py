@@ -17,7 +17,8 @@ import pytest
 import startup_cases
 import tomli
 
-from invmap.quantities import INPUTS
+from invmap.estimate.engine import SAMPLER_SINCE
+from invmap.quantities import INPUTS, read_version
 
 FOLDER = Path(__file__).parent / "fixtures" / "startup-logs"
 INDEX = FOLDER / "index.toml"
@@ -214,6 +215,9 @@ def test_an_environment_gives_declared_settings_the_log_does_not_print(entry):
         assert value in ENVIRONMENT.get(name, ()), (name, value)
         assert name not in printed, f"{entry['file']}: the log itself names its {name}"
     assert entry["engine"] == "vllm" and entry["v1"], "settings of vLLM V1's start-up"
+    version = read_version(entry["engine_version"]) if entry["engine_version"] else None
+    decided = version is not None and version >= SAMPLER_SINCE[0][0]
+    assert not (decided and "sampler" in entry["environment"]), "its release decides the sampler: leave it out"
 
 
 @pytest.mark.parametrize("entry", LOGS, ids=lambda e: e["file"])

@@ -80,6 +80,23 @@ def read_count(text: str) -> int | float | None:
     return int(value) if value.is_integer() and value < 2**63 else value
 
 
+VERSION_PATTERN = (
+    r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:\.\d{1,4})?(?:\.?(?:post|rc|dev)\d{0,6})?(?:\+[A-Za-z0-9.]{1,40})?"
+)
+
+
+def read_version(text: str) -> tuple[int, int, int] | None:
+    """An engine release as its log prints it (`0.15.1`, `v0.10.1.1`, `0.11.1rc1`, `0.10.1+gptoss`) ->
+    (major, minor, patch), a pre-release read as its release; None when it is not one."""
+    import re
+
+    found = re.fullmatch(VERSION_PATTERN, text.strip())
+    if not found:
+        return None
+    major, minor, patch = found.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
 class Bounds(namedtuple("Bounds", ("low", "high", "integer", "open_low"), defaults=(True, False))):
     """The values an input may take: `low` to `high` (`open_low`: above `low`), integers or finite
     numbers. A value outside is a typo, not a model."""
@@ -156,8 +173,9 @@ class Default(namedtuple("Default", ("value", "by", "words", "shown"), defaults=
 
 
 # `kind`: int, float, tokens (a count as vLLM reads one: 128k = 128,000, 32K = 32,768, or 1.5e5),
-# size (a size as typed: 80G or 80GB = 80 x 10^9, 80GiB, or bytes), choice (one of `choices`), or name
-# (a model or a GPU, looked up by the core). `keys`: config.json keys read as this input (bounded as it).
+# size (a size as typed: 80G or 80GB = 80 x 10^9, 80GiB, or bytes), choice (one of `choices`), version
+# (a release as an engine's log prints it, `read_version`), or name (a model or a GPU, looked up by the
+# core). `keys`: config.json keys read as this input (bounded as it).
 # `phases`: the roofline scenarios an input describes (none: any); given for another it is refused.
 _FIELDS = ("name", "flags", "unit", "help", "kind", "bounds", "default", "metavar", "choices", "keys", "example")
 _FIELDS += ("phases",)
@@ -325,6 +343,17 @@ QUANTITIES: tuple[Quantity, ...] = (
         choices=MXFP4_BACKENDS,
     ),
     Quantity(
+        "engine_version",
+        ("--engine-version",),
+        "",
+        'With --engine vllm: the release, as its log prints it ("vLLM API server version 0.15.1"), which '
+        "decides --sampler's default: pytorch from 0.11.1 to 0.16.x, triton from 0.17.0; before 0.11.1 the "
+        "install decides, so give --sampler",
+        "version",
+        metavar="X.Y.Z",
+        example="0.15.1",
+    ),
+    Quantity(
         "sampler",
         ("--sampler",),
         "",
@@ -333,7 +362,7 @@ QUANTITIES: tuple[Quantity, ...] = (
         'top-k sampling") or pytorch (its sort: the log warns "Falling back to the PyTorch-native '
         'implementation"; the default from October 2025 to February 2026)',
         "choice",
-        default=_own("triton"),
+        default=Default(words="--engine-version's, else triton (vLLM v0.19.0's, the release read)"),
         metavar="SAMPLER",
         choices=SAMPLERS,
     ),
@@ -598,6 +627,7 @@ ESTIMATES: dict[str, tuple[Quantity, ...]] = {
             "max_num_batched_tokens",
             "max_num_seqs",
             "mxfp4_backend",
+            "engine_version",
             "sampler",
             *_GUIDE_MEMORY,
             *_KV_SHAPE,
@@ -644,6 +674,7 @@ ESTIMATES["fit"] = (
     _I["max_num_batched_tokens"],
     _I["max_num_seqs"],
     _I["mxfp4_backend"],
+    _I["engine_version"],
     _I["sampler"],
     _I["kv_cache_dtype"],
     _I["block_size"],
@@ -677,7 +708,14 @@ NEEDS: dict[str, tuple[Needs, ...]] = {
             "{flag} needs a device: give --gpu or --memory (the KV pool is sized on it)",
         ),
         Needs(
-            ("pipeline_parallel", "max_num_batched_tokens", "max_num_seqs", "mxfp4_backend", "sampler"),
+            (
+                "pipeline_parallel",
+                "max_num_batched_tokens",
+                "max_num_seqs",
+                "mxfp4_backend",
+                "engine_version",
+                "sampler",
+            ),
             ("engine",),
             "{flag} describes an engine's start-up: give --engine vllm, vllm-v0 or sglang",
         ),
@@ -760,6 +798,8 @@ def json_schema(kind: str) -> dict:
             p["maximum"] = x.bounds.high
         elif x.kind == "size":
             p["type"] = ["string", "integer"]  # 80GB, 80GiB, or bytes
+        elif x.kind == "version":
+            p["type"], p["pattern"] = "string", f"^{VERSION_PATTERN}$"
         else:
             p["type"] = "string"
             if x.choices:

@@ -24,6 +24,7 @@ from invmap.quantities import (
     MAX_TOKENS,
     NEEDS,
     read_count,
+    read_version,
 )
 
 __all__ = [
@@ -61,6 +62,8 @@ def check(name: str, value: Any) -> Any:
     if q is not None and q.kind == "choice" and value not in q.choices:
         reason = name if name in REASONS else "choice"
         raise Refused(reason, f"{q.flag} takes one of {', '.join(q.choices)}, not {value!r}", name)
+    if q is not None and q.kind == "version" and (not isinstance(value, str) or read_version(value) is None):
+        raise Refused("bound", f"{q.flag} takes a release such as 0.15.1 or v0.10.1.1, not {value!r}", name)
     if not _numeric(name):
         return value
     q = INPUTS[name]

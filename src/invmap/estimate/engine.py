@@ -18,7 +18,7 @@ from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
 from invmap.estimate.weights import Weights, count, round_up, vllm_mxfp4_experts
-from invmap.quantities import vllm_serve_batch
+from invmap.quantities import read_version, vllm_serve_batch
 
 GIB = 2**30
 MIB = 2**20
@@ -84,6 +84,14 @@ SAMPLER_BYTES: dict[str, tuple[int, str]] = {
 # v0.19.0's apply_top_k_top_p runs the Triton kernel for 8 rows or more, the PyTorch sort below
 # (topk_topp_sampler.py:251-255).
 TRITON_MIN_ROWS = 8
+# The sampler a vLLM release runs by default, from its first release on (--engine-version; ENGINES.md,
+# "Sampler path by version", first releases): #26859 (FlashInfer's sampler opt-in, the PyTorch sort
+# otherwise) is first in v0.11.1, by its documentation page; #33538 (the Triton kernel) in v0.17.0, by
+# llm-d-planner's version sweep, whose profile drops by the sort's R x V x 24 bytes between v0.16.0 and
+# v0.17.0. #40376 turned FlashInfer's sampler back on by default (its first release is not pinned): the
+# same 12 bytes an element as the Triton kernel's. Before v0.11.1 the install decides (FlashInfer's
+# sampler whenever flashinfer imports, an optional extra then), so no default is taken.
+SAMPLER_SINCE: tuple[tuple[tuple[int, int, int], str], ...] = (((0, 11, 1), "pytorch"), ((0, 17, 0), "triton"))
 # vLLM v0.19.0's MoE layers without quantized experts run the TRITON backend on CUDA
 # (vllm/model_executor/layers/fused_moe/oracle/unquantized.py:71-186, logged "Using TRITON backend for
 # Unquantized MoE") as a modular kernel whose buffers come from the worker's WorkspaceManager
@@ -281,18 +289,37 @@ def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple
 
 
 def _sampler(inputs: Inputs, engine: str) -> str:
-    """The code that answers vLLM V1's profile sampling (--sampler), "" for another engine (which has no
-    such choice: refused when given)."""
-    if engine == "vllm":
-        return str(inputs.pick("sampler"))
-    if inputs.options.get("sampler") is not None:
-        raise Refused(
-            "clash",
-            f"--sampler applies only to --engine vllm (vLLM V1's profile; {engine} is modelled as its own "
-            "release samples): leave it out",
-            "sampler",
-        )
-    return ""
+    """The code that answers vLLM V1's profile sampling: --sampler, else the default of the
+    --engine-version given (SAMPLER_SINCE), else v0.19.0's; "" for another engine (which has no such
+    choice: both options are refused when given)."""
+    if engine != "vllm":
+        for name in ("engine_version", "sampler"):
+            if inputs.options.get(name) is not None:
+                flag = "--" + name.replace("_", "-")
+                raise Refused(
+                    "clash",
+                    f"{flag} applies only to --engine vllm (vLLM V1's profile; {engine} is modelled as its own "
+                    "release samples): leave it out",
+                    name,
+                )
+        return ""
+    release = inputs.options.get("engine_version")
+    by_release = None
+    if release is not None:
+        version = read_version(inputs.pick("engine_version"))
+        by_release = next((s for since, s in reversed(SAMPLER_SINCE) if version >= since), None)
+        if by_release is None and inputs.options.get("sampler") is None:
+            raise Refused(
+                "needs",
+                f"vLLM {release} samples its profile with FlashInfer when it is installed (the vllm-openai image; "
+                "the log says 'Using FlashInfer for top-p & top-k sampling') and with the PyTorch sort otherwise "
+                "(pip install vllm; the log warns 'Falling back to the PyTorch-native implementation'): give "
+                "--sampler flashinfer or --sampler pytorch",
+                "sampler",
+                "engine_version",
+            )
+    words = From("invmap", f"vLLM {release}'s default") if by_release else From("invmap", "vLLM v0.19.0's")
+    return str(inputs.pick("sampler", (by_release or "triton", words)))
 
 
 def _device_memory(inputs: Inputs, gpu: Gpu | None) -> int:
