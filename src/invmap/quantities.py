@@ -358,9 +358,9 @@ QUANTITIES: tuple[Quantity, ...] = (
         ("--sampler",),
         "",
         "With --engine vllm: the code that answers the profile's top-k/top-p sampling, which sizes its "
-        "peak: triton (vLLM's kernel, v0.19.0), flashinfer (the log says \"Using FlashInfer for top-p & "
+        "peak: triton (vLLM's kernel, from 0.17.0), flashinfer (the log says \"Using FlashInfer for top-p & "
         'top-k sampling") or pytorch (its sort: the log warns "Falling back to the PyTorch-native '
-        'implementation"; the default from October 2025 to February 2026)',
+        'implementation"; the default of 0.11.1 to 0.16.x)',
         "choice",
         default=Default(words="--engine-version's, else triton (vLLM v0.19.0's, the release read)"),
         metavar="SAMPLER",
