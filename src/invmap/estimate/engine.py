@@ -311,10 +311,9 @@ def _sampler(inputs: Inputs, engine: str) -> str:
         if by_release is None and inputs.options.get("sampler") is None:
             raise Refused(
                 "needs",
-                f"vLLM {release} samples its profile with FlashInfer when it is installed (the vllm-openai image; "
-                "the log says 'Using FlashInfer for top-p & top-k sampling') and with the PyTorch sort otherwise "
-                "(pip install vllm; the log warns 'Falling back to the PyTorch-native implementation'): give "
-                "--sampler flashinfer or --sampler pytorch",
+                f"vLLM {release}'s profile samples with FlashInfer or with the PyTorch sort as its install decides "
+                "(its log says 'Using FlashInfer for top-p & top-k sampling' or warns 'Falling back to the "
+                "PyTorch-native implementation'): give --sampler flashinfer or --sampler pytorch",
                 "sampler",
                 "engine_version",
             )
