@@ -611,6 +611,15 @@ _GUIDE_MEMORY = (
 )
 _KV_SHAPE = ("layers", "attention_heads", "kv_heads", "head_dim", "element_bytes", "kv_cache_dtype", "tensor_parallel")
 _I = INPUTS
+# The inputs of `estimate memory` that describe an engine's start-up: meaningless without --engine.
+_ENGINE_ONLY = (
+    "pipeline_parallel",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "mxfp4_backend",
+    "engine_version",
+    "sampler",
+)
 ESTIMATES: dict[str, tuple[Quantity, ...]] = {
     "kv": tuple(_I[n] for n in ("model", "tokens", "concurrency", *_KV_SHAPE)),
     "memory": tuple(
@@ -623,12 +632,7 @@ ESTIMATES: dict[str, tuple[Quantity, ...]] = {
             "tokens_per_request",
             "block_size",
             "engine",
-            "pipeline_parallel",
-            "max_num_batched_tokens",
-            "max_num_seqs",
-            "mxfp4_backend",
-            "engine_version",
-            "sampler",
+            *_ENGINE_ONLY,
             *_GUIDE_MEMORY,
             *_KV_SHAPE,
         )
@@ -670,12 +674,7 @@ ESTIMATES["fit"] = (
     _I["tokens_per_request"],
     _I["engine"]._replace(default=Default("vllm", "invmap", shown="invmap default (vLLM V1)")),
     _I["gpu_memory_utilization"],
-    _I["pipeline_parallel"],
-    _I["max_num_batched_tokens"],
-    _I["max_num_seqs"],
-    _I["mxfp4_backend"],
-    _I["engine_version"],
-    _I["sampler"],
+    *(_I[n] for n in _ENGINE_ONLY),
     _I["kv_cache_dtype"],
     _I["block_size"],
 )
@@ -708,14 +707,7 @@ NEEDS: dict[str, tuple[Needs, ...]] = {
             "{flag} needs a device: give --gpu or --memory (the KV pool is sized on it)",
         ),
         Needs(
-            (
-                "pipeline_parallel",
-                "max_num_batched_tokens",
-                "max_num_seqs",
-                "mxfp4_backend",
-                "engine_version",
-                "sampler",
-            ),
+            _ENGINE_ONLY,
             ("engine",),
             "{flag} describes an engine's start-up: give --engine vllm, vllm-v0 or sglang",
         ),
