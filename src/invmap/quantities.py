@@ -558,8 +558,9 @@ INPUTS: dict[str, Quantity] = {q.name: q for q in (*QUANTITIES, *ENGINE_BUDGET)}
 
 
 def choice_completion(q: Quantity) -> str:
-    """The completion name of an input with fixed choices: `input:NAME`, apart from the index's kinds
-    (`--engine` of `reports` completes the reports' engines, of `estimate` these choices)."""
+    """The completion name of an input with fixed choices: `input:NAME`, a namespace of its own, since an
+    input's name may be an index kind too (`--engine` of `reports` completes the reports' engines, of
+    `estimate` its declared choices)."""
     return f"input:{q.name}"
 
 
