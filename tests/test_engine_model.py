@@ -421,6 +421,17 @@ def test_fit_tries_each_tensor_parallel_size_and_names_the_smallest_that_holds_t
     assert each["results"] == scenarios[2]["results"]  # a row is `estimate memory --engine` at that size
 
 
+def test_fit_takes_the_release_and_its_sampler_into_every_size(cli):
+    """`fit --engine-version 0.15.1` sizes every row with that release's sort, as `estimate memory` does."""
+    found = run_json(cli, *FIT, "--concurrency", "32", "--engine-version", "0.15.1")
+    for s in found["scenarios"]:
+        assert sampler_input(s) == ("pytorch", "vLLM 0.15.1's default")
+    each = run_json(cli, "estimate", "memory", *FIT[2:], "--engine", "vllm", "-tp", "4", "--engine-version", "0.15.1")
+    assert each["results"] == found["scenarios"][2]["results"]
+    before = cli(*FIT, "--concurrency", "32", "--engine-version", "0.10.1")
+    assert before.code == 2 and before.err.startswith("Error: vLLM 0.10.1's profile samples with FlashInfer or")
+
+
 def test_fit_is_one_table_at_each_width(cli):
     from conftest import screen
 
