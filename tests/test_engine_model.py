@@ -638,3 +638,29 @@ def test_a_release_is_refused_for_an_engine_it_does_not_apply_to(cli, engine):
                  "--engine-version", "0.15.1")  # fmt: skip
     assert result.code == 2
     assert result.err.startswith("Error: --engine-version applies only to --engine vllm"), result.err
+
+
+def test_the_readme_and_the_estimates_page_say_the_counts_the_logs_give():
+    """The error on real logs as the front door and docs/estimates.md state it, from the judged logs
+    themselves: a log that moves in or out of the target, or a new log, fails here until the pages
+    say so."""
+    import math
+    import re
+    import statistics
+
+    repo = Path(__file__).parent.parent
+    readme = " ".join((repo / "README.md").read_text(encoding="utf-8").split())
+    page = " ".join((repo / "docs" / "estimates.md").read_text(encoding="utf-8").split())
+    judged = [j for j in JUDGED.values() if j.error is not None]
+    halves = {h: [j for j in judged if j.case.log["held_out"] == h] for h in (False, True)}
+    counts = {h: (sum(j.ok for j in half), len(half)) for h, half in halves.items()}
+    assert f"on {counts[False][0]} of {counts[False][1]} development start-up logs and {counts[True][0]} of " in readme
+    assert f"{counts[True][1]} held-out ones" in readme
+    assert f"runs the {len(CASES)} start-up logs of" in page and f"{len(judged)} can be judged" in page
+    for held_out, words in ((False, "development half"), (True, "held-out half")):
+        errors = sorted(abs(j.error) for j in halves[held_out])
+        median, p90 = statistics.median(errors), errors[math.ceil(0.9 * len(errors)) - 1]
+        found = re.search(rf"{words} (\d+) of (\d+) .*?median(?: absolute error)? ([\d.]+)%, p90 ([\d.]+)%", page)
+        assert found, words
+        assert (int(found[1]), int(found[2])) == counts[held_out]
+        assert (float(found[3]), float(found[4])) == (round(100 * median, 1), round(100 * p90, 1)), words
