@@ -664,3 +664,7 @@ def test_the_readme_and_the_estimates_page_say_the_counts_the_logs_give():
         assert found, words
         assert (int(found[1]), int(found[2])) == counts[held_out]
         assert (float(found[3]), float(found[4])) == (round(100 * median, 1), round(100 * p90, 1)), words
+    sweep = [j for j in judged if "llm-d-incubation/llm-d-planner" in j.case.log["source"]]
+    rest = [j for j in judged if j not in sweep]
+    assert f"{len(sweep)} of the {len(judged)} ({sum(j.ok for j in sweep)} within)" in page
+    assert f"of the {len(rest)} judged logs from elsewhere, {sum(j.ok for j in rest)} are within" in page
