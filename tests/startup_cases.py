@@ -68,6 +68,7 @@ GPUS = {
     # GCE's a2-highgpu-1g is "1x NVIDIA A100-SXM4-40GB" (a run record on that machine type:
     # https://github.com/OpenAgentsInc/openagents/blob/653550af078577651e61d262e3bf3ac0f5806b0b/docs/sarah/scoreboards/openers-v2-opener-02-welcome-back-r2.md).
     "A100 40GB (GCE a2-highgpu-1g)": "a100-sxm-40gb",
+    "NVIDIA A100-SXM4-40GB": "a100-sxm-40gb",  # the part as nvidia-smi and CUDA name it
     "H100": "h100-sxm",
     "H100 80GB": "h100-sxm",
     "H100-80G": "h100-sxm",
