@@ -556,9 +556,9 @@ def test_the_sampler_is_refused_for_an_engine_that_has_no_such_choice(cli, engin
         "estimate", "memory", "--engine", engine, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--sampler", "pytorch"
     )
     assert result.code == 2 and result.out == ""
+    why = "SGLang runs no profile" if engine == "sglang" else "invmap reads one V0 profile for every release"
     assert result.err == (
-        f"Error: --sampler applies only to --engine vllm (vLLM V1's profile; {engine} is modelled as its own release "
-        "samples): leave it out\n"
+        f"Error: --sampler applies only to --engine vllm, whose profile's sampler it sets ({why}): leave it out\n"
     )
 
 

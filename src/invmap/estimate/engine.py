@@ -293,13 +293,13 @@ def _sampler(inputs: Inputs, engine: str) -> str:
     --engine-version given (SAMPLER_SINCE), else v0.19.0's; "" for another engine (which has no such
     choice: both options are refused when given)."""
     if engine != "vllm":
+        why = "SGLang runs no profile" if engine == "sglang" else "invmap reads one V0 profile for every release"
         for name in ("engine_version", "sampler"):
             if inputs.options.get(name) is not None:
                 flag = "--" + name.replace("_", "-")
                 raise Refused(
                     "clash",
-                    f"{flag} applies only to --engine vllm (vLLM V1's profile; {engine} is modelled as its own "
-                    "release samples): leave it out",
+                    f"{flag} applies only to --engine vllm, whose profile's sampler it sets ({why}): leave it out",
                     name,
                 )
         return ""
