@@ -671,3 +671,15 @@ def test_the_readme_and_the_estimates_page_say_the_counts_the_logs_give():
     rest = [j for j in judged if j not in sweep]
     assert f"{len(sweep)} of the {len(judged)} ({sum(j.ok for j in sweep)} within)" in page
     assert f"of the {len(rest)} judged logs from elsewhere, {sum(j.ok for j in rest)} are within" in page
+
+
+def test_a_release_that_subtracts_its_cuda_graph_estimate_is_named_in_what_is_left_out(cli):
+    """From v0.21.0 vLLM takes its measured CUDA-graph estimate out of the pool by default; invmap does not
+    size it, and says so for the release given (the generic sentence otherwise)."""
+    since = ".".join(map(str, engine_model.GRAPH_ESTIMATE_SINCE))
+    later = " ".join(sampled_at(cli, since)["limitations"])
+    assert later.startswith(f"vLLM {since} subtracts a measured CUDA-graph estimate from the pool by default")
+    assert "which invmap does not size: the pool it logs is smaller by that figure" in later
+    for release in ("0.20.9", "0.15.1"):
+        earlier = " ".join(sampled_at(cli, release)["limitations"])
+        assert earlier.startswith("vLLM v0.19.0, the release read, captures CUDA graphs after the pool is sized")

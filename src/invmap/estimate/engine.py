@@ -92,6 +92,10 @@ TRITON_MIN_ROWS = 8
 # same 12 bytes an element as the Triton kernel's. Before v0.11.1 the install decides (FlashInfer's
 # sampler whenever flashinfer imports, an optional extra then), so no default is taken.
 SAMPLER_SINCE: tuple[tuple[tuple[int, int, int], str], ...] = (((0, 11, 1), "pytorch"), ((0, 17, 0), "triton"))
+# The first release that subtracts its measured CUDA-graph estimate from the pool by default, as vLLM's own
+# start-up line says: "CUDA graph memory profiling is enabled (default since v0.21.0)" (ENGINES.md,
+# "CUDA-graph memory in newer V1"). invmap does not size the estimate; its limitations name the release.
+GRAPH_ESTIMATE_SINCE = (0, 21, 0)
 # vLLM v0.19.0's MoE layers without quantized experts run the TRITON backend on CUDA
 # (vllm/model_executor/layers/fused_moe/oracle/unquantized.py:71-186, logged "Using TRITON backend for
 # Unquantized MoE") as a modular kernel whose buffers come from the worker's WorkspaceManager
@@ -131,6 +135,7 @@ class Setup:
     gpu: Gpu | None  # the GPU of invmap's table (its capability, link, vendor), None for a device given by --memory
     moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
     moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
+    release: str = ""  # --engine-version as given ("" when not)
 
     @property
     def sampled(self) -> int:
@@ -232,6 +237,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         gpu,
         workspace,
         workspace_words,
+        str(inputs.options.get("engine_version") or ""),
     )
 
 
@@ -765,14 +771,22 @@ def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[
 
 def _limitations(setup: Setup) -> list[str]:
     graphs = (
-        "vLLM v0.19.0, the release read, captures CUDA graphs after the pool is sized and subtracts nothing for "
-        "them; from v0.21.0 vLLM subtracts a measured estimate by default (its log: 'Estimated CUDA graph memory: "
-        "... GiB total'; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off), which invmap does not size, so "
-        "on those releases the pool is smaller by that figure"
-        if setup.engine == "vllm"
-        else "CUDA graphs are captured after the pool is sized (vLLM V0; SGLang keeps them in 1 - mem_fraction_static), "
+        "CUDA graphs are captured after the pool is sized (vLLM V0; SGLang keeps them in 1 - mem_fraction_static), "
         "so they are not subtracted"
     )
+    if setup.engine == "vllm":
+        release = read_version(setup.release) if setup.release else None
+        graphs = (
+            f"vLLM {setup.release} subtracts a measured CUDA-graph estimate from the pool by default (since "
+            "v0.21.0, not with --enforce-eager; its log: 'Estimated CUDA graph memory: ... GiB total'; "
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off), which invmap does not size: the pool it logs "
+            "is smaller by that figure"
+            if release is not None and release >= GRAPH_ESTIMATE_SINCE
+            else "vLLM v0.19.0, the release read, captures CUDA graphs after the pool is sized and subtracts nothing "
+            "for them; from v0.21.0 vLLM subtracts a measured estimate by default (its log: 'Estimated CUDA graph "
+            "memory: ... GiB total'; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off), which invmap does "
+            "not size, so on those releases the pool is smaller by that figure"
+        )
     out = [
         f"{graphs}; a multimodal encoder's profile, LoRA, speculative decoding and other processes on the device are "
         "left out."
