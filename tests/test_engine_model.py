@@ -683,3 +683,15 @@ def test_a_release_that_subtracts_its_cuda_graph_estimate_is_named_in_what_is_le
     for release in ("0.20.9", "0.15.1"):
         earlier = " ".join(sampled_at(cli, release)["limitations"])
         assert earlier.startswith("vLLM v0.19.0, the release read, captures CUDA graphs after the pool is sized")
+
+
+def test_a_release_before_v1_was_the_default_asks_for_the_v0_engine(cli):
+    before = "0.7.3"
+    result = cli("estimate", "memory", *V1_LLAMA, "--engine-version", before)
+    assert result.code == 2 and result.out == ""
+    assert result.err == (
+        f"Error: vLLM {before} runs its V0 engine by default (V1 is the default from v0.8.0): give --engine "
+        "vllm-v0, or leave --engine-version out and give --sampler for V1 on that release\n"
+    )
+    first = ".".join(map(str, engine_model.V1_DEFAULT_SINCE))
+    assert "runs its V0 engine" not in cli("estimate", "memory", *V1_LLAMA, "--engine-version", first).err

@@ -92,6 +92,9 @@ TRITON_MIN_ROWS = 8
 # same 12 bytes an element as the Triton kernel's. Before v0.11.1 the install decides (FlashInfer's
 # sampler whenever flashinfer imports, an optional extra then), so no default is taken.
 SAMPLER_SINCE: tuple[tuple[tuple[int, int, int], str], ...] = (((0, 11, 1), "pytorch"), ((0, 17, 0), "triton"))
+# vLLM V1 is the default engine from v0.8.0 ("We have now enabled V1 engine by default", #13726, as the
+# v0.8.0 release notes say, quoted in vllm-project/vllm-ascend#557); earlier releases ran V0 unless told.
+V1_DEFAULT_SINCE = (0, 8, 0)
 # The first release that subtracts its measured CUDA-graph estimate from the pool by default, as vLLM's own
 # start-up line says: "CUDA graph memory profiling is enabled (default since v0.21.0)" (ENGINES.md,
 # "CUDA-graph memory in newer V1"). invmap does not size the estimate; its limitations name the release.
@@ -313,6 +316,14 @@ def _sampler(inputs: Inputs, engine: str) -> str:
     by_release = None
     if release is not None:
         version = read_version(inputs.pick("engine_version"))
+        if version < V1_DEFAULT_SINCE:
+            raise Refused(
+                "clash",
+                f"vLLM {release} runs its V0 engine by default (V1 is the default from v0.8.0): give --engine vllm-v0, "
+                "or leave --engine-version out and give --sampler for V1 on that release",
+                "engine_version",
+                "engine",
+            )
         by_release = next((s for since, s in reversed(SAMPLER_SINCE) if version >= since), None)
         if by_release is None and inputs.options.get("sampler") is None:
             raise Refused(
