@@ -26,9 +26,9 @@ ENGINES = ("vllm", "sglang")
 
 # The least number of logs issue 42 asks for is 30; this is the number collected so far. Raise it,
 # never lower it, as logs are added.
-MIN_LOGS = 77
+MIN_LOGS = 78
 # Each engine's share of them (at least), so that neither engine's logs can quietly go missing.
-MIN_PER_ENGINE = {"vllm": 66, "sglang": 11}
+MIN_PER_ENGINE = {"vllm": 67, "sglang": 11}
 
 # Every key of a [[log]] table with its type; `v1` only for vLLM.
 FIELDS: dict[str, type | tuple[type, ...]] = {
