@@ -101,6 +101,7 @@ LOG_LINES = {
     "Weight-only FP4 compression will be used leveraging the Marlin kernel": ("mxfp4_backend", "marlin"),
     "Using FlashInfer for top-p & top-k sampling": ("sampler", "flashinfer"),
     "Falling back to the PyTorch-native implementation of top-p & top-k sampling": ("sampler", "pytorch"),
+    "Using V2 Model Runner": ("sampler", "greedy"),  # Model Runner V2's greedy profile (gpu_worker.py:363-364)
 }
 FLAGS = {
     "max_model_len": "tokens_per_request",

@@ -568,9 +568,7 @@ def test_the_sampler_needs_an_engine_and_one_of_its_choices(cli):
     wrong = cli(
         "estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--sampler", "x"
     )
-    assert wrong.code == 2 and wrong.err == "Error: --sampler takes one of triton, flashinfer, pytorch, not 'x'\n", (
-        wrong.err
-    )
+    assert wrong.code == 2 and wrong.err == f"Error: --sampler takes one of {', '.join(SAMPLERS)}, not 'x'\n", wrong.err
 
 
 def test_a_log_that_names_its_sampler_is_estimated_with_it():
@@ -695,3 +693,44 @@ def test_a_release_before_v1_was_the_default_asks_for_the_v0_engine(cli):
     )
     first = ".".join(map(str, engine_model.V1_DEFAULT_SINCE))
     assert "runs its V0 engine" not in cli("estimate", "memory", *V1_LLAMA, "--engine-version", first).err
+
+
+GPTQ_LLAMA = str(CONFIGS / "TheBloke--Llama-2-13B-chat-GPTQ")  # a quantized dense Llama
+
+
+def runner_sampler(cli, model: str, release: str) -> tuple[str, str]:
+    return sampler_input(
+        run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", model, "--gpu", "h100-sxm",
+                 "--max-model-len", "4096", "--engine-version", release)
+    )  # fmt: skip
+
+
+def test_model_runner_v2_takes_the_models_its_release_notes_name(cli):
+    """--engine-version puts a dense model on Model Runner V2's greedy profile from the release its notes
+    name for its family (Qwen3 0.22.0, Llama and Mistral 0.23.0, every dense model 0.25.0), a quantized
+    one from 0.24.0; MoE models stay on the V1 runner."""
+    mrv2 = ("greedy", "vLLM {}'s default, Model Runner V2 for this model")
+    cases = [
+        ("qwen3-8b", "0.21.0", False), ("qwen3-8b", "0.22.0", True),
+        ("llama-3.1-8b", "0.22.0", False), ("llama-3.1-8b", "0.23.0", True),
+        ("mistral-7b-instruct-v0.1", "0.23.0", True),
+        ("qwen2.5-7b-instruct", "0.24.0", False), ("qwen2.5-7b-instruct", "0.25.0", True),
+        (GPTQ_LLAMA, "0.23.0", False), (GPTQ_LLAMA, "0.24.0", True),
+        ("mixtral-8x7b-instruct-v0.1", "0.25.0", False), ("gpt-oss-20b", "0.25.0", False),
+    ]  # fmt: skip
+    for model, release, on_v2 in cases:
+        found = runner_sampler(cli, model, release)
+        if on_v2:
+            assert found == (mrv2[0], mrv2[1].format(release)), (model, release)
+        else:
+            assert found == ("triton", f"vLLM {release}'s default"), (model, release)
+    assert [r[0] for r in engine_model.MRV2_SINCE] == [(0, 22, 0), (0, 23, 0), (0, 24, 0), (0, 25, 0)]
+
+
+def test_model_runner_v2_says_it_subtracts_nothing_for_cuda_graphs(cli):
+    result = run_json(cli, "estimate", "memory", *V1_LLAMA, "--sampler", "greedy")
+    said = " ".join(result["limitations"])
+    assert said.startswith("Model Runner V2 estimates its CUDA graphs at 0")
+    assert engine_model.SAMPLER_LEFT_OUT["greedy"] in said
+    peak = next(f for f in result["formulas"] if f.startswith("activation peak = "))
+    assert "R x V x (2 + 4) (Model Runner V2's greedy dummy run: float32 logits 4)" in peak

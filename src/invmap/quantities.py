@@ -41,7 +41,8 @@ MXFP4_BACKENDS: tuple[str, ...] = ("triton", "marlin")
 # release read; from #33538, 2026-02-17), FlashInfer's sampler (on the v0.10 line whenever flashinfer
 # imports; later with VLLM_USE_FLASHINFER_SAMPLER=1) or the PyTorch sort (the v0.10 line without
 # FlashInfer, and the default from #26859, 2025-10-14, to #33538).
-SAMPLERS: tuple[str, ...] = ("triton", "flashinfer", "pytorch")
+# Model Runner V2 (`greedy`, the default for dense models from v0.25.0) samples its profile greedily.
+SAMPLERS: tuple[str, ...] = ("triton", "flashinfer", "pytorch", "greedy")
 
 
 def shown_number(value: object) -> str:
@@ -347,8 +348,8 @@ QUANTITIES: tuple[Quantity, ...] = (
         ("--engine-version",),
         "",
         'With --engine vllm: the release, as its log prints it ("vLLM API server version 0.15.1"), which '
-        "decides --sampler's default: pytorch from 0.11.1 to 0.16.x, triton from 0.17.0; before 0.11.1 the "
-        "install decides, so give --sampler",
+        "decides --sampler's default: pytorch from 0.11.1 to 0.16.x, triton from 0.17.0, greedy where Model "
+        "Runner V2 runs the model (dense models from 0.25.0); before 0.11.1 the install decides, so give --sampler",
         "version",
         metavar="X.Y.Z",
         example="0.15.1",
@@ -359,8 +360,9 @@ QUANTITIES: tuple[Quantity, ...] = (
         "",
         "With --engine vllm: the code that answers the profile's top-k/top-p sampling, which sizes its "
         "peak: triton (vLLM's kernel, from 0.17.0), flashinfer (the log says \"Using FlashInfer for top-p & "
-        'top-k sampling") or pytorch (its sort: the log warns "Falling back to the PyTorch-native '
-        'implementation"; the default of 0.11.1 to 0.16.x)',
+        'top-k sampling"), pytorch (its sort: the log warns "Falling back to the PyTorch-native '
+        'implementation"; the default of 0.11.1 to 0.16.x) or greedy (Model Runner V2: the log says "Using V2 '
+        'Model Runner")',
         "choice",
         default=Default(words="--engine-version's, else triton (vLLM v0.19.0's, the release read)"),
         metavar="SAMPLER",

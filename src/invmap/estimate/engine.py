@@ -80,6 +80,10 @@ SAMPLER_BYTES: dict[str, tuple[int, str]] = {
         "the PyTorch sort: float32 logits 4, sorted values 4, int64 indices 8, torch's int64 index input 8, "
         "CUB's third keys and values 4 + 8",
     ),
+    # Model Runner V2 (vllm/v1/worker/gpu/, read at EmbeddedLLM/vllm@f7fc0ca9933f, the v0.25 line): its
+    # dummy rows are greedy and ask for no top-k or top-p, so the sampler copies the logits to float32
+    # (gpu/sample/sampler.py:156-157) and takes an argmax (ENGINES.md, "Model Runner V2, read for issue 42").
+    "greedy": (4, "Model Runner V2's greedy dummy run: float32 logits 4"),
 }
 # v0.19.0's apply_top_k_top_p runs the Triton kernel for 8 rows or more, the PyTorch sort below
 # (topk_topp_sampler.py:251-255).
@@ -92,6 +96,17 @@ TRITON_MIN_ROWS = 8
 # same 12 bytes an element as the Triton kernel's. Before v0.11.1 the install decides (FlashInfer's
 # sampler whenever flashinfer imports, an optional extra then), so no default is taken.
 SAMPLER_SINCE: tuple[tuple[tuple[int, int, int], str], ...] = (((0, 11, 1), "pytorch"), ((0, 17, 0), "triton"))
+# The releases from which Model Runner V2 runs a model by default, by model_type (None: every dense
+# model), as each release's notes say (ENGINES.md, "Which release makes it the default"): Qwen3 dense
+# models from v0.22.0 (#39337); Llama and Mistral dense models too from v0.23.0 (#43458), unquantized until
+# #44446 (in v0.24.0, by v0.25.0's notes); every dense model from v0.25.0 (#44443). MoE models are left on
+# the V1 runner here (the MoE rollouts, #42667 and #45461, are not pinned to a release).
+MRV2_SINCE: tuple[tuple[tuple[int, int, int], frozenset[str] | None, bool], ...] = (
+    ((0, 22, 0), frozenset({"qwen3"}), False),
+    ((0, 23, 0), frozenset({"qwen3", "llama", "mistral"}), False),
+    ((0, 24, 0), frozenset({"qwen3", "llama", "mistral"}), True),
+    ((0, 25, 0), None, True),
+)  # (first release, model types, quantized models too)
 # vLLM V1 is the default engine from v0.8.0 ("We have now enabled V1 engine by default", #13726, as the
 # v0.8.0 release notes say, quoted in vllm-project/vllm-ascend#557); earlier releases ran V0 unless told.
 V1_DEFAULT_SINCE = (0, 8, 0)
@@ -221,7 +236,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
     experts, kernel = _padded_experts(inputs, model, engine, tp)
-    sampler = _sampler(inputs, engine)
+    sampler = _sampler(inputs, engine, model)
     workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
@@ -297,10 +312,11 @@ def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple
     return vllm_mxfp4_experts(model, tp, kernel), kernel
 
 
-def _sampler(inputs: Inputs, engine: str) -> str:
+def _sampler(inputs: Inputs, engine: str, model: Model) -> str:
     """The code that answers vLLM V1's profile sampling: --sampler, else the default of the
-    --engine-version given (SAMPLER_SINCE), else v0.19.0's; "" for another engine (which has no such
-    choice: both options are refused when given)."""
+    --engine-version given (Model Runner V2's greedy run where MRV2_SINCE puts the model on it, else
+    SAMPLER_SINCE), else v0.19.0's; "" for another engine (which has no such choice: both options are
+    refused when given)."""
     if engine != "vllm":
         why = "SGLang runs no profile" if engine == "sglang" else "invmap reads one V0 profile for every release"
         for name in ("engine_version", "sampler"):
@@ -324,7 +340,8 @@ def _sampler(inputs: Inputs, engine: str) -> str:
                 "engine_version",
                 "engine",
             )
-        by_release = next((s for since, s in reversed(SAMPLER_SINCE) if version >= since), None)
+        by_release = "greedy" if _on_mrv2(model, version) else None
+        by_release = by_release or next((s for since, s in reversed(SAMPLER_SINCE) if version >= since), None)
         if by_release is None and inputs.options.get("sampler") is None:
             raise Refused(
                 "needs",
@@ -334,8 +351,24 @@ def _sampler(inputs: Inputs, engine: str) -> str:
                 "sampler",
                 "engine_version",
             )
-    words = From("invmap", f"vLLM {release}'s default") if by_release else From("invmap", "vLLM v0.19.0's")
+    words = From("invmap", "vLLM v0.19.0's")
+    if by_release:
+        runner = ", Model Runner V2 for this model" if by_release == "greedy" else ""
+        words = From("invmap", f"vLLM {release}'s default{runner}")
     return str(inputs.pick("sampler", (by_release or "triton", words)))
+
+
+def _on_mrv2(model: Model, version: tuple[int, int, int]) -> bool:
+    """Whether the release runs this model on Model Runner V2 by default (MRV2_SINCE): a dense model of
+    a listed type (any type from v0.25.0), quantized only from v0.24.0."""
+    if _moe_keys(model)[0]:
+        return False
+    quantized = count(model).format is not None
+    rule = next((r for r in reversed(MRV2_SINCE) if version >= r[0]), None)
+    if rule is None:
+        return False
+    _, types, with_quantized = rule
+    return (types is None or model.config.get("model_type") in types) and (with_quantized or not quantized)
 
 
 def _device_memory(inputs: Inputs, gpu: Gpu | None) -> int:
@@ -785,7 +818,12 @@ def _limitations(setup: Setup) -> list[str]:
         "CUDA graphs are captured after the pool is sized (vLLM V0; SGLang keeps them in 1 - mem_fraction_static), "
         "so they are not subtracted"
     )
-    if setup.engine == "vllm":
+    if setup.engine == "vllm" and setup.sampler == "greedy":
+        graphs = (
+            "Model Runner V2 estimates its CUDA graphs at 0 (profile_cudagraph_memory, at the v0.25 line) and "
+            "captures them after the pool is sized, so nothing is subtracted for them"
+        )
+    elif setup.engine == "vllm":
         release = read_version(setup.release) if setup.release else None
         graphs = (
             f"vLLM {setup.release} subtracts a measured CUDA-graph estimate from the pool by default (since "
@@ -823,6 +861,8 @@ SAMPLER_LEFT_OUT = {
     "flashinfer": "left out of it is the 1 MiB row-state buffer FlashInfer v0.6.6 keeps for its top-k kernel.",
     "pytorch": "torch's sort was read in a stored copy of its source, not at the torch each vLLM release pins, and "
     "a sort of fewer than 128 rows takes other paths, not read (counted as the segmented sort).",
+    "greedy": "Model Runner V2 was read at main of 2026-07-08 (the v0.25 line), not at a tag; from #47711 (release "
+    "not pinned) it keeps the logits in the model's dtype, R x V x 4 bytes less than counted here.",
 }
 
 
