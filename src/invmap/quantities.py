@@ -358,7 +358,7 @@ QUANTITIES: tuple[Quantity, ...] = (
         "sampler",
         ("--sampler",),
         "",
-        "With --engine vllm: the code that answers the profile's top-k/top-p sampling, which sizes its "
+        "With --engine vllm: the code that answers the profile's dummy sampling, which sizes its "
         "peak: triton (vLLM's kernel, from 0.17.0), flashinfer (the log says \"Using FlashInfer for top-p & "
         'top-k sampling"), pytorch (its sort: the log warns "Falling back to the PyTorch-native '
         'implementation"; the default of 0.11.1 to 0.16.x) or greedy (Model Runner V2: the log says "Using V2 '
