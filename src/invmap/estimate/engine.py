@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from invmap.estimate.checks import FLAGS
 from invmap.estimate.config import Model, optional_int
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, From, Inputs, gpu_part, model_part
@@ -180,8 +181,8 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
     inputs = Inputs(options, "memory")
     layout = layout_of(model)
     shape, tp_lines, notes = kv_shape(inputs, model, layout)
-    setup = _setup(inputs, model, layout, gpu, shape)
     weights = count(model)
+    setup = _setup(inputs, model, layout, gpu, shape, weights)
     stages = [_stage(setup, model, layout, weights, s) for s in _stage_layers(layout.layers, setup.pp)]
     pool = _pool(setup, shape, stages)
     formulas = [*_formulas(setup, weights, stages, pool), *tp_lines]
@@ -197,7 +198,7 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
 # --- the settings ------------------------------------------------------------------------------
 
 
-def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape: KvShape) -> Setup:
+def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape: KvShape, weights: Weights) -> Setup:
     engine = inputs.options["engine"]
     inputs.add("engine", engine, "", From("option", "option"))
     tp = shape.tensor_parallel
@@ -235,9 +236,9 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         "tokens",
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
-    experts, kernel = _padded_experts(inputs, model, engine, tp)
-    sampler = _sampler(inputs, engine, model)
-    workspace, workspace_words = _moe_workspace(model, engine, tp, batched, layout.dtype_bytes or 2)
+    experts, kernel = _padded_experts(inputs, model, weights, engine, tp)
+    sampler = _sampler(inputs, engine, model, weights)
+    workspace, workspace_words = _moe_workspace(model, weights, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
         engine,
         experts,
@@ -259,7 +260,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
     )
 
 
-def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> tuple[int, str]:
+def _moe_workspace(model: Model, weights: Weights, engine: str, tp: int, tokens: int, b: int) -> tuple[int, str]:
     """vLLM V1's (v0.19.0) fused-MoE workspace for the profile's `tokens`, when its experts are not
     quantized (the TRITON backend's TritonExperts); 0 and why not otherwise, "" for a dense model."""
     c, where = model.config, model.where
@@ -268,7 +269,7 @@ def _moe_workspace(model: Model, engine: str, tp: int, tokens: int, b: int) -> t
         return 0, ""
     if engine != "vllm":
         return 0, "no MoE workspace (vLLM V1's WorkspaceManager only)"
-    fmt = count(model).experts_stored_as
+    fmt = weights.experts_stored_as
     if fmt is not None:
         return 0, f"no MoE workspace counted ({fmt.name} experts run another MoE backend, not read)"
     hidden = optional_int(c, "hidden_size", where) or 0
@@ -295,10 +296,10 @@ def _moe_keys(model: Model) -> tuple[int | None, int | None]:
     )
 
 
-def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple[int | None, str]:
+def _padded_experts(inputs: Inputs, model: Model, weights: Weights, engine: str, tp: int) -> tuple[int | None, str]:
     """vLLM's MXFP4 experts, padded as the MoE kernel --mxfp4-backend names needs them (None for any
     other model or engine: the experts are counted as the config gives them)."""
-    fmt = count(model).format
+    fmt = weights.format
     if engine == "sglang" or fmt is None or fmt.name != "mxfp4" or "experts" not in fmt.covers:
         if inputs.options.get("mxfp4_backend") is not None:
             why = "the SGLang estimate has no such choice" if engine == "sglang" else f"{model.name} has none"
@@ -312,7 +313,7 @@ def _padded_experts(inputs: Inputs, model: Model, engine: str, tp: int) -> tuple
     return vllm_mxfp4_experts(model, tp, kernel), kernel
 
 
-def _sampler(inputs: Inputs, engine: str, model: Model) -> str:
+def _sampler(inputs: Inputs, engine: str, model: Model, weights: Weights) -> str:
     """The code that answers vLLM V1's profile sampling: --sampler, else the default of the
     --engine-version given (Model Runner V2's greedy run where MRV2_SINCE puts the model on it, else
     SAMPLER_SINCE), else v0.19.0's; "" for another engine (which has no such choice: both options are
@@ -321,10 +322,9 @@ def _sampler(inputs: Inputs, engine: str, model: Model) -> str:
         why = "SGLang runs no profile" if engine == "sglang" else "invmap reads one V0 profile for every release"
         for name in ("engine_version", "sampler"):
             if inputs.options.get(name) is not None:
-                flag = "--" + name.replace("_", "-")
                 raise Refused(
                     "clash",
-                    f"{flag} applies only to --engine vllm, whose profile's sampler it sets ({why}): leave it out",
+                    f"{FLAGS[name]} applies only to --engine vllm, whose profile's sampler it sets ({why}): leave it out",
                     name,
                 )
         return ""
@@ -340,7 +340,7 @@ def _sampler(inputs: Inputs, engine: str, model: Model) -> str:
                 "engine_version",
                 "engine",
             )
-        by_release = "greedy" if _on_mrv2(model, version) else None
+        by_release = "greedy" if _on_mrv2(model, weights, version) else None
         by_release = by_release or next((s for since, s in reversed(SAMPLER_SINCE) if version >= since), None)
         if by_release is None and inputs.options.get("sampler") is None:
             raise Refused(
@@ -358,12 +358,12 @@ def _sampler(inputs: Inputs, engine: str, model: Model) -> str:
     return str(inputs.pick("sampler", (by_release or "triton", words)))
 
 
-def _on_mrv2(model: Model, version: tuple[int, int, int]) -> bool:
+def _on_mrv2(model: Model, weights: Weights, version: tuple[int, int, int]) -> bool:
     """Whether the release runs this model on Model Runner V2 by default (MRV2_SINCE): a dense model of
     a listed type (any type from v0.25.0), quantized only from v0.24.0."""
     if _moe_keys(model)[0]:
         return False
-    quantized = count(model).format is not None
+    quantized = weights.format is not None
     rule = next((r for r in reversed(MRV2_SINCE) if version >= r[0]), None)
     if rule is None:
         return False
