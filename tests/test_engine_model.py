@@ -513,19 +513,23 @@ def sampled(cli, sampler: str, *more: str) -> dict:
     )  # fmt: skip
 
 
+def test_every_declared_sampler_has_its_reading_and_nothing_else_does():
+    assert list(engine_model.SAMPLER_PATHS) == list(SAMPLERS)
+
+
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_each_sampler_sizes_the_sampler_phase_by_its_bytes_an_element(cli, sampler):
     """The sampler phase holds R x V x (b + s): s = 12 for the Triton kernel and FlashInfer, 36 for the
     PyTorch sort; the activation differs from the default's by exactly R x V x (s - 12), and the formula
     and the limitations name the sampler's own reading."""
     result, default = sampled(cli, sampler), sampled(cli, "triton")
-    size, words = engine_model.SAMPLER_BYTES[sampler]
-    extra = LLAMA_ROWS * LLAMA_VOCAB * (size - engine_model.SAMPLER_BYTES["triton"][0])
+    size, words, left_out = engine_model.SAMPLER_PATHS[sampler]
+    extra = LLAMA_ROWS * LLAMA_VOCAB * (size - engine_model.SAMPLER_PATHS["triton"].bytes)
     assert result["results"]["activation_bytes"] == default["results"]["activation_bytes"] + extra
     assert result["results"]["kv_available_bytes"] == default["results"]["kv_available_bytes"] - extra
     peak = next(f for f in result["formulas"] if f.startswith("activation peak = "))
     assert f"R x V x (2 + {size}) ({words}), T = 8,192, R = 1,024 = " in peak, peak
-    assert engine_model.SAMPLER_LEFT_OUT[sampler] in " ".join(result["limitations"])
+    assert left_out in " ".join(result["limitations"])
     assert {"name": "sampler", "value": sampler} in [{k: i[k] for k in ("name", "value")} for i in result["inputs"]], (
         result["inputs"]
     )
@@ -731,6 +735,6 @@ def test_model_runner_v2_says_it_subtracts_nothing_for_cuda_graphs(cli):
     result = run_json(cli, "estimate", "memory", *V1_LLAMA, "--sampler", "greedy")
     said = " ".join(result["limitations"])
     assert said.startswith("Model Runner V2 estimates its CUDA graphs at 0")
-    assert engine_model.SAMPLER_LEFT_OUT["greedy"] in said
+    assert engine_model.SAMPLER_PATHS["greedy"].left_out in said
     peak = next(f for f in result["formulas"] if f.startswith("activation peak = "))
     assert "R x V x (2 + 4) (Model Runner V2's greedy dummy run: float32 logits 4)" in peak

@@ -7,7 +7,7 @@ the KV pool at the utilization fraction, in blocks, its tokens, the maximum conc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from invmap.estimate.checks import FLAGS
 from invmap.estimate.config import Model, optional_int
@@ -58,6 +58,8 @@ FI_SIGNAL_PAD = 2048  # SIGNAL_PAD_SIZE (mnnvl.py:58)
 # is 2 MiB" (gabrieldemarmiesse/torch-mojo-backend@31de5a4754b4b85c0cc026e955035619305c002d,
 # agents_docs/mojo_collectives_nvls_results.md, section 1). (allocation, multicast) in bytes, by GPU:
 DRIVER_GRANULARITY: dict[str, tuple[int, int]] = {"h100-sxm": (2 * MIB, 512 * MIB)}
+
+
 # The sampler's dummy run (vllm/v1/worker/gpu_model_runner.py:5556-5632 at v0.19.0; the same request at the
 # v0.10 line, :2432-2452 at 0fc8fa751a43): top-k V - 1 and top-p 0.9 on R rows of V logits in the model's
 # dtype, copied to float32 (vllm/v1/sample/sampler.py:90). Bytes an element beyond the model-dtype logits
@@ -73,18 +75,44 @@ DRIVER_GRANULARITY: dict[str, tuple[int, int]] = {"h100-sxm": (2 * MIB, 512 * MI
 #   index input 8 and CUB's third keys and values buffers 4 + 8 (DeviceSegmentedRadixSort::SortPairs
 #   without double buffers), 36. Fewer than 128 rows sort through torch's other paths, not read: counted
 #   the same.
-SAMPLER_BYTES: dict[str, tuple[int, str]] = {
-    "triton": (12, "vLLM's Triton top-k/top-p kernel: float32 logits, probabilities and noise, 4 + 4 + 4"),
-    "flashinfer": (12, "FlashInfer's sampler: float32 logits, top-k-masked logits and probabilities, 4 + 4 + 4"),
-    "pytorch": (
+class SamplerPath(NamedTuple):
+    """One code path of the profile's sampler: bytes an element beside the model-dtype logits at its
+    peak, what they are (the formula's words), and what the reading leaves out (the limitations')."""
+
+    bytes: int
+    words: str
+    left_out: str
+
+
+SAMPLER_PATHS: dict[str, SamplerPath] = {
+    "triton": SamplerPath(
+        12,
+        "vLLM's Triton top-k/top-p kernel: float32 logits, probabilities and noise, 4 + 4 + 4",
+        "left out of it is the cached buffer of vLLM's Triton top-k/top-p kernel, min(next power of 2 of "
+        "min(SMs, R), SMs) x V x 4 bytes (about 0.06 GiB for a 128k vocabulary on 132 SMs), as invmap's GPU "
+        "table has no SM count.",
+    ),
+    "flashinfer": SamplerPath(
+        12,
+        "FlashInfer's sampler: float32 logits, top-k-masked logits and probabilities, 4 + 4 + 4",
+        "left out of it is the 1 MiB row-state buffer FlashInfer v0.6.6 keeps for its top-k kernel.",
+    ),
+    "pytorch": SamplerPath(
         36,
         "the PyTorch sort: float32 logits 4, sorted values 4, int64 indices 8, torch's int64 index input 8, "
         "CUB's third keys and values 4 + 8",
+        "torch's sort was read in a stored copy of its source, not at the torch each vLLM release pins, and "
+        "a sort of fewer than 128 rows takes other paths, not read (counted as the segmented sort).",
     ),
     # Model Runner V2 (vllm/v1/worker/gpu/, read at EmbeddedLLM/vllm@f7fc0ca9933f, the v0.25 line): its
     # dummy rows are greedy and ask for no top-k or top-p, so the sampler copies the logits to float32
     # (gpu/sample/sampler.py:156-157) and takes an argmax (ENGINES.md, "Model Runner V2, read for issue 42").
-    "greedy": (4, "Model Runner V2's greedy dummy run: float32 logits 4"),
+    "greedy": SamplerPath(
+        4,
+        "Model Runner V2's greedy dummy run: float32 logits 4",
+        "Model Runner V2 was read at main of 2026-07-08 (the v0.25 line), not at a tag; from #47711 (release "
+        "not pinned) it keeps the logits in the model's dtype, R x V x 4 bytes less than counted here.",
+    ),
 }
 # v0.19.0's apply_top_k_top_p runs the Triton kernel for 8 rows or more, the PyTorch sort below
 # (topk_topp_sampler.py:251-255).
@@ -563,9 +591,9 @@ def _sampler_bytes(setup: Setup) -> tuple[int, str]:
     """Bytes a sampled element holds at the sampler's peak beyond its model-dtype logit, and what they
     are: the --sampler's; the PyTorch sort's when the Triton kernel is given fewer than 8 rows."""
     if setup.sampler == "triton" and setup.sampled < TRITON_MIN_ROWS:
-        size, words = SAMPLER_BYTES["pytorch"]
+        size, words, _ = SAMPLER_PATHS["pytorch"]
         return size, f"{words} (vLLM sorts fewer than {TRITON_MIN_ROWS} rows rather than run its Triton kernel)"
-    return SAMPLER_BYTES[setup.sampler]
+    return SAMPLER_PATHS[setup.sampler][:2]
 
 
 # --- the pool -------------------------------------------------------------------------------------
@@ -847,23 +875,10 @@ def _limitations(setup: Setup) -> list[str]:
             + (
                 "V0's sampler term is invmap's reading too (the source's, read since, depends on the release)."
                 if setup.engine == "vllm-v0"
-                else f"the sampler phase is read in source; {SAMPLER_LEFT_OUT[setup.sampler]}"
+                else f"the sampler phase is read in source; {SAMPLER_PATHS[setup.sampler].left_out}"
             )
         )
     return out
-
-
-# What each --sampler's phase leaves out (vLLM V1's limitations).
-SAMPLER_LEFT_OUT = {
-    "triton": "left out of it is the cached buffer of vLLM's Triton top-k/top-p kernel, min(next power of 2 of "
-    "min(SMs, R), SMs) x V x 4 bytes (about 0.06 GiB for a 128k vocabulary on 132 SMs), as invmap's GPU table has "
-    "no SM count.",
-    "flashinfer": "left out of it is the 1 MiB row-state buffer FlashInfer v0.6.6 keeps for its top-k kernel.",
-    "pytorch": "torch's sort was read in a stored copy of its source, not at the torch each vLLM release pins, and "
-    "a sort of fewer than 128 rows takes other paths, not read (counted as the segmented sort).",
-    "greedy": "Model Runner V2 was read at main of 2026-07-08 (the v0.25 line), not at a tag; from #47711 (release "
-    "not pinned) it keeps the logits in the model's dtype, R x V x 4 bytes less than counted here.",
-}
 
 
 __all__ = ["engine_estimate", "MODEL"]
