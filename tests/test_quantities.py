@@ -387,6 +387,11 @@ def test_a_tools_input_schema_is_the_declarations(kind):
             low = p.get("minimum", p.get("exclusiveMinimum"))
             assert (low, p["maximum"]) == (x.bounds.low, x.bounds.high)
         assert p.get("enum") == (list(x.choices) if x.choices else None)
+        if x.kind == "version":  # the schema takes what the option takes, and refuses what it refuses
+            import re
+
+            assert p["type"] == "string" and re.search(p["pattern"], x.example)
+            assert not any(re.search(p["pattern"], bad) for bad in ("x", "0.15.1 beta", "1", "0.15.1.2.3"))
     conditional = {n for need in q.NEEDS[kind] for n in need.given} | {n for c in q.CLASHES[kind] for n in c.given}
     conditional |= {x.name for x in q.inputs_of(kind) if x.phases}
     flags = {n: p["default"] for n, p in schema["properties"].items() if "default" in p and n in q.flags_of(kind)}
