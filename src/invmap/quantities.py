@@ -178,6 +178,7 @@ class Default(namedtuple("Default", ("value", "by", "words", "shown"), defaults=
 # (a release as an engine's log prints it, `read_version`), or name (a model or a GPU, looked up by the
 # core). `keys`: config.json keys read as this input (bounded as it).
 # `phases`: the roofline scenarios an input describes (none: any); given for another it is refused.
+NUMERIC_KINDS = ("int", "float", "tokens")  # the kinds whose values have bounds
 _FIELDS = ("name", "flags", "unit", "help", "kind", "bounds", "default", "metavar", "choices", "keys", "example")
 _FIELDS += ("phases",)
 
@@ -787,7 +788,7 @@ def json_schema(kind: str) -> dict:
     properties: dict[str, dict] = {}
     for x in ESTIMATES[kind]:
         p: dict = {"description": x.help_text}
-        if x.kind in ("int", "float", "tokens"):
+        if x.kind in NUMERIC_KINDS:
             p["type"] = "integer" if x.kind == "int" else "number" if x.kind == "float" else ["integer", "string"]
             p["exclusiveMinimum" if x.bounds.open_low else "minimum"] = x.bounds.low
             p["maximum"] = x.bounds.high

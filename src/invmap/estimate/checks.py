@@ -23,6 +23,7 @@ from invmap.quantities import (
     MAX_RATE,
     MAX_TOKENS,
     NEEDS,
+    NUMERIC_KINDS,
     read_count,
     read_version,
 )
@@ -49,24 +50,20 @@ __all__ = [
 FLAGS: dict[str, str] = {name: q.flag for name, q in INPUTS.items()}
 
 
-def _numeric(name: str) -> bool:
-    q = INPUTS.get(name)
-    return q is not None and q.kind in ("int", "float", "tokens")
-
-
 def check(name: str, value: Any) -> Any:
     """An option's value within its bounds (a float input as a float), or one of its choices; exit 2
     naming the option. A choice refused is its own reason where REASONS names the input (`engine`,
     `kv_cache_dtype`, `scenario`), else `choice`."""
     q = INPUTS.get(name)
-    if q is not None and q.kind == "choice" and value not in q.choices:
+    if q is None:
+        return value
+    if q.kind == "choice" and value not in q.choices:
         reason = name if name in REASONS else "choice"
         raise Refused(reason, f"{q.flag} takes one of {', '.join(q.choices)}, not {value!r}", name)
-    if q is not None and q.kind == "version" and (not isinstance(value, str) or read_version(value) is None):
+    if q.kind == "version" and (not isinstance(value, str) or read_version(value) is None):
         raise Refused("bound", f"{q.flag} takes a release such as 0.15.1 or v0.10.1.1, not {value!r}", name)
-    if not _numeric(name):
+    if q.kind not in NUMERIC_KINDS:
         return value
-    q = INPUTS[name]
     if q.kind == "tokens" and isinstance(value, str):
         counted = read_count(value)
         if counted is None:
