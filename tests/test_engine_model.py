@@ -738,3 +738,13 @@ def test_model_runner_v2_says_it_subtracts_nothing_for_cuda_graphs(cli):
     assert engine_model.SAMPLER_PATHS["greedy"].left_out in said
     peak = next(f for f in result["formulas"] if f.startswith("activation peak = "))
     assert "R x V x (2 + 4) (Model Runner V2's greedy dummy run: float32 logits 4)" in peak
+
+
+def test_a_scenario_giving_the_release_as_a_number_is_refused_as_the_option_is():
+    """Through the API (an agent's tool, a script), a release must be text as the log prints it."""
+    scenario = startup_cases.core.Scenario(
+        "memory", model="llama-3.1-8b", gpu="h100-sxm", flags={"engine": "vllm", "engine_version": 0.15}
+    )
+    refusal = startup_cases.core.run(scenario).refusal
+    assert (refusal.reason, refusal.inputs, refusal.status) == ("bound", ("engine_version",), 2)
+    assert refusal.message == "--engine-version takes a release such as 0.15.1 or v0.10.1.1, not 0.15"
