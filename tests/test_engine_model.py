@@ -445,6 +445,29 @@ def test_fit_is_one_table_at_each_width(cli):
         assert all(len(line) <= cols for line in lines)
 
 
+# What each engine says when the query heads do not divide among the GPUs: vLLM's config check, SGLang's
+# attention layer's assertion. Both come before any split of the KV heads.
+HEADS_REFUSAL = {
+    "vllm": "Total number of attention heads (32) must be divisible by tensor parallel size (3). (vLLM's refusal)",
+    "vllm-v0": "Total number of attention heads (32) must be divisible by tensor parallel size (3). (vLLM's refusal)",
+    "sglang": "SGLang's attention layer asserts total_num_heads % tp_size == 0: 32 query heads do not divide "
+    "among 3 GPUs (the server stops with an AssertionError)",
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_engine_refuses_query_heads_that_do_not_divide_before_the_kv_heads(cli, engine):
+    # Llama 3.1 8B: 32 query heads, 8 KV heads; at TP 3 neither divides, and the engine names the query heads.
+    args = ["estimate", "memory", "--engine", engine, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "-tp", "3"]
+    result = cli(*args)
+    assert (result.code, result.out, result.err) == (2, "", f"Error: {HEADS_REFUSAL[engine]}\n")
+    as_json = cli(*args, "--json")
+    assert (as_json.code, as_json.out) == (2, "")
+    # Without an engine the field guide's estimate names the KV heads, the only split it sizes.
+    plain = cli("estimate", "kv", "--model", "llama-3.1-8b", "-tp", "3")
+    assert (plain.code, plain.err) == (2, "Error: 8 KV heads do not divide among --tensor-parallel 3 GPUs\n")
+
+
 def test_fit_refuses_a_size_whose_heads_do_not_divide_with_the_engines_reason(cli):
     found = run_json(
         cli, "estimate", "fit", "--model", "qwen2.5-7b-instruct", "--gpu", "h100-sxm", "--concurrency", "4"

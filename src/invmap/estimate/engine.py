@@ -208,6 +208,7 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
         raise Refused("needs", "--engine needs a --model (its config sizes every term)", "engine", "model")
     inputs = Inputs(options, "memory")
     layout = layout_of(model)
+    _check_heads(layout, options.get("tensor_parallel") or 1, options["engine"])
     shape, tp_lines, notes = kv_shape(inputs, model, layout)
     weights = count(model)
     setup = _setup(inputs, model, layout, gpu, shape, weights)
@@ -226,17 +227,30 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
 # --- the settings ------------------------------------------------------------------------------
 
 
+def _check_heads(layout: Layout, tp: int, engine: str) -> None:
+    """The engine's first refusal of a tensor-parallel size, before the KV heads are split: vLLM checks
+    the query heads (`ModelConfig.verify_with_parallel_config`); SGLang's attention layers assert it
+    (`LlamaAttention.__init__`, sgl-project/sglang@00239548:python/sglang/srt/models/llama.py)."""
+    if layout.attention_heads % tp == 0:
+        return
+    heads = layout.attention_heads
+    if engine == "sglang":
+        message = (
+            f"SGLang's attention layer asserts total_num_heads % tp_size == 0: {heads} query heads do not "
+            f"divide among {tp} GPUs (the server stops with an AssertionError)"
+        )
+    else:
+        message = (
+            f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}). "
+            "(vLLM's refusal)"
+        )
+    raise Refused("heads_split", message, "tensor_parallel")
+
+
 def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape: KvShape, weights: Weights) -> Setup:
     engine = inputs.options["engine"]
     inputs.add("engine", engine, "", From("option", "option"))
     tp = shape.tensor_parallel
-    if layout.attention_heads % tp:
-        raise Refused(
-            "heads_split",
-            f"Total number of attention heads ({layout.attention_heads}) must be divisible by tensor parallel "
-            f"size ({tp}). (vLLM's refusal)",
-            "tensor_parallel",
-        )
     pp = inputs.pick("pipeline_parallel")
     if pp > layout.layers:
         raise Refused(
