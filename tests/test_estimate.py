@@ -8,6 +8,7 @@ OPT-13B, and the KV bytes per token of every shipped model, worked out here by h
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -498,6 +499,30 @@ def test_zero_and_negative_sizes_are_usage_errors_naming_the_option(cli, command
     result = cli(*command.path.split(), option.flags[0], value)
     assert (result.code, result.out) == (2, ""), result.err
     assert option.flags[0] in result.err and "Traceback" not in result.err
+
+
+def other_spellings():
+    for command, o in numeric_options():
+        for flag in (*o.flags[1:], *o.old_flags):
+            yield command, o, flag
+
+
+@pytest.mark.parametrize(("command", "option", "flag"), list(other_spellings()), ids=lambda x: getattr(x, "dest", x))
+def test_a_refusal_names_the_option_as_it_was_typed(cli, command, option, flag):
+    # `--max-model-len 0` is refused as --max-model-len, not as invmap's --tokens-per-request.
+    result = cli(
+        *command.path.split(), f"{flag}=0" if flag.startswith("--") else flag, *([] if "--" in flag else ["0"])
+    )
+    assert (result.code, result.out) == (2, ""), result.err
+    assert result.err.startswith(f"Error: {flag} "), result.err
+    assert re.search(rf"(?<![\w-]){re.escape(option.flags[0])}(?![\w-])", result.err) is None, result.err
+
+
+def test_the_installed_program_names_the_spelling_typed(sh):
+    done = sh(
+        "estimate", "memory", "--engine", "sglang", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tp-size", "0"
+    )
+    assert (done.code, done.out, done.err) == (2, "", "Error: --tp-size must be a positive integer, not 0\n")
 
 
 @pytest.mark.parametrize(

@@ -188,6 +188,7 @@ class DeclaredCommand(typer.core.TyperCommand):
         command = self.declaration
         if command is None:
             return super().parse_args(ctx, args)
+        ctx.meta.setdefault("typed", {}).update(typed_flags(command, args))
         args = renamed(command, args)
         try:
             return super().parse_args(ctx, args)
@@ -196,6 +197,33 @@ class DeclaredCommand(typer.core.TyperCommand):
             exc.possibilities = []  # click would add its own difflib guesses to the message
             exc.message = f"No such option: {exc.option_name}" + (f". Did you mean {close}?" if close else "")
             raise
+
+
+def typed_flags(command: decl.Command, args: list[str]) -> dict[str, tuple[str, str]]:
+    """For each option given by another of its spellings than its first flag (`--max-model-len` for
+    `--tokens-per-request`), its dest: (the first flag, the spelling typed), so that a message naming
+    the option can name it as the user did (`spelled_as_typed`)."""
+    spellings = {f: o for o in decl.options_of(command) for f in (*o.flags, *o.old_flags)}
+    typed = {}
+    for word in args:
+        if word == "--":
+            break
+        flag = word.partition("=")[0]
+        o = spellings.get(flag)
+        if o is not None and flag != o.flags[0]:
+            typed[o.dest] = (o.flags[0], flag)
+    return typed
+
+
+def spelled_as_typed(message: str, inputs: tuple[str, ...], typed: dict[str, tuple[str, str]]) -> str:
+    """`message` with the first flag of each option it concerns (`inputs`) put as the user typed it."""
+    import re
+
+    for name in inputs:
+        if name in typed:
+            first, flag = typed[name]
+            message = re.sub(rf"(?<![\w-]){re.escape(first)}(?![\w-])", flag, message)
+    return message
 
 
 def renamed(command: decl.Command, args: list[str]) -> list[str]:

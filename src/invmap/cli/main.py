@@ -104,6 +104,11 @@ class InvmapGroup(typer.core.TyperGroup):
         try:
             return super().invoke(ctx)
         except InvmapError as exc:
+            inputs = getattr(exc, "inputs", ())  # an estimate's refusal names the inputs it concerns
+            if inputs and ctx.meta.get("typed"):
+                from invmap.cli.build import spelled_as_typed
+
+                exc.message = spelled_as_typed(exc.message, inputs, ctx.meta["typed"])
             report(exc)
             raise typer.Exit(exc.exit_code) from None
 
