@@ -350,7 +350,7 @@ def test_a_token_count_vllm_would_refuse_is_refused(cli):
     result = cli(
         "estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h100-sxm", "--max-model-len", "1.5K"
     )
-    assert result.code == 2 and "--tokens-per-request takes a count such as 8192, 128k" in result.err
+    assert result.code == 2 and "Error: --max-model-len takes a count such as 8192, 128k" in result.err
 
 
 @pytest.mark.parametrize(
@@ -465,7 +465,7 @@ def test_an_engine_refuses_query_heads_that_do_not_divide_before_the_kv_heads(cl
     assert (as_json.code, as_json.out) == (2, "")
     # Without an engine the field guide's estimate names the KV heads, the only split it sizes.
     plain = cli("estimate", "kv", "--model", "llama-3.1-8b", "-tp", "3")
-    assert (plain.code, plain.err) == (2, "Error: 8 KV heads do not divide among --tensor-parallel 3 GPUs\n")
+    assert (plain.code, plain.err) == (2, "Error: 8 KV heads do not divide among -tp 3 GPUs\n")
 
 
 def test_fit_refuses_a_size_whose_heads_do_not_divide_with_the_engines_reason(cli):

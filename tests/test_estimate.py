@@ -531,6 +531,8 @@ def test_the_installed_program_names_the_spelling_typed(sh):
         (["estimate", "memory", "--parameters", str(10**14 + 1)], "--parameters must be at most 100,000,000,000,000"),
         (["estimate", "kv", "--layers", "10001"], "--layers must be at most 10,000, not 10,001"),
         (["estimate", "kv", "--tokens", str(10**9 + 1)], "--tokens must be at most 1,000,000,000"),
+        (["estimate", "kv", "--tokens", "1e30"], "--tokens must be at most 1,000,000,000, not about 1.0e+30"),
+        (["estimate", "memory", "--max-model-len", "1.5"], "--max-model-len must be a positive integer, not 1.5"),
         (
             ["estimate", "memory", "--memory", "80GB", "--gpu-memory-utilization", "1.5"],
             "must be a fraction in (0, 1], not 1.5",

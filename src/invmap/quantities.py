@@ -78,7 +78,7 @@ def read_count(text: str) -> int | float | None:
     value = float(number) * COUNT_SUFFIXES.get(suffix, 1)
     if value != value or value in (float("inf"),):
         return None
-    return int(value) if value.is_integer() and value < 2**63 else value
+    return int(value) if value.is_integer() else value
 
 
 VERSION_PATTERN = (
