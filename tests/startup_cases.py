@@ -69,6 +69,12 @@ GPUS = {
     # https://github.com/OpenAgentsInc/openagents/blob/653550af078577651e61d262e3bf3ac0f5806b0b/docs/sarah/scoreboards/openers-v2-opener-02-welcome-back-r2.md).
     "A100 40GB (GCE a2-highgpu-1g)": "a100-sxm-40gb",
     "NVIDIA A100-SXM4-40GB": "a100-sxm-40gb",  # the part as nvidia-smi and CUDA name it
+    # The logs on "NVIDIA A100 80GB" do not say SXM or PCIe: both parts report 79.15 GiB (gpus.toml) and are
+    # compute capability 8.0, and vLLM V1 picks its `vllm serve` batch defaults by the device's name (2048
+    # tokens and 256 sequences on an A100, whatever its memory), so either entry gives the same start-up.
+    "NVIDIA A100 80GB": "a100-sxm-80gb",
+    "NVIDIA A100-SXM4-80GB": "a100-sxm-80gb",
+    "A100 80GB (by the log's own figures)": "a100-sxm-80gb",  # the index entry's notes say how
     "H100": "h100-sxm",
     "H100 80GB": "h100-sxm",
     "H100-80G": "h100-sxm",
@@ -76,15 +82,6 @@ GPUS = {
     "RTX 3090": "rtx-3090",
     "L40S": "l40s",
 }
-# NVIDIA A100-SXM4-80GB reports 79.15 GiB to CUDA: "total_gpu_memory (79.15GiB)" in a vLLM 0.8.2 start-up
-# on that GPU (a stored Phi-4 GRPO tutorial, datawhalechina/self-llm@389f06cf:models/phi4/; the A100
-# logs here do not print their total). One log is not enough for the table (a100-sxm-80gb's note), so
-# the figure stays here, and the A100 PCIe 80GB's 79.15 GiB in the table is the same figure.
-A100_80GB = "79.15GiB"
-# The table's A100 80GB, given beside that total: the logs on "NVIDIA A100 80GB" do not say SXM or PCIe
-# (both are compute capability 8.0), and vLLM V1 picks its `vllm serve` batch defaults by the device's
-# name (2048 tokens and 256 sequences on an A100, whatever its memory).
-A100_80GB_GPU = "a100-sxm-80gb"
 # Settings the engine model leaves out: a log that uses one is not judged.
 NOT_MODELLED = {
     "kv_transfer_config": "an LMCache connector",
@@ -138,7 +135,7 @@ def _config_folders() -> dict[str, Path]:
 
 def _memory(log: dict[str, Any]) -> tuple[str | None, str | None]:
     """(--memory, --gpu): the total the log prints (SGLang: the free memory before the weights, the
-    total it sizes on), else the table's reported total for the GPU named, else A100 80GB's. With a
+    total it sizes on), else the table's reported total for the GPU named. With a
     printed total the GPU named is given too where the table has it: its compute capability decides
     vLLM's FlashInfer all-reduce fusion workspace (the total given overrides the table's)."""
     logged = log["logged"]
@@ -146,8 +143,6 @@ def _memory(log: dict[str, Any]) -> tuple[str | None, str | None]:
         return f"{logged['avail_before_weights_gib']}GiB", None
     if "total_gpu_memory_gib" in logged:
         return f"{logged['total_gpu_memory_gib']}GiB", GPUS.get(log["gpu"])
-    if log["gpu"] == "NVIDIA A100 80GB":
-        return A100_80GB, A100_80GB_GPU
     return None, GPUS.get(log["gpu"])
 
 

@@ -64,8 +64,12 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # Held-out floor raised to 25 and MIN_JUDGED to 52 with Qwen2.5-72B-Instruct at TP 4 on four L40S (vLLM
 # 0.19.0, +9.1%: 0.46 GiB over a 5.11 GiB pool, within by the 0.5 GiB rule; held out). Qwen3-8B on vLLM 0.19.1
 # on an A100 SXM4 40GB (development) is not judged until startup_cases.GPUS maps its GPU's name.
-MIN_WITHIN = {False: 25, True: 25}
-MIN_JUDGED = 53
+# Development floor raised to 26 and MIN_JUDGED to 55 when the A100 SXM4 80GB gained its reported total
+# (79.15 GiB) and the two A100 logs of one blog post were read as the 80 GB part by their own figures:
+# gpt-oss-20b (development) is within (+1.5%, Marlin MXFP4 by the GPU's compute capability); Gemma 4
+# 26B-A4B (held out) is not (+9.2%: its vision encoder's weights are not counted).
+MIN_WITHIN = {False: 26, True: 25}
+MIN_JUDGED = 55
 
 
 def run_json(cli, *args: str) -> dict:
@@ -367,6 +371,57 @@ def test_each_engine_is_declared_and_runs(cli):
             cli, "estimate", "memory", "--engine", engine, "--model", PHI4, "--gpu", "h100-sxm", "--max-model-len", "8k"
         )
         assert result["configuration"]["engine"] == engine and result["results"]["kv_pool_tokens"] > 0
+
+
+def mxfp4_defaults():
+    """Every GPU of the table whose compute capability is stated and whose total an estimate can use,
+    with the MXFP4 kernel vLLM picks on it (engine.TRITON_MXFP4_CAPABILITY), or None on 10.x and up,
+    where the option's declared default (triton) stands."""
+    from invmap.estimate.gpus import gpus
+
+    low, high = engine_model.TRITON_MXFP4_CAPABILITY
+    for gpu in gpus():
+        if gpu.capability is None or gpu.memory_reported_bytes is None:
+            continue
+        yield gpu.name, "marlin" if gpu.capability < low else "triton" if gpu.capability < 100 else None
+
+
+@pytest.mark.parametrize(("gpu", "kernel"), list(mxfp4_defaults()))
+def test_the_mxfp4_kernel_defaults_to_the_one_vllm_picks_for_the_gpu(cli, gpu, kernel):
+    found = run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", "gpt-oss-20b", "--gpu", gpu)
+    given = next(i for i in found["inputs"] if i["name"] == "mxfp4_backend")
+    if kernel is None:
+        assert (given["value"], given["from"]) == ("triton", "invmap default")
+        return
+    assert given["value"] == kernel and given["from"].startswith("vLLM's choice for compute capability ")
+    # The option still wins, and the weights follow the kernel: Marlin pads the experts more.
+    other = "triton" if kernel == "marlin" else "marlin"
+    chosen = run_json(
+        cli, "estimate", "memory", "--engine", "vllm", "--model", "gpt-oss-20b", "--gpu", gpu, "--mxfp4-backend", other
+    )
+    assert next(i for i in chosen["inputs"] if i["name"] == "mxfp4_backend")["from"] == "option"
+    weights = {kernel: found["results"]["weights_bytes"], other: chosen["results"]["weights_bytes"]}
+    assert weights["marlin"] > weights["triton"]
+
+
+def test_a_gpu_with_a_compute_capability_below_9_runs_gpt_oss_on_marlin():
+    assert ("a100-sxm-80gb", "marlin") in list(mxfp4_defaults()) and ("h100-sxm", "triton") in list(mxfp4_defaults())
+
+
+@pytest.mark.parametrize("engine", [None, *ENGINES])
+def test_a_multimodal_configs_encoders_are_said_to_be_left_out_of_the_weights(cli, engine):
+    flags = ["--engine", engine] if engine else []
+    gemma = CONFIGS / "google--gemma-4-26B-A4B"
+    found = run_json(
+        cli, "estimate", "memory", *flags, "--model", str(gemma), "--gpu", "a100-sxm-80gb", "--max-model-len", "8k"
+    )
+    said = [a for a in found["assumptions"] if a.startswith("Only the language model's weights are counted")]
+    assert said == [
+        "Only the language model's weights are counted: the config's vision_config describes an encoder whose "
+        "weights load too, so the device holds less for the KV cache than this says."
+    ]
+    text_only = run_json(cli, "estimate", "memory", *flags, "--model", "llama-3.1-8b", "--gpu", "a100-sxm-80gb")
+    assert not any(a.startswith("Only the language model") for a in text_only["assumptions"])
 
 
 def test_a_gpu_without_a_reported_total_asks_for_memory(cli):

@@ -389,8 +389,8 @@ def test_a_model_that_does_not_fit_is_exit_0_with_the_sentence(cli):
     assert [line.split(None, 1) for line in plain.out.splitlines() if line.startswith("  fits ")] == [
         ["fits", "no: weights alone need 131.42 GiB; H100 SXM has 79.22 GiB (the total it reports)"]
     ]
-    datasheet = run_json(cli, "estimate", "memory", "--model", "llama-3-70b-instruct", "--gpu", "a100-sxm-80gb")
-    assert datasheet["verdict"] == "weights alone need 131.42 GiB; A100 SXM 80GB has 80 GB"
+    datasheet = run_json(cli, "estimate", "memory", "--model", "llama-3-70b-instruct", "--gpu", "h100-nvl")
+    assert datasheet["verdict"] == "weights alone need 131.42 GiB; H100 NVL has 94 GB"
 
 
 def test_memory_sizes_and_a_gpu_without_a_confirmed_figure(cli):

@@ -340,7 +340,10 @@ QUANTITIES: tuple[Quantity, ...] = (
         "With --engine vllm and an MXFP4 model: the MoE kernel the engine picks (its log names it), which pads "
         "the expert weights: triton (Hopper, Blackwell) or marlin (Ampere, Ada, or no triton_kernels)",
         "choice",
-        default=_own("triton"),
+        default=_own(
+            "triton",
+            "vLLM's for --gpu's compute capability: marlin below 9.0, triton on 9.x; else (10.x, or --memory alone) triton",
+        ),
         metavar="KERNEL",
         choices=MXFP4_BACKENDS,
     ),

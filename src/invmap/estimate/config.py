@@ -65,14 +65,35 @@ def shipped(entry: dict[str, Any]) -> Model:
     )
 
 
+# A multimodal config's encoders beside its language model: their weights load with it, but the
+# estimates count only the language model (ENCODERS_LEFT_OUT says so where one is present).
+ENCODER_KEYS = ("vision_config", "audio_config")
+
+
 def _language_part(config: dict[str, Any]) -> dict[str, Any]:
-    """A multimodal config's `text_config`, with the top level's dtype and model_type as fallbacks."""
+    """A multimodal config's `text_config`, with the top level's dtype and model_type as fallbacks,
+    and its encoders' configs (ENCODER_KEYS) kept beside it."""
     text = config.get("text_config")
     if not isinstance(text, dict):
         return config
     merged = {k: config[k] for k in ("torch_dtype", "dtype", "model_type") if k in config}
     merged.update(text)
+    merged.update({k: config[k] for k in ENCODER_KEYS if isinstance(config.get(k), dict)})
     return merged
+
+
+def encoders(model: Model) -> list[str]:
+    """The keys of the encoders the config describes beside its language model (`vision_config`)."""
+    return [k for k in ENCODER_KEYS if isinstance(model.config.get(k), dict)]
+
+
+def encoders_left_out(keys: list[str]) -> str:
+    """What an estimate says where a multimodal config describes encoders (`keys`): not counted."""
+    what = "describes an encoder" if len(keys) == 1 else "describe encoders"
+    return (
+        f"Only the language model's weights are counted: the config's {' and '.join(keys)} {what} whose "
+        "weights load too, so the device holds less for the KV cache than this says."
+    )
 
 
 def read_json(path: Path) -> dict[str, Any]:

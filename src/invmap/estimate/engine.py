@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from invmap.estimate.checks import FLAGS
-from invmap.estimate.config import Model, optional_int
+from invmap.estimate.config import Model, encoders, encoders_left_out, optional_int
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, From, Inputs, gpu_part, model_part
 from invmap.estimate.kvshape import KvShape, kv_shape
@@ -35,6 +35,11 @@ FI_FUSION_MAX_MB: dict[int, dict[int, float]] = {
     100: {2: 64, 4: 32, 8: 1},
     103: {2: 64, 4: 64, 8: 2},
 }
+# vLLM's MXFP4 MoE kernel by the GPU (get_mxfp4_backend; ENGINES.md, "MXFP4 expert weights"): Triton
+# needs compute capability in [9.0, 11.0) (and triton_kernels, torch 2.8 or later), else Marlin, which
+# pads the experts more. As `Gpu.capability`: 90 to 109. On 10.x vLLM may take a FlashInfer kernel
+# instead (not modelled), so there the default stays the option's declared one.
+TRITON_MXFP4_CAPABILITY = (90, 110)
 # The GPU's compute capability is its `compute_capability` figure in data/gpus.toml (sourced there);
 # a GPU without one, or a device given only by --memory, gets no workspace.
 # FlashInfer's SymmDeviceMemory raises when CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED is 0
@@ -217,7 +222,7 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
     formulas = [*_formulas(setup, weights, stages, pool), *tp_lines]
     results, units = _results(setup, pool)
     fits, verdict = _verdict(setup, pool)
-    said = Said(formulas, _assumptions(setup, weights, gpu, options), _limitations(setup), list(notes))
+    said = Said(formulas, _assumptions(setup, model, weights, gpu, options), _limitations(setup), list(notes))
     workload = {"batch_size": setup.seqs, "sequence_length": setup.batched_tokens}
     return estimate_result(
         "memory", inputs, model, gpu, results, units, said, workload, {"fits": fits, "verdict": verdict}
@@ -278,7 +283,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         "tokens",
         From("option", "option") if inputs.options.get("block_size") else From("invmap", f"{engine}'s default"),
     )
-    experts, kernel = _padded_experts(inputs, model, weights, engine, tp)
+    experts, kernel = _padded_experts(inputs, model, weights, engine, tp, gpu)
     sampler = _sampler(inputs, engine, model, weights)
     workspace, workspace_words = _moe_workspace(model, weights, engine, tp, batched, layout.dtype_bytes or 2)
     return Setup(
@@ -338,9 +343,12 @@ def _moe_keys(model: Model) -> tuple[int | None, int | None]:
     )
 
 
-def _padded_experts(inputs: Inputs, model: Model, weights: Weights, engine: str, tp: int) -> tuple[int | None, str]:
+def _padded_experts(
+    inputs: Inputs, model: Model, weights: Weights, engine: str, tp: int, gpu: Gpu | None
+) -> tuple[int | None, str]:
     """vLLM's MXFP4 experts, padded as the MoE kernel --mxfp4-backend names needs them (None for any
-    other model or engine: the experts are counted as the config gives them)."""
+    other model or engine: the experts are counted as the config gives them). Without the option, the
+    kernel vLLM picks for the GPU's compute capability (TRITON_MXFP4_CAPABILITY), else Triton."""
     fmt = weights.format
     if engine == "sglang" or fmt is None or fmt.name != "mxfp4" or "experts" not in fmt.covers:
         if inputs.options.get("mxfp4_backend") is not None:
@@ -351,7 +359,17 @@ def _padded_experts(inputs: Inputs, model: Model, weights: Weights, engine: str,
                 "mxfp4_backend",
             )
         return None, ""
-    kernel = inputs.pick("mxfp4_backend")
+    capability = gpu.capability if gpu is not None else None
+    default = None
+    if capability is not None and capability < 100:
+        shown = gpu.reading("compute_capability").value  # type: ignore[union-attr]
+        if capability < TRITON_MXFP4_CAPABILITY[0]:
+            words = f"vLLM's choice for compute capability {shown} (its Triton kernel needs 9.0 or later)"
+            default = ("marlin", From("invmap", words))
+        else:
+            words = f"vLLM's choice for compute capability {shown} (with triton_kernels and torch 2.8 or later)"
+            default = ("triton", From("invmap", words))
+    kernel = inputs.pick("mxfp4_backend", *([default] if default else []))
     return vllm_mxfp4_experts(model, tp, kernel), kernel
 
 
@@ -824,7 +842,7 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
     return lines
 
 
-def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[str, Any]) -> list[str]:
+def _assumptions(setup: Setup, model: Model, weights: Weights, gpu: Gpu | None, options: dict[str, Any]) -> list[str]:
     said = [
         f"Weights are counted from the config's keys ({weights.parameters:,} parameters), "
         + (f"linear modules as {weights.format.words}; " if weights.format else "")
@@ -832,6 +850,9 @@ def _assumptions(setup: Setup, weights: Weights, gpu: Gpu | None, options: dict[
         + "embeddings, norms and routers at the model's dtype; split evenly over the tensor-parallel GPUs "
         "except norms and routers.",
     ]
+    encoder = encoders(model)
+    if encoder:
+        said.append(encoders_left_out(encoder))
     if setup.engine == "vllm":
         said.append(
             "Non-torch memory counts only buffers whose size vLLM's source declares (v0.19.0: the FlashInfer "

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap.estimate.checks import check, check_all, check_clashes, check_needs
-from invmap.estimate.config import Model
+from invmap.estimate.config import Model, encoders, encoders_left_out
 from invmap.estimate.engine import engine_estimate
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, OPTION, From, Inputs, gpu_part, model_part
@@ -62,15 +62,26 @@ def memory_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
         assumptions += [*_pool_assumptions(pool), *memory_said]
     else:
         check_needs("memory", {name for name, value in options.items() if value is not None})
-    if counted is not None and stored is None and options.get("parameters") is None:
-        assumptions.append(
-            f"Parameters counted from the config ({model.model_type}): embeddings, attention, MLP"  # type: ignore[union-attr]
-            + (" (every expert)" if model.model_type == "mixtral" else "")  # type: ignore[union-attr]
-            + ", norms and the output head unless tied."
-        )
+    if model is not None and stored is None and options.get("parameters") is None:
+        assumptions += _counted_assumptions(model, counted)
     said = Said(formulas, assumptions, list(MEMORY_LIMITATIONS), notes)
     workload = {"batch_size": batch, "sequence_length": length}
     return estimate_result("memory", inputs, model, gpu, results, units, said, workload, extra)
+
+
+def _counted_assumptions(model: Model, counted: tuple[int, int] | None) -> list[str]:
+    """What weights counted from the config's keys leave to the reader: the modules counted (the field
+    guide's count), and a multimodal config's encoders, which are not."""
+    said = []
+    if counted is not None:
+        said.append(
+            f"Parameters counted from the config ({model.model_type}): embeddings, attention, MLP"
+            + (" (every expert)" if model.model_type == "mixtral" else "")
+            + ", norms and the output head unless tied."
+        )
+    if encoders(model):
+        said.append(encoders_left_out(encoders(model)))
+    return said
 
 
 # --- the terms: weights, activations, the KV pool -----------------------------------------------
