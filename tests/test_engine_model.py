@@ -68,8 +68,10 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # (79.15 GiB) and the two A100 logs of one blog post were read as the 80 GB part by their own figures:
 # gpt-oss-20b (development) is within (+1.5%, Marlin MXFP4 by the GPU's compute capability); Gemma 4
 # 26B-A4B (held out) is not (+9.2%: its vision encoder's weights are not counted).
-MIN_WITHIN = {False: 26, True: 25}
-MIN_JUDGED = 55
+# Development floor raised to 27 and MIN_JUDGED to 56 when the log on "NVIDIA A100 40GB" was taken as the
+# SXM part (startup_cases.GPUS says why the PCIe part's 0.18 GiB less is small): Qwen2-7B at TP 2, +2.4%.
+MIN_WITHIN = {False: 27, True: 25}
+MIN_JUDGED = 56
 
 
 def run_json(cli, *args: str) -> dict:
