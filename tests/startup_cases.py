@@ -60,8 +60,8 @@ SHIPPED = {
     "mistralai/Mistral-7B-Instruct-v0.1": "mistral-7b-instruct-v0.1",
 }
 # The GPU a log names, as invmap's table names it (only GPUs whose reported total is in the table;
-# for the others the log must state the total). The H200's and the H20's totals are left out of the
-# table (each entry's memory_reported note says why), so "H200" and "H20" map to nothing.
+# for the others the log must state the total). The H20's total is left out of the table (its
+# memory_reported note says why), so "H20" maps to nothing.
 GPUS = {
     # The log on "NVIDIA A100 40GB" does not say SXM or PCIe. It is taken as the SXM part (39.56 GiB): the
     # PCIe part's one log prints 39.38 (a100-pcie-40gb's note), 0.18 GiB less, which at the log's
@@ -80,7 +80,7 @@ GPUS = {
     "H100": "h100-sxm",
     "H100 80GB": "h100-sxm",
     "H100-80G": "h100-sxm",
-    "H200": None,
+    "H200": "h200",
     "RTX 3090": "rtx-3090",
     "L40S": "l40s",
 }

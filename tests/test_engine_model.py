@@ -427,7 +427,7 @@ def test_a_multimodal_configs_encoders_are_said_to_be_left_out_of_the_weights(cl
 
 
 def test_a_gpu_without_a_reported_total_asks_for_memory(cli):
-    result = cli("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h200")
+    result = cli("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h20")
     assert result.code == 2 and "give --memory with the total your engine logs" in result.err
 
 
