@@ -700,7 +700,7 @@ def sampled_at(cli, version: str, *more: str) -> dict:
 
 
 def test_without_a_release_the_sampler_is_the_release_reads_and_an_option_wins_over_a_release(cli):
-    assert sampler_input(run_json(cli, "estimate", "memory", *V1_LLAMA)) == ("triton", "vLLM v0.19.0's")
+    assert sampler_input(run_json(cli, "estimate", "memory", *V1_LLAMA)) == ("triton", "vLLM v0.19.0's default (the release read)")
     assert sampler_input(sampled_at(cli, "0.15.1", "--sampler", "triton")) == ("triton", "option")
     release = next(i for i in sampled_at(cli, "0.15.1")["inputs"] if i["name"] == "engine_version")
     assert (release["value"], release["from"]) == ("0.15.1", "option")

@@ -411,7 +411,7 @@ def _sampler(inputs: Inputs, engine: str, model: Model, weights: Weights) -> str
                 "sampler",
                 "engine_version",
             )
-    words = From("invmap", "vLLM v0.19.0's")
+    words = From("invmap", "vLLM v0.19.0's default (the release read)")
     if by_release:
         runner = ", Model Runner V2 for this model" if by_release == "greedy" else ""
         words = From("invmap", f"vLLM {release}'s default{runner}")
