@@ -426,6 +426,23 @@ def test_a_multimodal_configs_encoders_are_said_to_be_left_out_of_the_weights(cl
     assert not any(a.startswith("Only the language model") for a in text_only["assumptions"])
 
 
+@pytest.mark.parametrize("name", ["max_num_batched_tokens", "max_num_seqs"])
+def test_sglang_runs_no_profile_so_its_batch_is_refused_not_ignored(cli, name):
+    flag = INPUTS[name].flag
+    args = ["estimate", "memory", "--engine", "sglang", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
+    result = cli(*args, flag, "64")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        f"Error: {flag} does not apply with --engine sglang: SGLang sizes its KV pool from --mem-fraction-static "
+        "without a profile run, so the batch does not change it; leave it out\n"
+    )
+    plain = run_json(cli, *args)
+    assert plain["workload"] == {} and not {i["name"] for i in plain["inputs"]} & {
+        "max_num_batched_tokens",
+        "max_num_seqs",
+    }
+
+
 def test_a_gpu_without_a_reported_total_asks_for_memory(cli):
     result = cli("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h20")
     assert result.code == 2 and "give --memory with the total your engine logs" in result.err
@@ -700,7 +717,10 @@ def sampled_at(cli, version: str, *more: str) -> dict:
 
 
 def test_without_a_release_the_sampler_is_the_release_reads_and_an_option_wins_over_a_release(cli):
-    assert sampler_input(run_json(cli, "estimate", "memory", *V1_LLAMA)) == ("triton", "vLLM v0.19.0's default (the release read)")
+    assert sampler_input(run_json(cli, "estimate", "memory", *V1_LLAMA)) == (
+        "triton",
+        "vLLM v0.19.0's default (the release read)",
+    )
     assert sampler_input(sampled_at(cli, "0.15.1", "--sampler", "triton")) == ("triton", "option")
     release = next(i for i in sampled_at(cli, "0.15.1")["inputs"] if i["name"] == "engine_version")
     assert (release["value"], release["from"]) == ("0.15.1", "option")

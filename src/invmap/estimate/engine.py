@@ -223,7 +223,8 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
     results, units = _results(setup, pool)
     fits, verdict = _verdict(setup, pool)
     said = Said(formulas, _assumptions(setup, model, weights, gpu, options), _limitations(setup), list(notes))
-    workload = {"batch_size": setup.seqs, "sequence_length": setup.batched_tokens}
+    # The profile's batch; SGLang profiles none, so its workload is empty.
+    workload = {} if setup.engine == "sglang" else {"batch_size": setup.seqs, "sequence_length": setup.batched_tokens}
     return estimate_result(
         "memory", inputs, model, gpu, results, units, said, workload, {"fits": fits, "verdict": verdict}
     )
@@ -272,9 +273,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
             "--engine needs --max-model-len (the config names no max_position_embeddings)",
             "tokens_per_request",
         )
-    tokens, seqs = _batch_defaults(engine, memory, gpu, max_len)
-    batched = inputs.pick("max_num_batched_tokens", tokens)
-    seqs = min(inputs.pick("max_num_seqs", seqs), batched)
+    batched, seqs = _batch(inputs, engine, memory, gpu, max_len)
     default_block = 1 if engine == "sglang" else 64 if layout.kind == "latent" else 16
     block = inputs.options.get("block_size") or default_block
     inputs.add(
@@ -472,6 +471,26 @@ def _default_fraction(engine: str, memory: int, parallel: int) -> tuple[float | 
     else:
         reserved = 32 * 1024
     return round((mib - reserved) / mib, 3), From("invmap", "SGLang v0.5.2's default for this memory and TP x PP")
+
+
+def _batch(inputs: Inputs, engine: str, memory: int, gpu: Gpu | None, max_len: int) -> tuple[int, int]:
+    """The profile's batch (tokens, sequences): the options, else the engine's defaults. SGLang runs no
+    profile (its pool is --mem-fraction-static of the free memory less the weights), so the batch is
+    not an input there and either option is refused rather than ignored."""
+    tokens, seqs = _batch_defaults(engine, memory, gpu, max_len)
+    if engine == "sglang":
+        for name in ("max_num_batched_tokens", "max_num_seqs"):
+            if inputs.options.get(name) is not None:
+                raise Refused(
+                    "clash",
+                    f"{FLAGS[name]} does not apply with --engine sglang: SGLang sizes its KV pool from "
+                    "--mem-fraction-static without a profile run, so the batch does not change it; leave it out",
+                    name,
+                    "engine",
+                )
+        return tokens[0], min(seqs[0], tokens[0])
+    batched = inputs.pick("max_num_batched_tokens", tokens)
+    return batched, min(inputs.pick("max_num_seqs", seqs), batched)
 
 
 def _batch_defaults(
