@@ -66,7 +66,7 @@ def shipped(entry: dict[str, Any]) -> Model:
 
 
 # A multimodal config's encoders beside its language model: their weights load with it, but the
-# estimates count only the language model (ENCODERS_LEFT_OUT says so where one is present).
+# estimates count only the language model (`encoders_left_out` says so where one is present).
 ENCODER_KEYS = ("vision_config", "audio_config")
 
 
