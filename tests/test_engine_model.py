@@ -208,9 +208,14 @@ LLAMA_H100 = ("estimate", "memory", "--engine", "vllm", "--model", "llama-3.1-8b
             "(compute capability 8.0: vLLM turns it on for 9.0 and 10.x)",
         ),
         (
-            ("--gpu", "rtx-4090", "--memory", "23.5GiB", "-tp", "2"),
+            ("--gpu", "a10g", "--memory", "21.98GiB", "-tp", "2"),
             0,
             "(invmap's table gives no compute capability for the device)",
+        ),
+        (
+            ("--gpu", "rtx-4090", "--memory", "23.5GiB", "-tp", "2"),
+            0,
+            "(compute capability 8.9: vLLM turns it on for 9.0 and 10.x)",
         ),
         (("--gpu", "mi300x", "-tp", "2"), 0, "(an AMD GPU: vLLM turns the fusion on only on CUDA)"),
         (("--memory", "79.19GiB", "-tp", "2"), 0, "(invmap's table gives no compute capability for the device)"),
