@@ -448,6 +448,16 @@ def test_sglang_runs_no_profile_so_its_batch_is_refused_not_ignored(cli, name):
     }
 
 
+def test_sglang_says_its_total_is_the_free_memory_and_more_so_under_tensor_parallelism(cli):
+    args = ["estimate", "memory", "--engine", "sglang", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
+    said = {
+        tp: next(a for a in run_json(cli, *args, "-tp", str(tp))["assumptions"] if a.startswith("SGLang's total"))
+        for tp in (1, 2)
+    }
+    assert said[1].endswith("invmap takes the device's reported total, a little more.")
+    assert "more under tensor parallelism (one TP 4 log's pool implies 2.2 GiB less free memory" in said[2]
+
+
 def test_a_gpu_without_a_reported_total_asks_for_memory(cli):
     result = cli("estimate", "memory", "--engine", "vllm", "--model", PHI4, "--gpu", "h20")
     assert result.code == 2 and "give --memory with the total your engine logs" in result.err

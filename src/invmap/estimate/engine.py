@@ -890,7 +890,13 @@ def _assumptions(setup: Setup, model: Model, weights: Weights, gpu: Gpu | None, 
     else:
         said.append(
             "SGLang's total is the free memory after its CUDA context and NCCL start; invmap takes the device's "
-            "reported total, a little more."
+            "reported total, a little more"
+            + (
+                ", and more under tensor parallelism (one TP 4 log's pool implies 2.2 GiB less free memory than "
+                "the device's total, tests/fixtures/startup-logs/ENGINES.md), so the pool is likely smaller."
+                if setup.tp > 1
+                else "."
+            )
         )
     return said
 
