@@ -382,15 +382,15 @@ def test_each_engine_is_declared_and_runs(cli):
 
 def mxfp4_defaults():
     """Every GPU of the table whose compute capability is stated and whose total an estimate can use,
-    with the MXFP4 kernel vLLM picks on it (engine.TRITON_MXFP4_CAPABILITY), or None on 10.x and up,
-    where the option's declared default (triton) stands."""
+    with the MXFP4 kernel vLLM picks on it (Marlin below engine.MXFP4_MARLIN_BELOW), or None from
+    engine.MXFP4_READ_BELOW (10.x) up, where the option's declared default (triton) stands."""
     from invmap.estimate.gpus import gpus
 
-    low, high = engine_model.TRITON_MXFP4_CAPABILITY
     for gpu in gpus():
         if gpu.capability is None or gpu.memory_reported_bytes is None:
             continue
-        yield gpu.name, "marlin" if gpu.capability < low else "triton" if gpu.capability < 100 else None
+        marlin, read = gpu.capability < engine_model.MXFP4_MARLIN_BELOW, gpu.capability < engine_model.MXFP4_READ_BELOW
+        yield gpu.name, "marlin" if marlin else "triton" if read else None
 
 
 @pytest.mark.parametrize(("gpu", "kernel"), list(mxfp4_defaults()))

@@ -188,8 +188,8 @@ class DeclaredCommand(typer.core.TyperCommand):
         command = self.declaration
         if command is None:
             return super().parse_args(ctx, args)
-        ctx.meta.setdefault("typed", {}).update(typed_flags(command, args))
-        args = renamed(command, args)
+        args, typed = renamed(command, args)
+        ctx.meta.setdefault("typed", {}).update(typed)
         try:
             return super().parse_args(ctx, args)
         except typer._click.exceptions.NoSuchOption as exc:
@@ -197,22 +197,6 @@ class DeclaredCommand(typer.core.TyperCommand):
             exc.possibilities = []  # click would add its own difflib guesses to the message
             exc.message = f"No such option: {exc.option_name}" + (f". Did you mean {close}?" if close else "")
             raise
-
-
-def typed_flags(command: decl.Command, args: list[str]) -> dict[str, tuple[str, str]]:
-    """For each option given by another of its spellings than its first flag (`--max-model-len` for
-    `--tokens-per-request`), its dest: (the first flag, the spelling typed), so that a message naming
-    the option can name it as the user did (`spelled_as_typed`)."""
-    spellings = {f: o for o in decl.options_of(command) for f in (*o.flags, *o.old_flags)}
-    typed = {}
-    for word in args:
-        if word == "--":
-            break
-        flag = word.partition("=")[0]
-        o = spellings.get(flag)
-        if o is not None and flag != o.flags[0]:
-            typed[o.dest] = (o.flags[0], flag)
-    return typed
 
 
 def spelled_as_typed(message: str, inputs: tuple[str, ...], typed: dict[str, tuple[str, str]]) -> str:
@@ -226,29 +210,32 @@ def spelled_as_typed(message: str, inputs: tuple[str, ...], typed: dict[str, tup
     return message
 
 
-def renamed(command: decl.Command, args: list[str]) -> list[str]:
+def renamed(command: decl.Command, args: list[str]) -> tuple[list[str], dict[str, tuple[str, str]]]:
     """`args` with each old spelling of an option replaced by its first flag (a warning said once for
-    each), and each of its other spellings (`--tp-size`) silently; words after `--` are left alone."""
-    old = {a: o.flags[0] for o in decl.options_of(command) for a in o.old_flags}
-    other = {a: o.flags[0] for o in decl.options_of(command) for a in o.other_spellings}
-    if not old and not other:
-        return args
-    from invmap.cli.shared import say
-
-    out, warned = [], set()
+    each), and each of its other spellings (`--tp-size`) silently; words after `--` are left alone.
+    Beside them, for each option given by another spelling than its first flag (`--max-model-len`,
+    `-tp`), its dest: (the first flag, the spelling typed), so that a message naming the option can
+    name it as the user did (`spelled_as_typed`)."""
+    spellings = {f: o for o in decl.options_of(command) for f in (*o.flags, *o.old_flags)}
+    out: list[str] = []
+    warned: set[str] = set()
+    typed: dict[str, tuple[str, str]] = {}
     for n, word in enumerate(args):
         if word == "--":
-            return out + args[n:]
+            return out + args[n:], typed
         flag, eq, value = word.partition("=")
-        if flag in old:
-            if flag not in warned:
-                say(f"warning: {flag} is the old spelling of {old[flag]}; use {old[flag]}")
+        o = spellings.get(flag)
+        if o is not None and flag != o.flags[0]:
+            typed[o.dest] = (o.flags[0], flag)
+            if flag in o.old_flags and flag not in warned:
+                from invmap.cli.shared import say
+
+                say(f"warning: {flag} is the old spelling of {o.flags[0]}; use {o.flags[0]}")
                 warned.add(flag)
-            word = old[flag] + eq + value
-        elif flag in other:
-            word = other[flag] + eq + value
+            if flag in o.old_flags or flag in o.other_spellings:
+                word = o.flags[0] + eq + value
         out.append(word)
-    return out
+    return out, typed
 
 
 def suggest(command: decl.Command, typed: str) -> str | None:

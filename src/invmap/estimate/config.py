@@ -82,13 +82,12 @@ def _language_part(config: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def encoders(model: Model) -> list[str]:
-    """The keys of the encoders the config describes beside its language model (`vision_config`)."""
-    return [k for k in ENCODER_KEYS if isinstance(model.config.get(k), dict)]
-
-
-def encoders_left_out(keys: list[str]) -> str:
-    """What an estimate says where a multimodal config describes encoders (`keys`): not counted."""
+def encoders_left_out(model: Model) -> str | None:
+    """What an estimate says where the config describes encoders beside its language model
+    (ENCODER_KEYS): their weights are not counted. None for a language-only config."""
+    keys = [k for k in ENCODER_KEYS if isinstance(model.config.get(k), dict)]
+    if not keys:
+        return None
     what = "describes an encoder" if len(keys) == 1 else "describe encoders"
     return (
         f"Only the language model's weights are counted: the config's {' and '.join(keys)} {what} whose "

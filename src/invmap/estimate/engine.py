@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from invmap.estimate.checks import FLAGS
-from invmap.estimate.config import Model, encoders, encoders_left_out, optional_int
+from invmap.estimate.config import Model, encoders_left_out, optional_int
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, From, Inputs, gpu_part, model_part
 from invmap.estimate.kvshape import KvShape, kv_shape
@@ -19,7 +19,7 @@ from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
 from invmap.estimate.weights import Weights, count, round_up, vllm_mxfp4_experts
-from invmap.quantities import read_version, vllm_serve_batch
+from invmap.quantities import INPUTS, read_version, vllm_serve_batch
 
 GIB = 2**30
 MIB = 2**20
@@ -36,10 +36,12 @@ FI_FUSION_MAX_MB: dict[int, dict[int, float]] = {
     103: {2: 64, 4: 64, 8: 2},
 }
 # vLLM's MXFP4 MoE kernel by the GPU (get_mxfp4_backend; ENGINES.md, "MXFP4 expert weights"): Triton
-# needs compute capability in [9.0, 11.0) (and triton_kernels, torch 2.8 or later), else Marlin, which
-# pads the experts more. As `Gpu.capability`: 90 to 109. On 10.x vLLM may take a FlashInfer kernel
-# instead (not modelled), so there the default stays the option's declared one.
-TRITON_MXFP4_CAPABILITY = (90, 110)
+# needs compute capability 9.0 to 10.x (and triton_kernels, torch 2.8 or later), else Marlin, which
+# pads the experts more. As `Gpu.capability`: Marlin below 90. invmap picks the kernel only below 100:
+# on 10.x vLLM may take a FlashInfer kernel instead (not read), so there the option's declared
+# default stands.
+MXFP4_MARLIN_BELOW = 90
+MXFP4_READ_BELOW = 100
 # The GPU's compute capability is its `compute_capability` figure in data/gpus.toml (sourced there);
 # a GPU without one, or a device given only by --memory, gets no workspace.
 # FlashInfer's SymmDeviceMemory raises when CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED is 0
@@ -213,7 +215,8 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
         raise Refused("needs", "--engine needs a --model (its config sizes every term)", "engine", "model")
     inputs = Inputs(options, "memory")
     layout = layout_of(model)
-    _check_heads(layout, options.get("tensor_parallel") or 1, options["engine"])
+    tp = options.get("tensor_parallel") or INPUTS["tensor_parallel"].default.value  # before the KV heads split
+    _check_heads(layout, tp, options["engine"])
     shape, tp_lines, notes = kv_shape(inputs, model, layout)
     weights = count(model)
     setup = _setup(inputs, model, layout, gpu, shape, weights)
@@ -347,7 +350,7 @@ def _padded_experts(
 ) -> tuple[int | None, str]:
     """vLLM's MXFP4 experts, padded as the MoE kernel --mxfp4-backend names needs them (None for any
     other model or engine: the experts are counted as the config gives them). Without the option, the
-    kernel vLLM picks for the GPU's compute capability (TRITON_MXFP4_CAPABILITY), else Triton."""
+    kernel vLLM picks for the GPU's compute capability (MXFP4_MARLIN_BELOW), else Triton."""
     fmt = weights.format
     if engine == "sglang" or fmt is None or fmt.name != "mxfp4" or "experts" not in fmt.covers:
         if inputs.options.get("mxfp4_backend") is not None:
@@ -360,9 +363,9 @@ def _padded_experts(
         return None, ""
     capability = gpu.capability if gpu is not None else None
     default = None
-    if capability is not None and capability < 100:
+    if capability is not None and capability < MXFP4_READ_BELOW:
         shown = gpu.reading("compute_capability").value  # type: ignore[union-attr]
-        if capability < TRITON_MXFP4_CAPABILITY[0]:
+        if capability < MXFP4_MARLIN_BELOW:
             words = f"vLLM's choice for compute capability {shown} (its Triton kernel needs 9.0 or later)"
             default = ("marlin", From("invmap", words))
         else:
@@ -869,9 +872,9 @@ def _assumptions(setup: Setup, model: Model, weights: Weights, gpu: Gpu | None, 
         + "embeddings, norms and routers at the model's dtype; split evenly over the tensor-parallel GPUs "
         "except norms and routers.",
     ]
-    encoder = encoders(model)
-    if encoder:
-        said.append(encoders_left_out(encoder))
+    left_out = encoders_left_out(model)
+    if left_out:
+        said.append(left_out)
     if setup.engine == "vllm":
         said.append(
             "Non-torch memory counts only buffers whose size vLLM's source declares (v0.19.0: the FlashInfer "

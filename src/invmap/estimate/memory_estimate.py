@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap.estimate.checks import check, check_all, check_clashes, check_needs
-from invmap.estimate.config import Model, encoders, encoders_left_out
+from invmap.estimate.config import Model, encoders_left_out
 from invmap.estimate.engine import engine_estimate
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, OPTION, From, Inputs, gpu_part, model_part
@@ -79,8 +79,9 @@ def _counted_assumptions(model: Model, counted: tuple[int, int] | None) -> list[
             + (" (every expert)" if model.model_type == "mixtral" else "")
             + ", norms and the output head unless tied."
         )
-    if encoders(model):
-        said.append(encoders_left_out(encoders(model)))
+    left_out = encoders_left_out(model)
+    if left_out:
+        said.append(left_out)
     return said
 
 
