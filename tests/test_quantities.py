@@ -139,6 +139,8 @@ def test_a_config_key_read_as_an_input_takes_its_bounds():
         "hidden_size": "hidden_size",
         "num_key_value_heads": "kv_heads",
         "head_dim": "head_dim",
+        "num_global_key_value_heads": "kv_heads",
+        "global_head_dim": "head_dim",
         "max_position_embeddings": "tokens_per_request",
     }
 
@@ -174,6 +176,15 @@ QWEN_MOE = {**LLAMA, "model_type": "qwen3_moe", "num_experts": 8, "num_experts_p
 QWEN_MOE |= {"moe_intermediate_size": 768, "shared_expert_intermediate_size": 1024}
 DEEPSEEK = {**LATENT, "hidden_size": 1024, "vocab_size": 1000, "intermediate_size": 2048, "q_lora_rank": 256}
 DEEPSEEK |= {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 256}
+# Gemma 4's own keys: full-attention layers with their own heads, per-layer embeddings, and a vision
+# encoder whose keys sit in its `vision_config` (ENCODER_KEYS below).
+GEMMA4 = {**LLAMA, "model_type": "gemma4_text", "layer_types": ["sliding_attention", "full_attention"] * 16}
+GEMMA4 |= {"sliding_window": 512, "global_head_dim": 256, "attention_k_eq_v": True, "num_global_key_value_heads": 2}
+GEMMA4 |= {"hidden_size_per_layer_input": 64, "vocab_size_per_layer_input": 1000}
+GEMMA4["vision_config"] = {"model_type": "gemma4_vision", "hidden_size": 128, "intermediate_size": 256}
+GEMMA4["vision_config"] |= {"num_hidden_layers": 2, "num_attention_heads": 4, "patch_size": 16}
+GEMMA4["vision_config"] |= {"position_embedding_size": 1024}
+ENCODER_KEYS = {"patch_size": "vision_config", "position_embedding_size": "vision_config"}
 READ_BY = {
     "num_hidden_layers": (LLAMA, ["kv"]),
     "num_attention_heads": (LLAMA, ["kv"]),
@@ -203,6 +214,12 @@ READ_BY = {
     "shared_expert_intermediate_size": (QWEN_MOE, ["memory"]),
     "n_routed_experts": (DEEPSEEK, ["memory"]),
     "q_lora_rank": (DEEPSEEK, ["memory"]),
+    "global_head_dim": (GEMMA4, ["kv", "memory"]),
+    "num_global_key_value_heads": (GEMMA4, ["kv", "memory"]),
+    "hidden_size_per_layer_input": (GEMMA4, ["memory"]),
+    "vocab_size_per_layer_input": (GEMMA4, ["memory"]),
+    "patch_size": (GEMMA4, ["memory"]),
+    "position_embedding_size": (GEMMA4, ["memory"]),
 }
 
 
@@ -229,6 +246,10 @@ def test_a_config_value_past_its_declared_bound_is_exit_3_naming_the_file_and_ke
             write_model(tmp_path / "m", config, total_size=value),
             tmp_path / "m" / "model.safetensors.index.json",
         )
+    elif key in ENCODER_KEYS:
+        sub = ENCODER_KEYS[key]
+        folder = write_model(tmp_path / "m", {**config, sub: {**config[sub], key: value}})
+        where = f"{tmp_path / 'm' / 'config.json'} ({sub})"
     else:
         folder, where = write_model(tmp_path / "m", {**config, key: value}), tmp_path / "m" / "config.json"
     bound_of = f" (the bound of {x.flag})" if x.flags else ""

@@ -575,6 +575,7 @@ def _config_keys() -> dict[str, Quantity]:
     input (`num_hidden_layers` as --layers) and the ones no option gives."""
     keys = {"num_hidden_layers": "layers", "num_attention_heads": "attention_heads", "hidden_size": "hidden_size"}
     keys.update({"num_key_value_heads": "kv_heads", "head_dim": "head_dim"})
+    keys.update({"num_global_key_value_heads": "kv_heads", "global_head_dim": "head_dim"})
     keys["max_position_embeddings"] = "tokens_per_request"
     out = {key: INPUTS[name] for key, name in keys.items()}
     own = {
@@ -596,6 +597,10 @@ def _config_keys() -> dict[str, Quantity]:
         "moe_intermediate_size": ("elements", COUNT),
         "shared_expert_intermediate_size": ("elements", COUNT),
         "q_lora_rank": ("elements", COUNT),
+        "hidden_size_per_layer_input": ("elements", COUNT),
+        "vocab_size_per_layer_input": ("tokens", COUNT),
+        "patch_size": ("elements", COUNT),  # a vision encoder's
+        "position_embedding_size": ("elements", COUNT),
         "metadata.total_size": ("bytes", WEIGHTS),  # model.safetensors.index.json
     }
     out.update({key: Quantity(key, (), unit, key, "int", bounds) for key, (unit, bounds) in own.items()})

@@ -65,8 +65,8 @@ def shipped(entry: dict[str, Any]) -> Model:
     )
 
 
-# A multimodal config's encoders beside its language model: their weights load with it, but the
-# estimates count only the language model (`encoders_left_out` says so where one is present).
+# A multimodal config's encoders beside its language model: their weights load with it (the estimates
+# count those of the families `weights.ENCODER_COUNTS` declares, and say which they leave out).
 ENCODER_KEYS = ("vision_config", "audio_config")
 
 
@@ -80,19 +80,6 @@ def _language_part(config: dict[str, Any]) -> dict[str, Any]:
     merged.update(text)
     merged.update({k: config[k] for k in ENCODER_KEYS if isinstance(config.get(k), dict)})
     return merged
-
-
-def encoders_left_out(model: Model) -> str | None:
-    """What an estimate says where the config describes encoders beside its language model
-    (ENCODER_KEYS): their weights are not counted. None for a language-only config."""
-    keys = [k for k in ENCODER_KEYS if isinstance(model.config.get(k), dict)]
-    if not keys:
-        return None
-    what = "describes an encoder" if len(keys) == 1 else "describe encoders"
-    return (
-        f"Only the language model's weights are counted: the config's {' and '.join(keys)} {what} whose "
-        "weights load too, so the device holds less for the KV cache than this says."
-    )
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from invmap.estimate.checks import FLAGS
-from invmap.estimate.config import Model, encoders_left_out, optional_int
+from invmap.estimate.config import Model, optional_int
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, From, Inputs, gpu_part, model_part
 from invmap.estimate.kvshape import KvShape, kv_shape
@@ -18,7 +18,7 @@ from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
-from invmap.estimate.weights import Weights, count, round_up, vllm_mxfp4_experts
+from invmap.estimate.weights import Weights, count, encoder_sentences, round_up, vllm_mxfp4_experts
 from invmap.quantities import INPUTS, read_version, vllm_serve_batch
 
 GIB = 2**30
@@ -872,9 +872,7 @@ def _assumptions(setup: Setup, model: Model, weights: Weights, gpu: Gpu | None, 
         + "embeddings, norms and routers at the model's dtype; split evenly over the tensor-parallel GPUs "
         "except norms and routers.",
     ]
-    left_out = encoders_left_out(model)
-    if left_out:
-        said.append(left_out)
+    said += encoder_sentences(model)
     if setup.engine == "vllm":
         said.append(
             "Non-torch memory counts only buffers whose size vLLM's source declares (v0.19.0: the FlashInfer "

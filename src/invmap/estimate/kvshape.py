@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from invmap.estimate.checks import FLAGS
 from invmap.estimate.config import Model
 from invmap.estimate.inputs import MODEL, OPTION, From, Inputs
-from invmap.estimate.layout import Layout
+from invmap.estimate.layout import Layout, full_attention_keys
 from invmap.estimate.refusals import Refused
 from invmap.estimate.units import human_bytes
 from invmap.quantities import KV_DTYPES
@@ -87,11 +87,27 @@ def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tupl
     layers = _dimension(inputs, layout, "layers")
     attention_heads = _dimension(inputs, layout, "attention_heads")
     windows, notes = _layer_windows(layout, layers)
+    full = full_attention_keys(model.config, model.where) if model is not None and not latent else None
+    if full is not None and layout is not None:
+        notes.append(_full_attention_note(layout, full))
     tp = inputs.pick("tensor_parallel")
     if latent:
         return _latent_shape(inputs, layout, windows, tp, attention_heads), [], notes  # type: ignore[arg-type]
     shape, lines = _standard_shape(inputs, layout, windows, tp, attention_heads)
     return shape, lines, notes
+
+
+def _full_attention_note(layout: Layout, full: dict[str, int]) -> str:
+    """What the KV shape leaves out where full-attention layers have their own dimensions."""
+    own = full.get("num_key_value_heads", layout.kv_heads or 0) * full["head_dim"]
+    used = (layout.kv_heads or 0) * (layout.head_dim or 0)
+    way = "overstates" if own < used else "understates"
+    heads = f" and KV heads (num_global_key_value_heads {full['num_key_value_heads']:,})" if len(full) > 1 else ""
+    return (
+        f"The config gives its full-attention layers their own head dimension (global_head_dim {full['head_dim']:,})"
+        f"{heads}: the KV shape here sizes every layer by head_dim and num_key_value_heads, which {way} those "
+        f"layers' share ({own:,} elements of K or V per token where {used:,} are counted); vLLM sizes each by its own."
+    )
 
 
 def _dimension(inputs: Inputs, layout: Layout | None, name: str) -> int:

@@ -15,6 +15,23 @@ from invmap.estimate.refusals import RefusedFile
 TORCH_DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2, "float": 4, "half": 2}
 
 
+def full_attention_keys(c: dict[str, Any], where: str) -> dict[str, int] | None:
+    """The head dimension and KV heads of a full-attention layer where the config gives that layer
+    type its own (Gemma 4's `global_head_dim`, and `num_global_key_value_heads` with
+    `attention_k_eq_v`), as overrides of `head_dim` and `num_key_value_heads`; None where every layer
+    has the same. vLLM's Gemma4DecoderLayer reads them so (vllm/model_executor/models/gemma4.py), and
+    its QKVParallelLinear holds a V slot beside K even where K doubles as V."""
+    global_dim = optional_int(c, "global_head_dim", where)
+    if global_dim is None or not isinstance(c.get("layer_types"), list):
+        return None
+    keys = {"head_dim": global_dim}
+    if c.get("attention_k_eq_v"):
+        global_kv = optional_int(c, "num_global_key_value_heads", where)
+        if global_kv is not None:
+            keys["num_key_value_heads"] = global_kv
+    return keys
+
+
 # model_type -> how its attention cache is laid out.
 STANDARD_TYPES = (
     "llama",

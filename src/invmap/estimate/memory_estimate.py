@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invmap.estimate.checks import check, check_all, check_clashes, check_needs
-from invmap.estimate.config import Model, encoders_left_out
+from invmap.estimate.config import Model
 from invmap.estimate.engine import engine_estimate
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, OPTION, From, Inputs, gpu_part, model_part
@@ -17,7 +17,7 @@ from invmap.estimate.parameters import parameters_of, safetensors_total
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
-from invmap.estimate.weights import count
+from invmap.estimate.weights import count, encoder_sentences
 
 MEMORY_LIMITATIONS = [
     "It leaves out CUDA graphs, runtime workspaces, allocator slack and fragmentation, non-torch memory (CUDA "
@@ -79,10 +79,7 @@ def _counted_assumptions(model: Model, counted: tuple[int, int] | None) -> list[
             + (" (every expert)" if model.model_type == "mixtral" else "")
             + ", norms and the output head unless tied."
         )
-    left_out = encoders_left_out(model)
-    if left_out:
-        said.append(left_out)
-    return said
+    return said + encoder_sentences(model, counting=counted is None)
 
 
 # --- the terms: weights, activations, the KV pool -----------------------------------------------

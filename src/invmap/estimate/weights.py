@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from invmap.estimate.config import Model, head_dim_of, need, optional_int
+from invmap.estimate.config import ENCODER_KEYS, Model, head_dim_of, need, optional_int
+from invmap.estimate.layout import full_attention_keys
 from invmap.estimate.refusals import RefusedFile
 
 # The modules a count is made of; a quantized checkpoint quantizes the linear ones (not embeddings,
@@ -23,7 +24,7 @@ EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
 class Part:
     """Parameters of one kind of module in one layer (layer None: outside the layers)."""
 
-    module: str  # embedding, attention, mlp, experts, router, norm
+    module: str  # embedding, head, attention, mlp, experts, router, norm, encoder
     parameters: int
     layer: int | None = None
     split: bool = True  # split across tensor-parallel GPUs (norms and routers are replicated)
@@ -75,8 +76,9 @@ class Weights:
     def per_gpu_bytes(
         self, tp: int, stage_layers: range, first: bool, last: bool, tied: bool, experts: int | None = None
     ) -> int:
-        """The bytes one GPU holds: the layers of its pipeline stage (the embedding on the first, the
-        output head on the last; tied embeddings on both), split parts divided by the TP size;
+        """The bytes one GPU holds: the layers of its pipeline stage (the embedding, encoders and other
+        parts outside the layers on the first, the output head and final norm on the last; tied
+        embeddings on both), split parts divided by the TP size;
         `experts`: one MoE layer's experts on one GPU as the engine allocates them, when it pads them."""
         total = 0.0
         for part in self.parts:
@@ -86,6 +88,7 @@ class Weights:
             if part.layer is None:
                 keep = (part.module == "embedding" and (first or tied)) or (part.module == "head" and last)
                 keep = keep or (part.module == "norm" and last)
+                keep = keep or (part.module not in ("embedding", "head", "norm") and first)  # encoders, projections
             else:
                 keep = part.layer in stage_layers
             if keep:
@@ -162,6 +165,94 @@ def attention_parameters(c: dict[str, Any], where: str) -> int:
     return total
 
 
+def _attention_by_layer(c: dict[str, Any], where: str, layers: int) -> list[int]:
+    """Each layer's attention projections: a full-attention layer with its own dimensions
+    (`full_attention_keys`) counted with them."""
+    same = attention_parameters(c, where)
+    full = full_attention_keys(c, where)
+    if full is None:
+        return [same] * layers
+    wide, types = attention_parameters({**c, **full}, where), c["layer_types"]
+    return [wide if i < len(types) and types[i] == "full_attention" else same for i in range(layers)]
+
+
+def _per_layer_embeddings(c: dict[str, Any], where: str, layers: int) -> tuple[list[Part], int]:
+    """Gemma 4's per-layer embeddings (`hidden_size_per_layer_input` P > 0), as vLLM's Gemma4Model
+    builds them: a table of `vocab_size_per_layer_input` rows of L x P and a projection H x (L x P),
+    both split under TP, and a norm of P; in each layer a gate H x P and a projection P x H, both
+    replicated, and a norm of H. Returns (the parts outside the layers, each layer's count)."""
+    if not c.get("hidden_size_per_layer_input"):  # 0 or absent: none
+        return [], 0
+    ple = need(c, "hidden_size_per_layer_input", where)
+    hidden = need(c, "hidden_size", where)
+    rows = optional_int(c, "vocab_size_per_layer_input", where) or need(c, "vocab_size", where)
+    outside = [
+        Part("embedding", rows * layers * ple),
+        Part("mlp", hidden * layers * ple),
+        Part("norm", ple, None, False),
+    ]
+    return outside, 2 * hidden * ple + hidden
+
+
+def _gemma4_vision(v: dict[str, Any], text_hidden: int, where: str) -> int:
+    """Gemma 4's vision encoder as transformers builds it (modeling_gemma4.py: Gemma4VisionPatchEmbedder,
+    Gemma4VisionEncoderLayer, Gemma4VisionMLP) and its Gemma4MultimodalEmbedder: a patch projection of
+    3 x p^2 x H, a position table of 2 x `position_embedding_size` x H, in each layer q/k/v/o without
+    biases, a gated MLP of 3 x H x I and four norms of H with q/k norms of the head dimension, and the
+    projection H x the text model's hidden size."""
+    hidden = need(v, "hidden_size", where)
+    inter = need(v, "intermediate_size", where)
+    layers = need(v, "num_hidden_layers", where)
+    heads = need(v, "num_attention_heads", where)
+    kv_heads = optional_int(v, "num_key_value_heads", where) or heads
+    head_dim = head_dim_of(v, heads, where)
+    patch = need(v, "patch_size", where)
+    positions = need(v, "position_embedding_size", where)
+    attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + 2 * head_dim
+    per_layer = attention + 3 * hidden * inter + 4 * hidden
+    return 3 * patch * patch * hidden + 2 * positions * hidden + layers * per_layer + hidden * text_hidden
+
+
+# A multimodal config's encoder that invmap counts, by its config's model_type: vLLM builds these
+# with transformers' AutoModel.from_config, unsplit on each GPU, and loads them with the language
+# model (vllm/model_executor/models/gemma4_mm.py, Gemma4ForConditionalGeneration).
+ENCODER_COUNTS = {"gemma4_vision": _gemma4_vision}
+
+
+def encoder_parameters(model: Model) -> dict[str, int]:
+    """The parameters of each encoder (by its config key) whose family invmap counts (ENCODER_COUNTS)."""
+    c, counted = model.config, {}
+    for key in ENCODER_KEYS:
+        sub = c.get(key)
+        counter = ENCODER_COUNTS.get(sub.get("model_type")) if isinstance(sub, dict) else None
+        if counter is not None:
+            counted[key] = counter(sub, need(c, "hidden_size", model.where), f"{model.where} ({key})")
+    return counted
+
+
+def encoder_sentences(model: Model, counting: bool = True) -> list[str]:
+    """What an estimate says of a multimodal config's encoders: each counted one with its count, and
+    those left out, whose weights load too (all of them where the weights are not `counting` by
+    `count`). Empty for a language-only config."""
+    counted = encoder_parameters(model) if counting else {}
+    said = [
+        f"The config's {key} ({model.config[key]['model_type']}) is counted as transformers builds it: {n:,} "
+        "parameters at the model's dtype, whole on each GPU of the first pipeline stage (as vLLM loads it)."
+        for key, n in counted.items()
+    ]
+    left = [k for k in ENCODER_KEYS if isinstance(model.config.get(k), dict) and k not in counted]
+    if left:
+        what = "describes an encoder" if len(left) == 1 else "describe encoders"
+        said.append(
+            f"Only the language model's weights are counted: the config's {' and '.join(left)} {what} whose "
+            "weights load too, so the device holds less for the KV cache than this says."
+            if not counted
+            else f"The config's {' and '.join(left)} {what} whose weights load too and are not counted, so the "
+            "device holds less for the KV cache than this says."
+        )
+    return said
+
+
 def _mlp(c: dict[str, Any], where: str, moe: bool) -> list[tuple[str, int, bool]]:
     """One layer's MLP as (module, parameters, split): gated (3 x H x I), experts with their router
     and shared experts, biases where the config has them."""
@@ -192,15 +283,19 @@ def count(model: Model) -> Weights:
     hidden = need(c, "hidden_size", where)
     vocab = need(c, "vocab_size", where)
     moe = _moe_layers(c, layers, where)
-    attention = attention_parameters(c, where)
-    parts = [Part("embedding", vocab * hidden)]
+    attention = _attention_by_layer(c, where, layers)
+    per_layer_outside, per_layer_input = _per_layer_embeddings(c, where, layers)
+    parts = [Part("embedding", vocab * hidden), *per_layer_outside]
     if not c.get("tie_word_embeddings"):
         parts.append(Part("head", vocab * hidden))
     parts.append(Part("norm", hidden, None, False))
+    parts += [Part("encoder", n, None, False) for n in encoder_parameters(model).values()]
     for i in range(layers):
-        parts.append(Part("attention", attention, i))
+        parts.append(Part("attention", attention[i], i))
         parts += [Part(m, n, i, s) for m, n, s in _mlp(c, where, i in moe)]
         parts.append(Part("norm", 2 * hidden, i, False))
+        if per_layer_input:
+            parts.append(Part("mlp", per_layer_input, i, False))  # the per-layer input's gate and projection
     fmt = quantization_format(c, where)
     return Weights(parts, _dtype_bytes(c), fmt, layers, expert_format(c, fmt) if moe else None)
 
