@@ -513,18 +513,49 @@ def test_gemma4s_per_layer_embeddings_are_counted_as_vllm_builds_them(cli, tmp_p
     assert with_ple - weights_of(cli, str(GEMMA4), "--engine", "vllm") == 2 * counted
 
 
-@pytest.mark.parametrize("kind", ["kv", "memory"])
-def test_full_attention_layers_with_their_own_dimensions_are_said_to_be_sized_as_the_others(cli, kind):
-    args = ["--tokens", "8k"] if kind == "kv" else ["--engine", "vllm", "--gpu", "a100-sxm-80gb"]
-    found = run_json(cli, "estimate", kind, "--model", str(GEMMA4), *args)
+def test_full_attention_layers_with_their_own_dimensions_keep_their_own_kv(cli):
+    # Gemma 4 26B-A4B: 25 sliding layers of 8 KV heads of 256, 5 full-attention layers of 2 of 512
+    # (vLLM's Gemma4Attention caches K and V of num_global_key_value_heads x global_head_dim), bf16.
+    found = run_json(cli, "estimate", "kv", "--model", str(GEMMA4), "--tokens", "8k")
+    assert found["results"]["bytes_per_token"] == 25 * 8 * 256 * 2 * 2 + 5 * 2 * 512 * 2 * 2
+    assert found["results"]["bytes_per_sequence"] == 5 * 8000 * 2 * 512 * 2 * 2 + 25 * 1024 * 8 * 256 * 2 * 2
+    # Options that replace the model's dimensions replace them on every layer, and say so.
+    given = run_json(cli, "estimate", "kv", "--model", str(GEMMA4), "--tokens", "8k", "--head-dim", "128")
+    assert given["results"]["bytes_per_token"] == 30 * 8 * 128 * 2 * 2
     assert (
-        "The config gives its full-attention layers their own head dimension (global_head_dim 512) and KV heads "
-        "(num_global_key_value_heads 2): the KV shape here sizes every layer by head_dim and num_key_value_heads, "
-        "which overstates those layers' share (1,024 elements of K or V per token where 2,048 are counted); vLLM "
-        "sizes each by its own."
-    ) in found["notes"]
-    plain = run_json(cli, "estimate", kind, "--model", "llama-3.1-8b", *args)
-    assert not any("global_head_dim" in n for n in plain["notes"])
+        "--head-dim replaces the model's dimensions on every layer, its full-attention layers' own "
+        "(global_head_dim 512) too"
+    ) in given["notes"]
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_vllm_pages_layers_of_two_sizes_with_one_page_and_larger_blocks_for_the_smaller(cli, tp):
+    # vLLM V1's unify_kv_cache_spec_page_size: the full-attention layers' page (16 x 2 x 2/TP heads x 512 x 2 B)
+    # is half the sliding layers' (16 x 2 x 8/TP x 256 x 2), so they take blocks of 32 tokens; groups of 5
+    # layers (one full, five sliding), tokens = blocks // 6 x 16.
+    length = 32768
+    found = run_json(
+        cli,
+        "estimate",
+        "memory",
+        "--engine",
+        "vllm",
+        "--model",
+        str(GEMMA4),
+        "--gpu",
+        "a100-sxm-80gb",
+        "--max-model-len",
+        str(length),
+        "-tp",
+        str(tp),
+    )["results"]
+    sliding, full = 2 * (8 // tp) * 256 * 2, 2 * max(1, 2 // tp) * 512 * 2
+    page = 16 * sliding
+    assert found["kv_bytes_per_token"] == 25 * sliding + 5 * full
+    blocks = found["kv_available_bytes"] // page // 5
+    assert (found["kv_blocks"], found["kv_pool_tokens"]) == (blocks, blocks // 6 * 16)
+    pages = 5 * -(-length // 32) + 25 * (-(-min(1023 + 2048, length) // 16) + 1)
+    assert found["max_concurrency"] == round(blocks / -(-pages // 5), 2)
 
 
 @pytest.mark.parametrize("name", ["max_num_batched_tokens", "max_num_seqs"])

@@ -660,7 +660,7 @@ class Pool:
     stage: Stage
     budget: int
     available: int
-    per_layer_token: int
+    paging: Paging
     blocks: int
     tokens: int
     per_request: int  # bytes of KV one request of max_model_len needs
@@ -680,25 +680,52 @@ def _stage_pool(setup: Setup, shape: KvShape, stage: Stage) -> Pool:
         available = budget - stage.weights  # rest = free x fraction - weights (model_runner.py)
     else:
         available = budget - stage.weights - stage.activation - stage.non_torch
-    per_layer = shape.per_layer_token(per_gpu=True)
-    layers = len(stage.windows)
-    page = setup.block * per_layer
+    paging = Paging(setup, shape, stage.windows)
     if setup.engine == "vllm":
         group, groups = _groups(stage.windows)
-        blocks = max(available, 0) // page // group
-        tokens = blocks // groups * setup.block
-        per_request_blocks = _request_blocks(setup, stage.windows, setup.max_model_len, group)
+        blocks = max(available, 0) // paging.page // group
+        tokens = blocks // groups * min(paging.blocks)
+        per_request_blocks = -(-paging.request_pages(setup.max_model_len) // group)
         concurrency = blocks / per_request_blocks if per_request_blocks else 0.0
     else:
-        blocks = max(available, 0) // (page * layers)
+        blocks = max(available, 0) // (setup.block * paging.per_token)
         tokens = blocks * setup.block
         per_request_blocks = -(-setup.max_model_len // setup.block)
         concurrency = tokens / setup.max_model_len
-    per_request = _request_bytes(setup, stage.windows, setup.max_model_len, per_layer)
-    longest = _longest(setup, stage.windows, per_layer, available, tokens)
-    return Pool(
-        stage, budget, available, per_layer, blocks, tokens, per_request, per_request_blocks, concurrency, longest
-    )
+    per_request = paging.request_bytes(setup.max_model_len)
+    longest = _longest(setup, paging, available, tokens)
+    return Pool(stage, budget, available, paging, blocks, tokens, per_request, per_request_blocks, concurrency, longest)
+
+
+class Paging:
+    """How one stage's layers page their KV (vLLM V1, kv_cache_utils.py): each layer's bytes per token,
+    and the page every layer is given, that of the largest (`unify_kv_cache_spec_page_size`: a layer
+    with a smaller page takes a block size larger by the ratio, so that its page is as large)."""
+
+    def __init__(self, setup: Setup, shape: KvShape, windows: list[int | None]) -> None:
+        self.setup, self.windows = setup, windows
+        self.bytes = [shape.layer_token(w) for w in windows]
+        self.per_token = sum(self.bytes)
+        self.page = setup.block * max(self.bytes)
+        self.blocks = [self.page // b for b in self.bytes]  # each layer's block size in tokens
+
+    def layer_pages(self, i: int, length: int) -> int:
+        """Pages layer `i` needs for one request of `length` (kv_cache_interface.py max_memory_usage_bytes):
+        full attention cdiv(length, block); a sliding window cdiv(min(W - 1 + max_num_batched_tokens,
+        length), block) + 1."""
+        block, window = self.blocks[i], self.windows[i]
+        if window is None or self.setup.engine != "vllm":
+            return -(-length // block)
+        return -(-min(window - 1 + self.setup.batched_tokens, length) // block) + 1
+
+    def request_pages(self, length: int) -> int:
+        return sum(self.layer_pages(i, length) for i in range(len(self.windows)))
+
+    def request_bytes(self, length: int) -> int:
+        """The KV one request of `length` needs: SGLang's tokens x bytes; vLLM's pages."""
+        if self.setup.engine == "sglang":
+            return length * self.per_token
+        return self.request_pages(length) * self.page
 
 
 def _groups(windows: list[int | None]) -> tuple[int, int]:
@@ -711,25 +738,7 @@ def _groups(windows: list[int | None]) -> tuple[int, int]:
     return size, sum(-(-n // size) for n in counts.values())
 
 
-def _layer_blocks(setup: Setup, window: int | None, length: int) -> int:
-    """Blocks one layer needs for one request of `length` (kv_cache_interface.py max_memory_usage_bytes):
-    full attention cdiv(length, block); a sliding window cdiv(min(W - 1 + max_num_batched_tokens, length), block) + 1."""
-    if window is None or setup.engine != "vllm":
-        return -(-length // setup.block)
-    return -(-min(window - 1 + setup.batched_tokens, length) // setup.block) + 1
-
-
-def _request_blocks(setup: Setup, windows: list[int | None], length: int, group: int) -> int:
-    return -(-sum(_layer_blocks(setup, w, length) for w in windows) // group)
-
-
-def _request_bytes(setup: Setup, windows: list[int | None], length: int, per_layer: int) -> int:
-    if setup.engine == "sglang":
-        return length * per_layer * len(windows)
-    return sum(_layer_blocks(setup, w, length) for w in windows) * setup.block * per_layer
-
-
-def _longest(setup: Setup, windows: list[int | None], per_layer: int, available: int, tokens: int) -> int:
+def _longest(setup: Setup, paging: Paging, available: int, tokens: int) -> int:
     """The largest max_model_len one request fits in: V1's binary search over the request's memory
     (kv_cache_utils.py estimate_max_model_len); V0 and SGLang: the pool's tokens."""
     if setup.engine != "vllm":
@@ -737,7 +746,7 @@ def _longest(setup: Setup, windows: list[int | None], per_layer: int, available:
     low, high = 0, setup.max_model_len
     while low < high:
         mid = (low + high + 1) // 2
-        if _request_bytes(setup, windows, mid, per_layer) <= available:
+        if paging.request_bytes(mid) <= available:
             low = mid
         else:
             high = mid - 1
@@ -756,7 +765,7 @@ def _results(setup: Setup, pool: Pool) -> tuple[dict[str, Any], dict[str, str]]:
         "activation_bytes": s.activation,
         "non_torch_bytes": s.non_torch,
         "kv_available_bytes": pool.available,
-        "kv_bytes_per_token": pool.per_layer_token * len(s.windows),
+        "kv_bytes_per_token": pool.paging.per_token,
         "kv_blocks": pool.blocks,
         "kv_pool_tokens": pool.tokens,
         "max_concurrency": round(pool.concurrency, 2),
@@ -853,15 +862,30 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
             f"rest (K + V) = memory x mem_fraction_static - weights = {pool.budget:,} - {s.weights:,} = "
             f"{pool.available:,} B ({human_bytes(pool.available)})"
         )
-    lines.append(
-        f"KV per layer and token = {pool.per_layer_token:,} B; pool = {pool.blocks:,} blocks of {setup.block} tokens "
-        f"= {pool.tokens:,} tokens (floor(available / (block x per-layer bytes x layers)))"
-    )
+    lines.append(_pool_formula(setup, pool))
     lines.append(
         f"max concurrency = blocks / blocks per request of {setup.max_model_len:,} tokens = {pool.concurrency:.2f}x"
         + ("" if setup.engine != "sglang" else " (SGLang logs no concurrency: tokens / context length)")
     )
     return lines
+
+
+def _pool_formula(setup: Setup, pool: Pool) -> str:
+    """The pool in blocks and tokens; with layers of two sizes, each size's bytes and block."""
+    paging = pool.paging
+    sizes = sorted(set(zip(paging.bytes, paging.blocks, strict=True)), reverse=True)
+    if len(sizes) == 1:
+        return (
+            f"KV per layer and token = {paging.bytes[0]:,} B; pool = {pool.blocks:,} blocks of {setup.block} tokens "
+            f"= {pool.tokens:,} tokens (floor(available / (block x per-layer bytes x layers)))"
+        )
+    each = "; ".join(
+        f"{paging.bytes.count(b)} layers of {b:,} B a token in blocks of {block} tokens" for b, block in sizes
+    )
+    return (
+        f"KV per token = {paging.per_token:,} B ({each}: one page of {paging.page:,} B, as vLLM unifies the page "
+        f"size); pool = {pool.blocks:,} blocks = {pool.tokens:,} tokens (blocks / groups x the smallest block)"
+    )
 
 
 def _assumptions(setup: Setup, model: Model, weights: Weights, gpu: Gpu | None, options: dict[str, Any]) -> list[str]:

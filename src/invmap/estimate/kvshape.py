@@ -52,23 +52,35 @@ class KvShape:
     heads_per_gpu: int | None
     tensor_parallel: int
     attention_heads: int
+    full: tuple[int, int] | None = None  # (KV heads, head dim) of the full-attention layers, where their own
 
     def per_layer_token(self, per_gpu: bool = True) -> int:
-        """Bytes one layer keeps for one token (on one GPU when `per_gpu`)."""
+        """Bytes one layer keeps for one token (on one GPU when `per_gpu`); a full-attention layer with
+        its own dimensions: `layer_token(None)`."""
         if self.kind == "latent":
             rank, rope = self.latent  # type: ignore[misc]
             return (rank + rope) * self.element
         heads = self.heads_per_gpu if per_gpu else self.kv_heads
         return heads * self.head_dim * 2 * self.element  # type: ignore[operator]
 
+    def layer_token(self, window: int | None, per_gpu: bool = True) -> int:
+        """Bytes a layer of `window` (None: full attention) keeps for one token."""
+        if window is not None or self.full is None:
+            return self.per_layer_token(per_gpu)
+        return self.full_kv_heads(per_gpu) * self.full[1] * 2 * self.element
+
+    def full_kv_heads(self, per_gpu: bool = True) -> int:
+        """The KV heads of a full-attention layer with its own dimensions (split as the others are)."""
+        kv_heads = self.full[0] if self.full is not None else self.kv_heads or 1
+        return max(1, kv_heads // self.tensor_parallel) if per_gpu else kv_heads
+
     def per_token(self, per_gpu: bool = True) -> int:
         """Every layer as full attention: the field guide's `L x H_kv x d_h x 2 x b_e`."""
-        return len(self.windows) * self.per_layer_token(per_gpu)
+        return sum(self.layer_token(w, per_gpu) for w in self.windows)
 
     def per_sequence(self, tokens: int, per_gpu: bool = True) -> int:
         """One sequence of `tokens`: a sliding layer keeps at most its window."""
-        held = sum(tokens if w is None else min(tokens, w) for w in self.windows)
-        return held * self.per_layer_token(per_gpu)
+        return sum((tokens if w is None else min(tokens, w)) * self.layer_token(w, per_gpu) for w in self.windows)
 
 
 def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tuple[KvShape, list[str], list[str]]:
@@ -87,27 +99,31 @@ def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tupl
     layers = _dimension(inputs, layout, "layers")
     attention_heads = _dimension(inputs, layout, "attention_heads")
     windows, notes = _layer_windows(layout, layers)
-    full = full_attention_keys(model.config, model.where) if model is not None and not latent else None
-    if full is not None and layout is not None:
-        notes.append(_full_attention_note(layout, full))
     tp = inputs.pick("tensor_parallel")
     if latent:
         return _latent_shape(inputs, layout, windows, tp, attention_heads), [], notes  # type: ignore[arg-type]
     shape, lines = _standard_shape(inputs, layout, windows, tp, attention_heads)
+    keys = full_attention_keys(model.config, model.where) if model is not None and layout is not None else None
+    if keys is not None:
+        shape.full, note = _full_dimensions(inputs, layout, keys, windows)  # type: ignore[arg-type]
+        notes += [note] if note else []
     return shape, lines, notes
 
 
-def _full_attention_note(layout: Layout, full: dict[str, int]) -> str:
-    """What the KV shape leaves out where full-attention layers have their own dimensions."""
-    own = full.get("num_key_value_heads", layout.kv_heads or 0) * full["head_dim"]
-    used = (layout.kv_heads or 0) * (layout.head_dim or 0)
-    way = "overstates" if own < used else "understates"
-    heads = f" and KV heads (num_global_key_value_heads {full['num_key_value_heads']:,})" if len(full) > 1 else ""
-    return (
-        f"The config gives its full-attention layers their own head dimension (global_head_dim {full['head_dim']:,})"
-        f"{heads}: the KV shape here sizes every layer by head_dim and num_key_value_heads, which {way} those "
-        f"layers' share ({own:,} elements of K or V per token where {used:,} are counted); vLLM sizes each by its own."
-    )
+def _full_dimensions(
+    inputs: Inputs, layout: Layout, keys: dict[str, int], windows: list[int | None]
+) -> tuple[tuple[int, int] | None, str | None]:
+    """The full-attention layers' own (KV heads, head dim) (`layout.full_attention_keys`), as the
+    engine sizes each layer by its own; none where --kv-heads, --head-dim or --layers replace the
+    model's (every layer then takes the options, and a note says so)."""
+    given = [FLAGS[n] for n in ("kv_heads", "head_dim") if inputs.options.get(n) is not None]
+    if windows != layout.windows or given:
+        why = " and ".join(given) if given else f"--layers {len(windows)}"
+        return None, (
+            f"{why} replace{'s' if len(given) < 2 else ''} the model's dimensions on every layer, its "
+            f"full-attention layers' own (global_head_dim {keys['head_dim']:,}) too"
+        )
+    return (keys.get("num_key_value_heads", layout.kv_heads or 1), keys["head_dim"]), None
 
 
 def _dimension(inputs: Inputs, layout: Layout | None, name: str) -> int:
@@ -183,6 +199,14 @@ def token_formula(shape: KvShape, per_gpu: bool) -> str:
         )
     heads = shape.heads_per_gpu if per_gpu else shape.kv_heads
     symbol = "H_kv/N" if per_gpu and shape.tensor_parallel > 1 else "H_kv"
+    if shape.full is not None:
+        full = sum(1 for w in shape.windows if w is None)
+        kv_full = shape.full_kv_heads(per_gpu)
+        return (
+            f"bytes_per_token = L_sliding x {symbol} x d_h x 2 x b_e + L_full x {symbol},full x d_h,full x 2 x b_e = "
+            f"{len(shape.windows) - full} x {heads} x {shape.head_dim} x 2 x {shape.element} + {full} x {kv_full} x "
+            f"{shape.full[1]} x 2 x {shape.element} = {value:,} B ({human_bytes(value)})"
+        )
     return (
         f"bytes_per_token = L x {symbol} x d_h x 2 x b_e = {len(shape.windows)} x {heads} x {shape.head_dim} x 2 x "
         f"{shape.element} = {value:,} B ({human_bytes(value)})"
@@ -196,6 +220,12 @@ def sequence_formula(shape: KvShape, tokens: int, per_gpu: bool) -> str:
     full = sum(1 for w in shape.windows if w is None)
     window = max(w for w in shape.windows if w is not None)
     sliding = len(shape.windows) - full
+    if shape.full is not None:
+        return (
+            "bytes_per_sequence = L_full x S x bytes_per_full_layer_token + L_sliding x min(S, W) x "
+            f"bytes_per_layer_token = {full} x {tokens:,} x {shape.layer_token(None, per_gpu):,} + {sliding} x "
+            f"{min(tokens, window):,} x {shape.per_layer_token(per_gpu):,} = {value:,} B ({human_bytes(value)})"
+        )
     return (
         f"bytes_per_sequence = (L_full x S + L_sliding x min(S, W)) x bytes_per_layer_token = ({full} x {tokens:,} + "
         f"{sliding} x {min(tokens, window):,}) x {shape.per_layer_token(per_gpu):,} = {value:,} B ({human_bytes(value)})"

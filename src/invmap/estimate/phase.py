@@ -112,6 +112,7 @@ class StepCosts:
         sizes = [w for w in shape.windows if w is not None]
         self.sized = tuple((w, sizes.count(w)) for w in sorted(set(sizes)))
         self.layer_token_bytes = shape.per_layer_token()
+        self.full_token_bytes = shape.layer_token(None)  # a full-attention layer's, where its own
         self.per_pair = read.per_pair
 
     def positions(self, context: int) -> int:
@@ -131,13 +132,13 @@ class StepCosts:
         if not self.sized:
             return self.decode_sums(sum(contexts), len(contexts))
         held = sum(self.positions(c) for c in contexts)
-        return 2 * self.read.active * len(contexts) + self.per_pair * held, held * self.layer_token_bytes
+        return 2 * self.read.active * len(contexts) + self.per_pair * held, self._held_bytes(held, sum(contexts))
 
     def decode_sums(self, context_sum: int, count: int) -> tuple[int, int]:
         """`decodes` of `count` sequences whose contexts add up to `context_sum` (full attention only)."""
         assert not self.sized
         held = self.full * context_sum
-        return 2 * self.read.active * count + self.per_pair * held, held * self.layer_token_bytes
+        return 2 * self.read.active * count + self.per_pair * held, self._held_bytes(held, context_sum)
 
     def causal_pairs(self, start: int, tokens: int) -> int:
         """Positions attended over all layers by prompt tokens start+1..start+tokens (causal)."""
@@ -151,7 +152,13 @@ class StepCosts:
 
     def kv_bytes(self, tokens: int) -> int:
         """The KV cache of one sequence of `tokens` (`KvShape.per_sequence`, layers grouped)."""
-        return self.positions(tokens) * self.layer_token_bytes
+        return self._held_bytes(self.positions(tokens), tokens)
+
+    def _held_bytes(self, positions: int, full_positions: int) -> int:
+        """The KV bytes of `positions` held over all layers, `full_positions` of them on each full-attention
+        layer (which may keep a token in other bytes than a sliding layer: `KvShape.layer_token`)."""
+        on_full = self.full * full_positions
+        return on_full * self.full_token_bytes + (positions - on_full) * self.layer_token_bytes
 
 
 def _prefill(inputs: Inputs, costs: StepCosts) -> Step:
