@@ -73,6 +73,8 @@ PHI4 = str(CONFIGS / "microsoft--phi-4")
 # Held-out floor raised to 26 when Gemma 4's vision encoder (transformers' modeling_gemma4.py, as vLLM's
 # gemma4_mm.py builds it) and its full-attention layers' own heads (vLLM's gemma4.py) were counted:
 # vllm-gemma-4-26b-a4b-a100-1.log moved from +9.2% to +3.5% (48.09 GiB of weights against 48.5 loaded).
+# Gemma 2's head read as tied when its config leaves tie_word_embeddings out (Gemma2Config's default) moved
+# vllm-gemma-2-9b-it-h100-1.log from -2.4% to +0.8% (weights 17.21 GiB against 17.22 loaded).
 MIN_WITHIN = {False: 27, True: 26}
 MIN_JUDGED = 56
 
@@ -429,12 +431,7 @@ GEMMA4_VISION = (
 
 def gemma4_variant(tmp_path: Path, name: str, edit) -> str:
     """Gemma 4 26B-A4B's config with `edit` applied (to the whole config), in its own folder."""
-    config = json.loads((GEMMA4 / "config.json").read_text())
-    edit(config)
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps(config))
-    return str(folder)
+    return variant(tmp_path, GEMMA4, name, edit)
 
 
 def weights_of(cli, model: str, *flags: str) -> int:
@@ -451,8 +448,8 @@ def test_a_vision_encoder_of_a_family_invmap_reads_is_counted_and_says_so(cli, e
         cli, "estimate", "memory", *flags, "--model", str(GEMMA4), "--gpu", "a100-sxm-80gb", "--max-model-len", "8k"
     )
     assert (
-        f"The config's vision_config (gemma4_vision) is counted as transformers builds it: {GEMMA4_VISION:,} "
-        "parameters at the model's dtype, whole on each GPU of the first pipeline stage (as vLLM loads it)."
+        f"The config's vision_config (gemma4_vision) is counted as vLLM builds it: {GEMMA4_VISION:,} parameters "
+        "at the model's dtype, on the first pipeline stage, whole on each GPU."
     ) in found["assumptions"]
     assert not any(a.startswith("Only the language model") for a in found["assumptions"])
     text_only = gemma4_variant(tmp_path, "text-only", lambda c: c.pop("vision_config"))
@@ -467,12 +464,50 @@ def test_a_vision_encoder_of_a_family_invmap_reads_is_counted_and_says_so(cli, e
     assert heard["results"]["weights_bytes"] == found["results"]["weights_bytes"]
 
 
+MEDGEMMA = CONFIGS / "google--medgemma-27b-it"
+
+
+def variant(tmp_path: Path, source: Path, name: str, edit) -> str:
+    """`source`'s config with `edit` applied (to the whole config), in its own folder."""
+    config = json.loads((source / "config.json").read_text())
+    edit(config)
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+def test_gemma3s_count_is_the_publishers_weights_to_the_byte(cli):
+    # google/medgemma-27b-it's model.safetensors.index.json (SOURCES.toml): metadata.total_size, bf16.
+    # The count: the text model with its head tied (Gemma3TextConfig's default) and four norms and a q/k
+    # norm a layer, SigLIP as vLLM's siglip.py builds it, and Gemma3MultiModalProjector.
+    stored = json.loads((MEDGEMMA / "safetensors-index-metadata.json").read_text())["metadata"]["total_size"]
+    assert weights_of(cli, str(MEDGEMMA), "--engine", "vllm") == stored
+    found = run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", str(MEDGEMMA), "--gpu", "h100-sxm")
+    assert (
+        "The config's vision_config (siglip_vision_model) is counted as vLLM builds it: 423,060,336 parameters at "
+        "the model's dtype, on the first pipeline stage, its linear layers split under TP."
+    ) in found["assumptions"]
+
+
 @pytest.mark.parametrize("engine", [None, *ENGINES])
-def test_an_encoder_invmap_does_not_count_is_said_to_be_left_out_of_the_weights(cli, engine):
+def test_an_encoder_invmap_does_not_count_is_said_to_be_left_out_of_the_weights(cli, engine, tmp_path):
     flags = ["--engine", engine] if engine else []
-    medgemma = CONFIGS / "google--medgemma-27b-it"  # a SigLIP vision_config: not counted
+
+    def other(c):  # SigLIP under another text model: its projector is that model's, not read
+        c["text_config"]["model_type"] = "gemma2"
+
     found = run_json(
-        cli, "estimate", "memory", *flags, "--model", str(medgemma), "--gpu", "h100-sxm", "--max-model-len", "8k"
+        cli,
+        "estimate",
+        "memory",
+        *flags,
+        "--model",
+        variant(tmp_path, MEDGEMMA, "other", other),
+        "--gpu",
+        "h100-sxm",
+        "--max-model-len",
+        "8k",
     )
     said = [a for a in found["assumptions"] if a.startswith("Only the language model's weights are counted")]
     assert said == [
@@ -481,6 +516,18 @@ def test_an_encoder_invmap_does_not_count_is_said_to_be_left_out_of_the_weights(
     ]
     text_only = run_json(cli, "estimate", "memory", *flags, "--model", "llama-3.1-8b", "--gpu", "a100-sxm-80gb")
     assert not any(a.startswith("Only the language model") for a in text_only["assumptions"])
+
+
+@pytest.mark.parametrize("family", ["gemma2", "llama"])
+def test_a_config_without_tie_word_embeddings_takes_its_familys_default(cli, tmp_path, family):
+    # Gemma2Config ties by default (vllm-gemma-2-9b-it-h100-1.log loaded 17.22 GiB: the head is the
+    # embedding table); LlamaConfig does not.
+    gemma2 = CONFIGS / "google--gemma-2-9b-it"
+    as_family = variant(tmp_path, gemma2, "left-out", lambda c: c.update(model_type=family))
+    untied = variant(tmp_path, gemma2, "untied", lambda c: c.update(model_type=family, tie_word_embeddings=False))
+    head = 256000 * 3584 * 2
+    difference = weights_of(cli, untied, "--engine", "vllm") - weights_of(cli, as_family, "--engine", "vllm")
+    assert difference == (head if family == "gemma2" else 0)
 
 
 def test_gemma4s_full_attention_layers_are_counted_with_their_own_heads_as_vllm_holds_them(cli, tmp_path):

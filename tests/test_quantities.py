@@ -184,7 +184,11 @@ GEMMA4 |= {"hidden_size_per_layer_input": 64, "vocab_size_per_layer_input": 1000
 GEMMA4["vision_config"] = {"model_type": "gemma4_vision", "hidden_size": 128, "intermediate_size": 256}
 GEMMA4["vision_config"] |= {"num_hidden_layers": 2, "num_attention_heads": 4, "patch_size": 16}
 GEMMA4["vision_config"] |= {"position_embedding_size": 1024}
-ENCODER_KEYS = {"patch_size": "vision_config", "position_embedding_size": "vision_config"}
+# Gemma 3 with a SigLIP encoder (its image_size and num_channels).
+GEMMA3_MM = {**GEMMA, "hidden_size": 512, "vocab_size": 1000, "intermediate_size": 1024}
+GEMMA3_MM["vision_config"] = {"model_type": "siglip_vision_model", "hidden_size": 128, "intermediate_size": 256}
+GEMMA3_MM["vision_config"] |= {"num_hidden_layers": 2, "patch_size": 14, "image_size": 224, "num_channels": 3}
+ENCODER_KEYS = dict.fromkeys(("patch_size", "position_embedding_size", "image_size", "num_channels"), "vision_config")
 READ_BY = {
     "num_hidden_layers": (LLAMA, ["kv"]),
     "num_attention_heads": (LLAMA, ["kv"]),
@@ -220,6 +224,8 @@ READ_BY = {
     "vocab_size_per_layer_input": (GEMMA4, ["memory"]),
     "patch_size": (GEMMA4, ["memory"]),
     "position_embedding_size": (GEMMA4, ["memory"]),
+    "image_size": (GEMMA3_MM, ["memory"]),
+    "num_channels": (GEMMA3_MM, ["memory"]),
 }
 
 

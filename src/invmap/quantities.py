@@ -601,6 +601,8 @@ def _config_keys() -> dict[str, Quantity]:
         "vocab_size_per_layer_input": ("tokens", COUNT),
         "patch_size": ("elements", COUNT),  # a vision encoder's
         "position_embedding_size": ("elements", COUNT),
+        "image_size": ("elements", COUNT),  # pixels a side
+        "num_channels": ("elements", COUNT),
         "metadata.total_size": ("bytes", WEIGHTS),  # model.safetensors.index.json
     }
     out.update({key: Quantity(key, (), unit, key, "int", bounds) for key, (unit, bounds) in own.items()})

@@ -165,6 +165,34 @@ def attention_parameters(c: dict[str, Any], where: str) -> int:
     return total
 
 
+# Families whose transformers config class ties the output head to the embeddings when config.json
+# leaves `tie_word_embeddings` out: GemmaConfig, Gemma2Config, Gemma3TextConfig and Gemma4TextConfig
+# default it to True, and OPTConfig takes the base PretrainedConfig's True; Llama, Mistral, Mixtral,
+# Qwen2/3, Phi, Phi-3, gpt-oss and DeepSeek V2/V3 default it to False, as any other family is read.
+TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "gemma4_text", "opt")
+# The norms in each decoder layer beyond the usual two (Gemma 2, 3 and 4: input, post-attention,
+# pre- and post-feedforward), and the families with a q and a k norm of the head dimension.
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma4_text": 4}
+QK_NORMED = ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text")
+
+
+def tied(c: dict[str, Any]) -> bool:
+    """Whether the output head is the embedding table: the config's `tie_word_embeddings`, else its
+    family's default (TIED_BY_DEFAULT)."""
+    given = c.get("tie_word_embeddings")
+    return bool(given) if given is not None else c.get("model_type") in TIED_BY_DEFAULT
+
+
+def _layer_norms(c: dict[str, Any], where: str) -> int:
+    """One decoder layer's norm weights: two of the hidden size (four for NORMS_PER_LAYER's families),
+    and a q and a k norm of the head dimension for QK_NORMED's."""
+    hidden = need(c, "hidden_size", where)
+    norms = NORMS_PER_LAYER.get(c.get("model_type"), 2) * hidden  # type: ignore[arg-type]
+    if c.get("model_type") in QK_NORMED:
+        norms += 2 * head_dim_of(c, need(c, "num_attention_heads", where), where)
+    return norms
+
+
 def _attention_by_layer(c: dict[str, Any], where: str, layers: int) -> list[int]:
     """Each layer's attention projections: a full-attention layer with its own dimensions
     (`full_attention_keys`) counted with them."""
@@ -194,12 +222,13 @@ def _per_layer_embeddings(c: dict[str, Any], where: str, layers: int) -> tuple[l
     return outside, 2 * hidden * ple + hidden
 
 
-def _gemma4_vision(v: dict[str, Any], text_hidden: int, where: str) -> int:
+def _gemma4_vision(v: dict[str, Any], c: dict[str, Any], where: str) -> list[tuple[int, bool]] | None:
     """Gemma 4's vision encoder as transformers builds it (modeling_gemma4.py: Gemma4VisionPatchEmbedder,
     Gemma4VisionEncoderLayer, Gemma4VisionMLP) and its Gemma4MultimodalEmbedder: a patch projection of
     3 x p^2 x H, a position table of 2 x `position_embedding_size` x H, in each layer q/k/v/o without
     biases, a gated MLP of 3 x H x I and four norms of H with q/k norms of the head dimension, and the
-    projection H x the text model's hidden size."""
+    projection H x the text model's hidden size. vLLM builds it with transformers' AutoModel, whole on
+    each GPU (vllm/model_executor/models/gemma4_mm.py)."""
     hidden = need(v, "hidden_size", where)
     inter = need(v, "intermediate_size", where)
     layers = need(v, "num_hidden_layers", where)
@@ -210,23 +239,48 @@ def _gemma4_vision(v: dict[str, Any], text_hidden: int, where: str) -> int:
     positions = need(v, "position_embedding_size", where)
     attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + 2 * head_dim
     per_layer = attention + 3 * hidden * inter + 4 * hidden
-    return 3 * patch * patch * hidden + 2 * positions * hidden + layers * per_layer + hidden * text_hidden
+    text_hidden = need(c, "hidden_size", where)
+    return [(3 * patch * patch * hidden + 2 * positions * hidden + layers * per_layer + hidden * text_hidden, False)]
 
 
-# A multimodal config's encoder that invmap counts, by its config's model_type: vLLM builds these
-# with transformers' AutoModel.from_config, unsplit on each GPU, and loads them with the language
-# model (vllm/model_executor/models/gemma4_mm.py, Gemma4ForConditionalGeneration).
-ENCODER_COUNTS = {"gemma4_vision": _gemma4_vision}
+def _gemma3_siglip(v: dict[str, Any], c: dict[str, Any], where: str) -> list[tuple[int, bool]] | None:
+    """Gemma 3's SigLIP encoder as vLLM builds it (vllm/model_executor/models/siglip.py, from
+    gemma3_mm.py): a patch convolution of C x p^2 x H with its bias, a position table of
+    (image_size / p)^2 x H, in each layer q/k/v/o and a fc1/fc2 MLP of H x I, all with biases, and two
+    layer norms with biases; a final layer norm, and the attention-pooling head unless the config says
+    `vision_use_head` false. Its linear layers and position table are split under TP; the convolution,
+    the norms and Gemma3MultiModalProjector (an H x text-hidden weight and an RMS norm of H) are not.
+    Another model's SigLIP (its own projector) is not counted: None."""
+    if c.get("model_type") != "gemma3_text":
+        return None
+    hidden = need(v, "hidden_size", where)
+    inter = need(v, "intermediate_size", where)
+    layers = need(v, "num_hidden_layers", where)
+    patch, image = need(v, "patch_size", where), need(v, "image_size", where)
+    channels = optional_int(v, "num_channels", where) or 3
+    mlp = 2 * hidden * inter + inter + hidden
+    split = (image // patch) ** 2 * hidden + layers * (4 * hidden * hidden + 4 * hidden + mlp)
+    kept = channels * patch * patch * hidden + hidden + layers * 4 * hidden + 2 * hidden
+    if v.get("vision_use_head", True):  # SiglipMultiheadAttentionPoolingHead: probe, attention, norm, MLP
+        kept += hidden + 4 * hidden * hidden + 4 * hidden + 2 * hidden + mlp
+    kept += hidden * need(c, "hidden_size", where) + hidden  # Gemma3MultiModalProjector
+    return [(split, True), (kept, False)]
 
 
-def encoder_parameters(model: Model) -> dict[str, int]:
+# A multimodal config's encoders that invmap counts, by the encoder config's model_type; each counter
+# gives (parameters, split under TP) pairs, or None for a model whose encoder of that type it has not read.
+ENCODER_COUNTS = {"gemma4_vision": _gemma4_vision, "siglip_vision_model": _gemma3_siglip}
+
+
+def encoder_parameters(model: Model) -> dict[str, list[tuple[int, bool]]]:
     """The parameters of each encoder (by its config key) whose family invmap counts (ENCODER_COUNTS)."""
     c, counted = model.config, {}
     for key in ENCODER_KEYS:
         sub = c.get(key)
         counter = ENCODER_COUNTS.get(sub.get("model_type")) if isinstance(sub, dict) else None
-        if counter is not None:
-            counted[key] = counter(sub, need(c, "hidden_size", model.where), f"{model.where} ({key})")
+        found = counter(sub, c, f"{model.where} ({key})") if counter is not None else None
+        if found is not None:
+            counted[key] = found
     return counted
 
 
@@ -236,9 +290,10 @@ def encoder_sentences(model: Model, counting: bool = True) -> list[str]:
     `count`). Empty for a language-only config."""
     counted = encoder_parameters(model) if counting else {}
     said = [
-        f"The config's {key} ({model.config[key]['model_type']}) is counted as transformers builds it: {n:,} "
-        "parameters at the model's dtype, whole on each GPU of the first pipeline stage (as vLLM loads it)."
-        for key, n in counted.items()
+        f"The config's {key} ({model.config[key]['model_type']}) is counted as vLLM builds it: "
+        f"{sum(n for n, _ in parts):,} parameters at the model's dtype, on the first pipeline stage"
+        + (", its linear layers split under TP." if any(split for _, split in parts) else ", whole on each GPU.")
+        for key, parts in counted.items()
     ]
     left = [k for k in ENCODER_KEYS if isinstance(model.config.get(k), dict) and k not in counted]
     if left:
@@ -284,16 +339,17 @@ def count(model: Model) -> Weights:
     vocab = need(c, "vocab_size", where)
     moe = _moe_layers(c, layers, where)
     attention = _attention_by_layer(c, where, layers)
+    norms = _layer_norms(c, where)
     per_layer_outside, per_layer_input = _per_layer_embeddings(c, where, layers)
     parts = [Part("embedding", vocab * hidden), *per_layer_outside]
-    if not c.get("tie_word_embeddings"):
+    if not tied(c):
         parts.append(Part("head", vocab * hidden))
     parts.append(Part("norm", hidden, None, False))
-    parts += [Part("encoder", n, None, False) for n in encoder_parameters(model).values()]
+    parts += [Part("encoder", n, None, s) for found in encoder_parameters(model).values() for n, s in found]
     for i in range(layers):
         parts.append(Part("attention", attention[i], i))
         parts += [Part(m, n, i, s) for m, n, s in _mlp(c, where, i in moe)]
-        parts.append(Part("norm", 2 * hidden, i, False))
+        parts.append(Part("norm", norms, i, False))
         if per_layer_input:
             parts.append(Part("mlp", per_layer_input, i, False))  # the per-layer input's gate and projection
     fmt = quantization_format(c, where)
