@@ -518,6 +518,29 @@ def test_an_encoder_invmap_does_not_count_is_said_to_be_left_out_of_the_weights(
     assert not any(a.startswith("Only the language model") for a in text_only["assumptions"])
 
 
+@pytest.mark.parametrize("engine", [None, *ENGINES])
+def test_keys_a_gemma3_config_leaves_out_are_read_as_its_transformers_class_defaults(cli, tmp_path, engine):
+    # Gemma 3's Hub configs leave vocab_size and the layer pattern to Gemma3TextConfig (262,208; a full-attention
+    # layer in six, as medgemma's layer_types list), and SigLIP's num_channels to SiglipVisionConfig (3).
+    def sparse(c):
+        for key in ("vocab_size", "layer_types"):
+            c["text_config"].pop(key)
+        c["vision_config"].pop("num_channels")
+
+    flags = ("--engine", engine) if engine else ()
+    args = ("--gpu", "h100-sxm", "--max-model-len", "8k", *flags)
+    full = run_json(cli, "estimate", "memory", "--model", str(MEDGEMMA), *args)
+    left = run_json(cli, "estimate", "memory", "--model", variant(tmp_path, MEDGEMMA, "sparse", sparse), *args)
+    assert left["results"] == full["results"]
+    assert (
+        "Keys the config leaves out are read as transformers' defaults for its family: Gemma3TextConfig's vocab_size "
+        "262208, sliding_window_pattern 6, tie_word_embeddings true; SiglipVisionConfig's num_channels 3."
+    ) in left["notes"]
+    # kv too: the defaults are the model's, whatever is estimated
+    kv = run_json(cli, "estimate", "kv", "--model", variant(tmp_path, MEDGEMMA, "kv", sparse), "--tokens", "8k")
+    assert kv["results"]["bytes_per_token"] == 62 * 16 * 128 * 2 * 2
+
+
 @pytest.mark.parametrize("family", ["gemma2", "llama"])
 def test_a_config_without_tie_word_embeddings_takes_its_familys_default(cli, tmp_path, family):
     # Gemma2Config ties by default (vllm-gemma-2-9b-it-h100-1.log loaded 17.22 GiB: the head is the

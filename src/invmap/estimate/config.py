@@ -19,6 +19,77 @@ from invmap.inputfile import read_capped
 MAX_CONFIG = 64 * 1024**2  # bytes: a config.json is a page of JSON
 
 
+# A multimodal config's encoders beside its language model: their weights load with it (the estimates
+# count those of the families `weights.ENCODER_COUNTS` declares, and say which they leave out).
+ENCODER_KEYS = ("vision_config", "audio_config")
+
+
+# What a family's transformers config class gives a key that config.json leaves out, for the keys the
+# estimates read (transformers' configuration_<family>.py, the same from 4.50 to 5.x): Gemma 3's Hub
+# configs leave vocab_size, head_dim and the window pattern to Gemma3TextConfig, and SigLIP's leave
+# num_channels to SiglipVisionConfig. Gemma (1 to 4) and OPT tie the output head unless the config
+# says not to; every other family's class defaults tie_word_embeddings to False, as a config without
+# the key is read.
+FAMILY_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "gemma": ("GemmaConfig", {"tie_word_embeddings": True}),
+    "gemma2": ("Gemma2Config", {"tie_word_embeddings": True}),
+    "gemma3_text": (
+        "Gemma3TextConfig",
+        {
+            "vocab_size": 262_208,
+            "hidden_size": 2304,
+            "intermediate_size": 9216,
+            "num_hidden_layers": 26,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "head_dim": 256,
+            "max_position_embeddings": 131_072,
+            "sliding_window": 4096,
+            "sliding_window_pattern": 6,
+            "tie_word_embeddings": True,
+        },
+    ),
+    "gemma4_text": ("Gemma4TextConfig", {"tie_word_embeddings": True}),
+    "opt": ("OPTConfig", {"tie_word_embeddings": True}),
+    "siglip_vision_model": (
+        "SiglipVisionConfig",
+        {"num_channels": 3, "image_size": 224, "patch_size": 16, "vision_use_head": True},
+    ),
+}
+
+
+# A default that applies only where the config lacks other keys (transformers derives `layer_types`
+# from the window pattern only when the config gives none; `_sliding_window_pattern` is the pattern as
+# newer releases save it).
+SUPERSEDED_BY = {"sliding_window_pattern": ("layer_types", "_sliding_window_pattern")}
+
+
+def with_family_defaults(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`config` (and its encoders' configs) with FAMILY_DEFAULTS' values for the keys it leaves out,
+    and what was taken, a phrase per class ("Gemma3TextConfig's vocab_size 262208")."""
+    taken: list[str] = []
+
+    def filled(part: dict[str, Any]) -> dict[str, Any]:
+        family = FAMILY_DEFAULTS.get(str(part.get("model_type")))
+        if family is None:
+            return part
+        name, defaults = family
+        left = {
+            k: v
+            for k, v in defaults.items()
+            if part.get(k) is None and all(part.get(other) is None for other in SUPERSEDED_BY.get(k, ()))
+        }
+        if left:
+            taken.append(f"{name}'s " + ", ".join(f"{k} {json.dumps(v)}" for k, v in left.items()))
+        return {**part, **left}
+
+    out = filled(config)
+    for key in ENCODER_KEYS:
+        if isinstance(out.get(key), dict):
+            out = {**out, key: filled(out[key])}
+    return out, taken
+
+
 @dataclass
 class Model:
     name: str
@@ -31,6 +102,10 @@ class Model:
     source: str = "file"  # file, shipped, hub-cache (the Hugging Face cache) or hub (fetched now)
     index: dict[str, Any] | None = None  # a fetched model.safetensors.index.json that could not be cached
     hub_id: str | None = None
+    defaults: list[str] = field(default_factory=list)  # FAMILY_DEFAULTS taken for keys the config leaves out
+
+    def __post_init__(self) -> None:
+        self.config, self.defaults = with_family_defaults(self.config)
 
     @property
     def model_type(self) -> str:
@@ -63,11 +138,6 @@ def shipped(entry: dict[str, Any]) -> Model:
         source="shipped",
         hub_id=entry.get("hub_id"),
     )
-
-
-# A multimodal config's encoders beside its language model: their weights load with it (the estimates
-# count those of the families `weights.ENCODER_COUNTS` declares, and say which they leave out).
-ENCODER_KEYS = ("vision_config", "audio_config")
 
 
 def _language_part(config: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
 from invmap.estimate.weights import Weights, count, encoder_sentences, round_up, vllm_mxfp4_experts
-from invmap.estimate.weights import tied as weights_tied
 from invmap.quantities import INPUTS, read_version, vllm_serve_batch
 
 GIB = 2**30
@@ -530,7 +529,7 @@ def _stage_layers(layers: int, pp: int) -> list[range]:
 
 def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers: range) -> Stage:
     first, last = layers.start == 0, layers.stop == layout.layers
-    tied = weights_tied(model.config)
+    tied = bool(model.config.get("tie_word_embeddings"))
     held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts)
     activation = _activation(setup, model, last)
     non_torch, words = _non_torch(setup, model)

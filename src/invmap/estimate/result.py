@@ -131,6 +131,12 @@ def estimate_result(
     notes = list(said.notes)
     if inputs.defaults_used:
         notes.insert(0, DEFAULTS_NOTE)
+    if model is not None and model.defaults:
+        notes.append(
+            "Keys the config leaves out are read as transformers' defaults for its family: "
+            + "; ".join(model.defaults)
+            + "."
+        )
     return Estimate(
         kind,
         model.summary() if model is not None else None,

@@ -165,22 +165,10 @@ def attention_parameters(c: dict[str, Any], where: str) -> int:
     return total
 
 
-# Families whose transformers config class ties the output head to the embeddings when config.json
-# leaves `tie_word_embeddings` out: GemmaConfig, Gemma2Config, Gemma3TextConfig and Gemma4TextConfig
-# default it to True, and OPTConfig takes the base PretrainedConfig's True; Llama, Mistral, Mixtral,
-# Qwen2/3, Phi, Phi-3, gpt-oss and DeepSeek V2/V3 default it to False, as any other family is read.
-TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "gemma4_text", "opt")
 # The norms in each decoder layer beyond the usual two (Gemma 2, 3 and 4: input, post-attention,
 # pre- and post-feedforward), and the families with a q and a k norm of the head dimension.
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma4_text": 4}
 QK_NORMED = ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text")
-
-
-def tied(c: dict[str, Any]) -> bool:
-    """Whether the output head is the embedding table: the config's `tie_word_embeddings`, else its
-    family's default (TIED_BY_DEFAULT)."""
-    given = c.get("tie_word_embeddings")
-    return bool(given) if given is not None else c.get("model_type") in TIED_BY_DEFAULT
 
 
 def _layer_norms(c: dict[str, Any], where: str) -> int:
@@ -342,7 +330,7 @@ def count(model: Model) -> Weights:
     norms = _layer_norms(c, where)
     per_layer_outside, per_layer_input = _per_layer_embeddings(c, where, layers)
     parts = [Part("embedding", vocab * hidden), *per_layer_outside]
-    if not tied(c):
+    if not c.get("tie_word_embeddings"):  # a family's default filled in (config.FAMILY_DEFAULTS)
         parts.append(Part("head", vocab * hidden))
     parts.append(Part("norm", hidden, None, False))
     parts += [Part("encoder", n, None, s) for found in encoder_parameters(model).values() for n, s in found]
