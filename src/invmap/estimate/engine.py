@@ -6,7 +6,7 @@ the KV pool at the utilization fraction, in blocks, its tokens, the maximum conc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from invmap.estimate.checks import FLAGS
@@ -18,7 +18,7 @@ from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
-from invmap.estimate.weights import Weights, count, encoder_sentences, round_up, vllm_mxfp4_experts
+from invmap.estimate.weights import Weights, count, encoder_sentences, rope_caches, round_up, vllm_mxfp4_experts
 from invmap.quantities import INPUTS, read_version, vllm_serve_batch
 
 GIB = 2**30
@@ -190,6 +190,7 @@ class Setup:
     moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
     moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
     release: str = ""  # --engine-version as given ("" when not)
+    rope: list[tuple[int, int]] = field(default_factory=list)  # the RoPE caches (rows, columns), on every stage
 
     @property
     def sampled(self) -> int:
@@ -288,6 +289,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
     experts, kernel = _padded_experts(inputs, model, weights, engine, tp, gpu)
     sampler = _sampler(inputs, engine, model, weights)
     workspace, workspace_words = _moe_workspace(model, weights, engine, tp, batched, layout.dtype_bytes or 2)
+    rope = rope_caches(model.config, model.where)
     return Setup(
         engine,
         experts,
@@ -306,6 +308,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         workspace,
         workspace_words,
         str(inputs.options.get("engine_version") or ""),
+        rope,
     )
 
 
@@ -530,10 +533,15 @@ def _stage_layers(layers: int, pp: int) -> list[range]:
 def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers: range) -> Stage:
     first, last = layers.start == 0, layers.stop == layout.layers
     tied = bool(model.config.get("tie_word_embeddings"))
-    held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts)
+    held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts) + _rope_bytes(setup)
     activation = _activation(setup, model, last)
     non_torch, words = _non_torch(setup, model)
     return Stage(layers, held, activation, non_torch, words, [layout.windows[i] for i in layers])
+
+
+def _rope_bytes(setup: Setup) -> int:
+    """The RoPE caches' bytes on one GPU (whole on each: the buffers are not split by TP)."""
+    return sum(rows * columns for rows, columns in setup.rope) * setup.compute_bytes
 
 
 def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
@@ -829,6 +837,12 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
             else ""
         )
         + (f", layers {s.layers.start}-{s.layers.stop - 1} of {len(stages)} stages" if setup.pp > 1 else "")
+        + (
+            f", + RoPE caches {' + '.join(f'{r:,} x {c}' for r, c in setup.rope)} x {setup.compute_bytes} B "
+            f"({human_bytes(_rope_bytes(setup))})"
+            if setup.rope
+            else ""
+        )
         + f" = {s.weights:,} B ({human_bytes(s.weights)})",
     ]
     if setup.engine != "sglang":

@@ -18,6 +18,14 @@ from invmap.estimate.refusals import RefusedFile
 LINEAR = ("attention", "mlp", "experts")
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2, "float": 4, "half": 2}
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+# Families whose MLP is two biased linears, fc1 H x I and fc2 I x H (transformers' PhiMLP; vLLM's phi.py
+# builds them as Column/RowParallelLinear with biases), and whose q, k, v and output projections
+# all carry biases (PhiAttention), not the gated three.
+TWO_LAYER_MLP = ("phi",)
+# The norms in each decoder layer beyond the usual two (Gemma 2, 3 and 4: input, post-attention,
+# pre- and post-feedforward), and the families with a q and a k norm of the head dimension.
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma4_text": 4}
+QK_NORMED = ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text")
 
 
 @dataclass(frozen=True)
@@ -160,15 +168,9 @@ def attention_parameters(c: dict[str, Any], where: str) -> int:
     head_dim = head_dim_of(c, heads, where)
     q, kv = heads * head_dim, kv_heads * head_dim
     total = hidden * q + 2 * hidden * kv + q * hidden
-    if c.get("attention_bias") or c.get("model_type") == "qwen2":
-        total += q + 2 * kv
+    if c.get("attention_bias") or c.get("model_type") in ("qwen2", *TWO_LAYER_MLP):
+        total += q + 2 * kv + (hidden if c.get("model_type") in TWO_LAYER_MLP else 0)
     return total
-
-
-# The norms in each decoder layer beyond the usual two (Gemma 2, 3 and 4: input, post-attention,
-# pre- and post-feedforward), and the families with a q and a k norm of the head dimension.
-NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma4_text": 4}
-QK_NORMED = ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text")
 
 
 def _layer_norms(c: dict[str, Any], where: str) -> int:
@@ -272,6 +274,57 @@ def encoder_parameters(model: Model) -> dict[str, list[tuple[int, bool]]]:
     return counted
 
 
+def rope_caches(c: dict[str, Any], where: str) -> list[tuple[int, int]]:
+    """The RoPE caches the engine builds with the model, (rows, columns) each: vLLM's `get_rope` makes
+    one RotaryEmbedding per distinct set of arguments (shared by the layers that give the same) and
+    each registers a `cos_sin_cache` buffer of rows x rotary_dim at the model's dtype
+    (vllm/model_executor/layers/rotary_embedding). Rows are max_position_embeddings, x the factor for
+    a `linear` rope and original_max_position_embeddings x the factor for `yarn` and `deepseek_yarn`;
+    columns are the head dimension x partial_rotary_factor, the whole head for Gemma 4's
+    `proportional` rope (gemma4_rope.py). A config whose layer types have ropes of their own
+    (`rope_parameters` by layer type; Gemma 3's `rope_local_base_freq` for its sliding layers) has
+    one cache for each. Empty without max_position_embeddings."""
+    positions = optional_int(c, "max_position_embeddings", where)
+    if positions is None:
+        return []
+    heads = need(c, "num_attention_heads", where)
+    latent = c.get("kv_lora_rank") is not None
+    head = need(c, "qk_rope_head_dim", where) if latent else head_dim_of(c, heads, where)
+    given = c.get("rope_parameters") if isinstance(c.get("rope_parameters"), dict) else c.get("rope_scaling")
+    given = given if isinstance(given, dict) else {}
+    types = [t for t in c.get("layer_types") or [] if isinstance(t, str)]
+    full = full_attention_keys(c, where)
+    if set(given) & {"full_attention", "sliding_attention"}:
+        ropes = [
+            (given.get(t) or {}, full["head_dim"] if full and t == "full_attention" else head)
+            for t in sorted(set(types) or {"full_attention"})
+        ]
+    else:
+        ropes = [(given, head)]
+        sliding = "sliding_attention" in types or c.get("sliding_window_pattern") is not None
+        if c.get("rope_local_base_freq") is not None and sliding:
+            ropes.append(({"rope_type": "default"}, head))
+    return [(_rope_rows(p, positions), _rope_columns(p, h, c)) for p, h in ropes]
+
+
+def _rope_rows(rope: dict[str, Any], positions: int) -> int:
+    kind = rope.get("rope_type") or rope.get("type") or "default"
+    factor = rope.get("factor") if isinstance(rope.get("factor"), (int, float)) else 1
+    original = rope.get("original_max_position_embeddings")
+    if kind == "linear":
+        return int(positions * factor)
+    if kind in ("yarn", "deepseek_yarn") and isinstance(original, int) and original > 0:
+        return int(original * factor)
+    return positions
+
+
+def _rope_columns(rope: dict[str, Any], head: int, c: dict[str, Any]) -> int:
+    if rope.get("rope_type") == "proportional":
+        return head
+    partial = rope.get("partial_rotary_factor", c.get("partial_rotary_factor"))
+    return int(head * partial) if isinstance(partial, (int, float)) and 0 < partial <= 1 else head
+
+
 def encoder_sentences(model: Model, counting: bool = True) -> list[str]:
     """What an estimate says of a multimodal config's encoders: each counted one with its count, and
     those left out, whose weights load too (all of them where the weights are not `counting` by
@@ -303,6 +356,8 @@ def _mlp(c: dict[str, Any], where: str, moe: bool) -> list[tuple[str, int, bool]
     bias = bool(c.get("mlp_bias")) or c.get("model_type") == "gpt_oss"
     if not moe:
         inter = need(c, "intermediate_size", where)
+        if c.get("model_type") in TWO_LAYER_MLP:
+            return [("mlp", 2 * hidden * inter + inter + hidden, True)]
         return [("mlp", 3 * hidden * inter + ((2 * inter + hidden) if bias else 0), True)]
     experts = _experts(c, where) or 1
     inter = optional_int(c, "moe_intermediate_size", where) or need(c, "intermediate_size", where)
