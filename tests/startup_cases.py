@@ -19,6 +19,7 @@ from typing import Any
 import tomli
 
 from invmap import estimate as core
+from invmap.quantities import QUANTIZATIONS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LOGS = FIXTURES / "startup-logs"
@@ -90,7 +91,7 @@ NOT_MODELLED = {
     "decode_context_parallel_size": "decode context parallelism",
     "data_parallel_size": "data parallelism with expert parallelism",
     "enable_dp_attention": "DP attention",
-    "quantization": "quantization given on the command line, not in the config",
+    "quantization": "a --quantization the weights do not count (only fp8)",
     "load_format": "a dummy or bitsandbytes load format",
 }
 # The settings a log's own lines name, beside its flags: vLLM's warning when MXFP4 experts run on its
@@ -112,7 +113,10 @@ FLAGS = {
     "max_num_batched_tokens": "max_num_batched_tokens",
     "max_num_seqs": "max_num_seqs",
     "kv_cache_dtype": "kv_cache_dtype",
+    "quantization": "quantization",
 }
+# Settings of NOT_MODELLED the engine model does model at these values.
+MODELLED_VALUES = {"quantization": QUANTIZATIONS}
 
 
 @dataclass
@@ -156,7 +160,7 @@ def case(log: dict[str, Any], folders: dict[str, Path]) -> Case:
     if model is None:
         return Case(log, None, f"no stored config for {log['model']}")
     flags = log["flags"]
-    left_out = [words for key, words in NOT_MODELLED.items() if key in flags]
+    left_out = [w for k, w in NOT_MODELLED.items() if k in flags and flags[k] not in MODELLED_VALUES.get(k, ())]
     if left_out:
         return Case(log, None, f"uses {left_out[0]}")
     if logged_available(log, per_token=1) is None:  # no figure of the pool, whatever its token size

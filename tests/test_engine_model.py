@@ -505,6 +505,29 @@ def test_an_engines_weights_hold_its_rope_caches_beside_the_parameters(cli, engi
         assert any("+ RoPE caches 1,048,576 x 128 + 131,072 x 128 x 2 B (288.00 MiB)" in f for f in found["formulas"])
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_online_fp8_puts_every_linear_layer_at_one_byte(cli, engine):
+    # Llama 3.1 8B: 32 layers of q/k/v/o (4,096 x (4,096 + 2 x 1,024 + 4,096)) and a gated MLP (3 x 4,096 x
+    # 14,336) go from two bytes to one; the embeddings, the output head and the norms stay at two.
+    linear = 32 * (4096 * 10240 + 3 * 4096 * 14336)
+    bf16 = weights_of(cli, "llama-3.1-8b", "--engine", engine)
+    assert bf16 - weights_of(cli, "llama-3.1-8b", "--engine", engine, "--quantization", "fp8") == linear
+    # A checkpoint quantized the same way keeps its own format (DeepSeek-V3's FP8 blocks and their scales).
+    given = weights_of(cli, "deepseek-v3", "--engine", engine, "-tp", "8", "-q", "fp8")
+    assert given == weights_of(cli, "deepseek-v3", "--engine", engine, "-tp", "8")
+
+
+def test_online_quantization_of_a_checkpoint_quantized_otherwise_is_vllms_refusal(cli):
+    args = ("estimate", "memory", "--engine", "vllm", "--model", "gpt-oss-20b", "--gpu", "h100-sxm", "-q", "fp8")
+    result = cli(*args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        "Error: Quantization method specified in the model config (mxfp4) does not match the quantization method "
+        "specified in the `quantization` argument (fp8). (vLLM's refusal: leave out -q for a checkpoint stored as "
+        "mxfp4)\n"
+    )
+
+
 def test_llama_31_8bs_weights_are_what_vllm_loaded():
     # "Model loading took 14.99 GiB": its parameters and its llama3 rope (131,072 x 128 x 2 B, 32 MiB).
     judged = JUDGED["vllm-llama-3.1-8b-instruct-h100-2.log"]

@@ -36,6 +36,9 @@ ENGINES: tuple[str, ...] = ("vllm", "vllm-v0", "sglang")
 # the per-GPU intermediate size to a multiple of 64; Marlin (GPUs below compute capability 9.0, or Hopper
 # without the triton_kernels package) pads it to 128 and the hidden size to 256.
 MXFP4_BACKENDS: tuple[str, ...] = ("triton", "marlin")
+# The engine's quantization of an unquantized checkpoint while it loads (vLLM's and SGLang's
+# --quantization) that the weights count: fp8, each linear layer's weight at one byte with one scale.
+QUANTIZATIONS: tuple[str, ...] = ("fp8",)
 # The code vLLM V1 answers its profile's dummy top-k/top-p sampling with, which sizes the sampler's peak
 # (tests/fixtures/startup-logs/ENGINES.md, "Sampler path by version"): its Triton kernel (v0.19.0, the
 # release read; from #33538, 2026-02-17), FlashInfer's sampler (on the v0.10 line whenever flashinfer
@@ -348,6 +351,17 @@ QUANTITIES: tuple[Quantity, ...] = (
         choices=MXFP4_BACKENDS,
     ),
     Quantity(
+        "quantization",
+        ("--quantization", "-q"),
+        "",
+        "With --engine: the engine quantizes an unquantized checkpoint as it loads it: fp8 (vLLM's and "
+        "SGLang's online FP8: each linear layer's weight at one byte with one scale; embeddings, the output "
+        "head, norms and routers stay at the model's dtype)",
+        "choice",
+        metavar="METHOD",
+        choices=QUANTIZATIONS,
+    ),
+    Quantity(
         "engine_version",
         ("--engine-version",),
         "",
@@ -630,6 +644,7 @@ _ENGINE_ONLY = (
     "pipeline_parallel",
     "max_num_batched_tokens",
     "max_num_seqs",
+    "quantization",
     "mxfp4_backend",
     "engine_version",
     "sampler",

@@ -219,7 +219,7 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
     tp = options.get("tensor_parallel") or INPUTS["tensor_parallel"].default.value  # before the KV heads split
     _check_heads(layout, tp, options["engine"])
     shape, tp_lines, notes = kv_shape(inputs, model, layout)
-    weights = count(model)
+    weights = count(model, inputs.pick("quantization"))
     setup = _setup(inputs, model, layout, gpu, shape, weights)
     stages = [_stage(setup, model, layout, weights, s) for s in _stage_layers(layout.layers, setup.pp)]
     pool = _pool(setup, shape, stages)

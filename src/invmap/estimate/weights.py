@@ -11,7 +11,7 @@ from typing import Any
 
 from invmap.estimate.config import ENCODER_KEYS, Model, head_dim_of, need, optional_int
 from invmap.estimate.layout import full_attention_keys
-from invmap.estimate.refusals import RefusedFile
+from invmap.estimate.refusals import Refused, RefusedFile
 
 # The modules a count is made of; a quantized checkpoint quantizes the linear ones (not embeddings,
 # norms or routers), less those its config excludes.
@@ -374,8 +374,9 @@ def _mlp(c: dict[str, Any], where: str, moe: bool) -> list[tuple[str, int, bool]
     return out
 
 
-def count(model: Model) -> Weights:
-    """Every parameter the config describes, module by module (exit 3 naming a missing key)."""
+def count(model: Model, online: str | None = None) -> Weights:
+    """Every parameter the config describes, module by module (exit 3 naming a missing key);
+    `online`: the engine's --quantization of an unquantized checkpoint (`online_format`)."""
     c, where = model.config, model.where
     layers = need(c, "num_hidden_layers", where)
     hidden = need(c, "hidden_size", where)
@@ -395,8 +396,28 @@ def count(model: Model) -> Weights:
         parts.append(Part("norm", norms, i, False))
         if per_layer_input:
             parts.append(Part("mlp", per_layer_input, i, False))  # the per-layer input's gate and projection
-    fmt = quantization_format(c, where)
+    fmt = quantization_format(c, where) if online is None else online_format(c, where, online)
     return Weights(parts, _dtype_bytes(c), fmt, layers, expert_format(c, fmt) if moe else None)
+
+
+def online_format(c: dict[str, Any], where: str, method: str) -> Format:
+    """The format the engine's --quantization gives an unquantized checkpoint's linear layers: fp8 at
+    one byte a weight with one float32 scale per tensor (vLLM's Fp8Config for a checkpoint not
+    serialized in FP8, its Fp8LinearMethod and Fp8MoEMethod). A checkpoint already quantized keeps its
+    own format where it is the same method, and is refused where it is another, as vLLM refuses it."""
+    stored = quantization_format(c, where)
+    if stored is None:
+        return Format(method, 1.0, LINEAR, "FP8 quantized by the engine as it loads, one scale per tensor")
+    if stored.name == method:
+        return stored
+    raise Refused(
+        "clash",
+        f"Quantization method specified in the model config ({stored.name}) does not match the quantization "
+        f"method specified in the `quantization` argument ({method}). (vLLM's refusal: leave out --quantization "
+        f"for a checkpoint stored as {stored.name})",
+        "quantization",
+        "model",
+    )
 
 
 def _dtype_bytes(c: dict[str, Any]) -> int:
