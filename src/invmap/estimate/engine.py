@@ -781,7 +781,7 @@ def _results(setup: Setup, pool: Pool) -> tuple[dict[str, Any], dict[str, str]]:
     }
     units = dict.fromkeys(results, "bytes")
     units.update(
-        kv_blocks=f"blocks of {setup.block} tokens",
+        kv_blocks=f"blocks of {setup.block} token{'s' if setup.block != 1 else ''}",
         kv_pool_tokens="tokens",
         max_concurrency=f"requests of {setup.max_model_len:,} tokens",
         longest_request_tokens="tokens",
@@ -890,8 +890,14 @@ def _pool_formula(setup: Setup, pool: Pool) -> str:
     sizes = sorted(set(zip(paging.bytes, paging.blocks, strict=True)), reverse=True)
     if len(sizes) == 1:
         return (
-            f"KV per layer and token = {paging.bytes[0]:,} B; pool = {pool.blocks:,} blocks of {setup.block} tokens "
+            f"KV per layer and token = {paging.bytes[0]:,} B; pool = {pool.blocks:,} blocks of {setup.block} token{'s' if setup.block != 1 else ''} "
             f"= {pool.tokens:,} tokens (floor(available / (block x per-layer bytes x layers)))"
+        )
+    if setup.engine != "vllm":
+        each = "; ".join(f"{paging.bytes.count(b)} layers of {b:,} B a token" for b, _ in sizes)
+        return (
+            f"KV per token = {paging.per_token:,} B ({each}); pool = {pool.blocks:,} blocks of {setup.block} token{'s' if setup.block != 1 else ''} "
+            f"= {pool.tokens:,} tokens (floor(available / (block x KV per token)))"
         )
     each = "; ".join(
         f"{paging.bytes.count(b)} layers of {b:,} B a token in blocks of {block} tokens" for b, block in sizes
