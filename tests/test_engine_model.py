@@ -528,9 +528,18 @@ def test_online_quantization_of_a_checkpoint_quantized_otherwise_is_vllms_refusa
     )
 
 
-def test_llama_31_8bs_weights_are_what_vllm_loaded():
-    # "Model loading took 14.99 GiB": its parameters and its llama3 rope (131,072 x 128 x 2 B, 32 MiB).
-    judged = JUDGED["vllm-llama-3.1-8b-instruct-h100-2.log"]
+# Logs whose "Model loading took" the weights give to the 0.01 GiB it is printed in, with what they show.
+LOADED = {
+    "vllm-llama-3.1-8b-instruct-h100-2.log": "its llama3 rope's cache (131,072 x 128 x 2 B, 32 MiB) beside 14.96",
+    "vllm-gemma-2-9b-it-h100-1.log": "its head tied, as Gemma2Config ties it when the config says nothing",
+    "vllm-qwen3-8b-h100-1.log": "its q and k norms and its rope's cache",
+    "vllm-phi-2-h100-1.log": "Phi's MLP, two biased linears (6.74 GiB when counted as a gated three)",
+}
+
+
+@pytest.mark.parametrize("name", LOADED)
+def test_the_weights_are_what_vllm_loaded(name):
+    judged = JUDGED[name]
     outcome = startup_cases.core.run(judged.case.scenario)
     assert round(outcome.estimate.results["weights_bytes"] / 2**30, 2) == judged.case.log["logged"]["weights_gib"]
 
