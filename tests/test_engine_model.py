@@ -633,6 +633,46 @@ def test_gemma4s_full_attention_layers_are_counted_with_their_own_heads_as_vllm_
     assert given == 2 * 5 * (full - sliding)
 
 
+def test_layers_that_share_earlier_layers_kv_keep_none_of_their_own(cli, tmp_path):
+    # num_kv_shared_layers 6: layers 24-29 read earlier layers' K and V (vLLM's Gemma4Attention gives them a
+    # kv_sharing_target_layer_name and no cache); layers 0-23 keep theirs: 20 sliding of 8 x 256, 4 full of 2 x 512.
+    shared = gemma4_variant(tmp_path, "shared", lambda c: c["text_config"].update(num_kv_shared_layers=6))
+    found = run_json(cli, "estimate", "kv", "--model", shared, "--tokens", "8k")
+    assert found["results"]["bytes_per_token"] == 20 * 8 * 256 * 2 * 2 + 4 * 2 * 512 * 2 * 2
+    assert (
+        "The config's last 6 layers (num_kv_shared_layers) read earlier layers' K and V and keep none of their own, "
+        "as vLLM gives them no KV cache: 24 of 30 layers hold KV."
+    ) in found["notes"]
+    engine = run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", shared, "--gpu", "a100-sxm-80gb")
+    assert engine["results"]["kv_bytes_per_token"] == found["results"]["bytes_per_token"]
+    # A pipeline stage of shared layers only would hold no KV: refused, not a pool of nothing.
+    late = gemma4_variant(tmp_path, "late", lambda c: c["text_config"].update(num_kv_shared_layers=15))
+    args = ("estimate", "memory", "--engine", "vllm", "--model", late, "--gpu", "a100-sxm-80gb", "-pp", "2")
+    result = cli(*args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        "Error: -pp 2 gives a stage only layers that share earlier layers' KV (layers 15-29; num_kv_shared_layers "
+        "15): it would hold no KV cache\n"
+    )
+    every = gemma4_variant(tmp_path, "every", lambda c: c["text_config"].update(num_kv_shared_layers=30))
+    refused = cli("estimate", "kv", "--model", every, "--tokens", "8k")
+    assert refused.code == 3 and "'num_kv_shared_layers' (30) must be fewer than num_hidden_layers (30)" in refused.err
+
+
+def test_a_double_wide_mlp_doubles_the_kv_shared_layers_mlp(cli, tmp_path):
+    # vLLM's Gemma4DecoderLayer: use_double_wide_mlp gives the last num_kv_shared_layers layers intermediate_size x 2.
+    def wide(c):
+        c["text_config"].update(num_kv_shared_layers=6, use_double_wide_mlp=True)
+
+    def narrow(c):
+        c["text_config"].update(num_kv_shared_layers=6)
+
+    difference = weights_of(cli, gemma4_variant(tmp_path, "wide", wide)) - weights_of(
+        cli, gemma4_variant(tmp_path, "narrow", narrow)
+    )
+    assert difference == 2 * 6 * 3 * 2816 * 2112
+
+
 def test_gemma4s_per_layer_embeddings_are_counted_as_vllm_builds_them(cli, tmp_path):
     # vLLM's Gemma4Model with hidden_size_per_layer_input P: a table of vocab_size_per_layer_input x (L x P),
     # a projection H x (L x P) and a norm of P; each layer a gate H x P, a projection P x H and a norm of H.

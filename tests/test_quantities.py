@@ -180,7 +180,7 @@ DEEPSEEK |= {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_
 # encoder whose keys sit in its `vision_config` (ENCODER_KEYS below).
 GEMMA4 = {**LLAMA, "model_type": "gemma4_text", "layer_types": ["sliding_attention", "full_attention"] * 16}
 GEMMA4 |= {"sliding_window": 512, "global_head_dim": 256, "attention_k_eq_v": True, "num_global_key_value_heads": 2}
-GEMMA4 |= {"hidden_size_per_layer_input": 64, "vocab_size_per_layer_input": 1000}
+GEMMA4 |= {"hidden_size_per_layer_input": 64, "vocab_size_per_layer_input": 1000, "num_kv_shared_layers": 2}
 GEMMA4["vision_config"] = {"model_type": "gemma4_vision", "hidden_size": 128, "intermediate_size": 256}
 GEMMA4["vision_config"] |= {"num_hidden_layers": 2, "num_attention_heads": 4, "patch_size": 16}
 GEMMA4["vision_config"] |= {"position_embedding_size": 1024}
@@ -221,6 +221,7 @@ READ_BY = {
     "global_head_dim": (GEMMA4, ["kv", "memory"]),
     "num_global_key_value_heads": (GEMMA4, ["kv", "memory"]),
     "hidden_size_per_layer_input": (GEMMA4, ["memory"]),
+    "num_kv_shared_layers": (GEMMA4, ["kv", "memory"]),
     "vocab_size_per_layer_input": (GEMMA4, ["memory"]),
     "patch_size": (GEMMA4, ["memory"]),
     "position_embedding_size": (GEMMA4, ["memory"]),

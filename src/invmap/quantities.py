@@ -612,6 +612,7 @@ def _config_keys() -> dict[str, Quantity]:
         "shared_expert_intermediate_size": ("elements", COUNT),
         "q_lora_rank": ("elements", COUNT),
         "hidden_size_per_layer_input": ("elements", COUNT),
+        "num_kv_shared_layers": ("layers", LAYERS),
         "vocab_size_per_layer_input": ("tokens", COUNT),
         "patch_size": ("elements", COUNT),  # a vision encoder's
         "position_embedding_size": ("elements", COUNT),

@@ -536,7 +536,16 @@ def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers:
     held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts) + _rope_bytes(setup)
     activation = _activation(setup, model, last)
     non_torch, words = _non_torch(setup, model)
-    return Stage(layers, held, activation, non_torch, words, [layout.windows[i] for i in layers])
+    kv_end = layout.layers - layout.kv_shared  # the layers after it keep no KV of their own
+    windows = [layout.windows[i] for i in layers if i < kv_end]
+    if not windows:
+        raise Refused(
+            "stages",
+            f"--pipeline-parallel {setup.pp} gives a stage only layers that share earlier layers' KV "
+            f"(layers {layers.start}-{layers.stop - 1}; num_kv_shared_layers {layout.kv_shared}): it would hold no KV cache",
+            "pipeline_parallel",
+        )
+    return Stage(layers, held, activation, non_torch, words, windows)
 
 
 def _rope_bytes(setup: Setup) -> int:

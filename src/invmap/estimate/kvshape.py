@@ -99,31 +99,39 @@ def kv_shape(inputs: Inputs, model: Model | None, layout: Layout | None) -> tupl
     layers = _dimension(inputs, layout, "layers")
     attention_heads = _dimension(inputs, layout, "attention_heads")
     windows, notes = _layer_windows(layout, layers)
+    own = layout is not None and windows == layout.windows  # the model's layers, not --layers'
+    if own and layout.kv_shared:  # type: ignore[union-attr]
+        windows = windows[: len(windows) - layout.kv_shared]  # type: ignore[union-attr]
+        notes.append(
+            f"The config's last {layout.kv_shared:,} layers (num_kv_shared_layers) read earlier layers' K and V and "
+            f"keep none of their own, as vLLM gives them no KV cache: {len(windows):,} of {layout.layers:,} layers "
+            "hold KV."
+        )
     tp = inputs.pick("tensor_parallel")
     if latent:
         return _latent_shape(inputs, layout, windows, tp, attention_heads), [], notes  # type: ignore[arg-type]
     shape, lines = _standard_shape(inputs, layout, windows, tp, attention_heads)
     keys = full_attention_keys(model.config, model.where) if model is not None and layout is not None else None
     if keys is not None:
-        shape.full, note = _full_dimensions(inputs, layout, keys, windows)  # type: ignore[arg-type]
+        shape.full, note = _full_dimensions(inputs, keys, own, len(windows))
         notes += [note] if note else []
     return shape, lines, notes
 
 
 def _full_dimensions(
-    inputs: Inputs, layout: Layout, keys: dict[str, int], windows: list[int | None]
+    inputs: Inputs, keys: dict[str, int], own: bool, layers: int
 ) -> tuple[tuple[int, int] | None, str | None]:
     """The full-attention layers' own (KV heads, head dim) (`layout.full_attention_keys`), as the
     engine sizes each layer by its own; none where --kv-heads, --head-dim or --layers replace the
-    model's (every layer then takes the options, and a note says so)."""
+    model's (`own` false: every layer then takes the options, and a note says so)."""
     given = [FLAGS[n] for n in ("kv_heads", "head_dim") if inputs.options.get(n) is not None]
-    if windows != layout.windows or given:
-        why = " and ".join(given) if given else f"--layers {len(windows)}"
+    if not own or given:
+        why = " and ".join(given) if given else f"--layers {layers}"
         return None, (
             f"{why} replace{'s' if len(given) < 2 else ''} the model's dimensions on every layer, its "
             f"full-attention layers' own (global_head_dim {keys['head_dim']:,}) too"
         )
-    return (keys.get("num_key_value_heads", layout.kv_heads or 1), keys["head_dim"]), None
+    return (keys.get("num_key_value_heads", inputs.values["kv_heads"]), keys["head_dim"]), None
 
 
 def _dimension(inputs: Inputs, layout: Layout | None, name: str) -> int:

@@ -71,6 +71,7 @@ class Layout:
     query_dim: int  # per head, for attention FLOPs (scores)
     value_dim: int  # per head, for attention FLOPs (values)
     from_model: bool = True
+    kv_shared: int = 0  # the last layers that reuse an earlier layer's K and V and keep none (num_kv_shared_layers)
 
     @property
     def layers(self) -> int:
@@ -153,7 +154,28 @@ def layout_of(model: Model) -> Layout:
         max_positions,
         head_dim,
         head_dim,
+        kv_shared=kv_shared_layers(c, layers, where),
     )
+
+
+def kv_shared_layers(c: dict[str, Any], layers: int, where: str) -> int:
+    """The last `num_kv_shared_layers` layers (Gemma 4's smaller models), which read the K and V of the
+    last earlier layer of their type and keep none of their own: vLLM's Gemma4Attention gives them a
+    kv_sharing_target_layer_name, so they take no KV cache. 0 when the config has none; fewer than
+    every layer."""
+    if not c.get("num_kv_shared_layers"):
+        return 0
+    shared = need(c, "num_kv_shared_layers", where)
+    if shared >= layers:
+        raise RefusedFile(
+            "config",
+            where,
+            f"'num_kv_shared_layers' ({shared:,}) must be fewer than num_hidden_layers ({layers:,}): a shared "
+            "layer reads an earlier layer's K and V",
+            "num_kv_shared_layers",
+            "num_hidden_layers",
+        )
+    return shared
 
 
 def _windows(c: dict[str, Any], kind: str, layers: int, where: str) -> list[int | None]:

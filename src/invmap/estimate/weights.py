@@ -194,6 +194,16 @@ def _attention_by_layer(c: dict[str, Any], where: str, layers: int) -> list[int]
     return [wide if i < len(types) and types[i] == "full_attention" else same for i in range(layers)]
 
 
+def _double_wide(c: dict[str, Any], layers: int, where: str) -> tuple[range, dict[str, Any]]:
+    """The layers whose MLP `use_double_wide_mlp` doubles and the config their MLP is read from
+    (vLLM's Gemma4DecoderLayer: intermediate_size x 2 on the last num_kv_shared_layers layers); no
+    layers where none is widened."""
+    if not c.get("use_double_wide_mlp") or not c.get("num_kv_shared_layers"):
+        return range(0), c
+    shared = need(c, "num_kv_shared_layers", where)
+    return range(max(layers - shared, 0), layers), {**c, "intermediate_size": 2 * need(c, "intermediate_size", where)}
+
+
 def _per_layer_embeddings(c: dict[str, Any], where: str, layers: int) -> tuple[list[Part], int]:
     """Gemma 4's per-layer embeddings (`hidden_size_per_layer_input` P > 0), as vLLM's Gemma4Model
     builds them: a table of `vocab_size_per_layer_input` rows of L x P and a projection H x (L x P),
@@ -390,9 +400,10 @@ def count(model: Model, online: str | None = None) -> Weights:
         parts.append(Part("head", vocab * hidden))
     parts.append(Part("norm", hidden, None, False))
     parts += [Part("encoder", n, None, s) for found in encoder_parameters(model).values() for n, s in found]
+    widened, wide = _double_wide(c, layers, where)
     for i in range(layers):
         parts.append(Part("attention", attention[i], i))
-        parts += [Part(m, n, i, s) for m, n, s in _mlp(c, where, i in moe)]
+        parts += [Part(m, n, i, s) for m, n, s in _mlp(wide if i in widened else c, where, i in moe)]
         parts.append(Part("norm", norms, i, False))
         if per_layer_input:
             parts.append(Part("mlp", per_layer_input, i, False))  # the per-layer input's gate and projection
