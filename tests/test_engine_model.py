@@ -528,6 +528,30 @@ def test_online_quantization_of_a_checkpoint_quantized_otherwise_is_vllms_refusa
     )
 
 
+@pytest.mark.parametrize("factor", ["8", 0, 1e9, True])
+def test_a_rope_factor_that_cannot_be_is_the_files_mistake(cli, tmp_path, factor):
+    def scaled(c):
+        c["text_config"]["rope_scaling"] = {"rope_type": "linear", "factor": factor}
+
+    model = variant(tmp_path, MEDGEMMA, "scaled", scaled)
+    result = cli("estimate", "memory", "--engine", "vllm", "--model", model, "--gpu", "h100-sxm")
+    assert (result.code, result.out) == (3, "")
+    assert result.err == (
+        f"Error: {model}/config.json: the rope's 'factor' must be a number above 0 and at most 1,024, "
+        f"not {json.dumps(factor)}\n"
+    )
+
+
+def test_global_kv_heads_that_do_not_divide_the_query_heads_are_refused(cli, tmp_path):
+    model = gemma4_variant(tmp_path, "three", lambda c: c["text_config"].update(num_global_key_value_heads=3))
+    result = cli("estimate", "kv", "--model", model, "--tokens", "8k")
+    assert (result.code, result.out) == (3, "")
+    assert (
+        result.err
+        == f"Error: {model}/config.json: num_global_key_value_heads (3) must divide num_attention_heads (16)\n"
+    )
+
+
 # Logs whose "Model loading took" the weights give to the 0.01 GiB it is printed in, with what they show.
 LOADED = {
     "vllm-llama-3.1-8b-instruct-h100-2.log": "its llama3 rope's cache (131,072 x 128 x 2 B, 32 MiB) beside 14.96",

@@ -27,6 +27,15 @@ def full_attention_keys(c: dict[str, Any], where: str) -> dict[str, int] | None:
     keys = {"head_dim": global_dim}
     if c.get("attention_k_eq_v"):
         global_kv = optional_int(c, "num_global_key_value_heads", where)
+        heads = need(c, "num_attention_heads", where)
+        if global_kv is not None and (global_kv > heads or heads % global_kv):
+            raise RefusedFile(
+                "config",
+                where,
+                f"num_global_key_value_heads ({global_kv}) must divide num_attention_heads ({heads})",
+                "num_global_key_value_heads",
+                "num_attention_heads",
+            )
         if global_kv is not None:
             keys["num_key_value_heads"] = global_kv
     return keys

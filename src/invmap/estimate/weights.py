@@ -6,6 +6,7 @@ pipeline parallelism, as an engine splits them."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -306,7 +307,10 @@ def rope_caches(c: dict[str, Any], where: str) -> list[tuple[int, int]]:
     full = full_attention_keys(c, where)
     if set(given) & {"full_attention", "sliding_attention"}:
         ropes = [
-            (given.get(t) or {}, full["head_dim"] if full and t == "full_attention" else head)
+            (
+                given.get(t) if isinstance(given.get(t), dict) else {},
+                full["head_dim"] if full and t == "full_attention" else head,
+            )
             for t in sorted(set(types) or {"full_attention"})
         ]
     else:
@@ -314,12 +318,24 @@ def rope_caches(c: dict[str, Any], where: str) -> list[tuple[int, int]]:
         sliding = "sliding_attention" in types or c.get("sliding_window_pattern") is not None
         if c.get("rope_local_base_freq") is not None and sliding:
             ropes.append(({"rope_type": "default"}, head))
-    return [(_rope_rows(p, positions), _rope_columns(p, h, c)) for p, h in ropes]
+    return [(_rope_rows(p, positions, where), _rope_columns(p, h, c)) for p, h in ropes]
 
 
-def _rope_rows(rope: dict[str, Any], positions: int) -> int:
+# A rope's scaling factor as configs give it (Gemma 3's linear 8, gpt-oss's YaRN 32, DeepSeek's 40):
+# a factor past this is the file's mistake, not a rope.
+MAX_ROPE_FACTOR = 1024
+
+
+def _rope_rows(rope: dict[str, Any], positions: int, where: str) -> int:
     kind = rope.get("rope_type") or rope.get("type") or "default"
-    factor = rope.get("factor") if isinstance(rope.get("factor"), (int, float)) else 1
+    factor = rope.get("factor", 1)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= MAX_ROPE_FACTOR:
+        raise RefusedFile(
+            "config",
+            where,
+            f"the rope's 'factor' must be a number above 0 and at most {MAX_ROPE_FACTOR:,}, not {json.dumps(factor)}",
+            "rope_scaling",
+        )
     original = rope.get("original_max_position_embeddings")
     if kind == "linear":
         return int(positions * factor)
