@@ -542,6 +542,21 @@ def test_a_rope_factor_that_cannot_be_is_the_files_mistake(cli, tmp_path, factor
     )
 
 
+def test_layers_whose_pages_vllm_cannot_make_one_size_are_its_refusal(cli, tmp_path):
+    # global_head_dim 384: the full-attention layers keep 2 x 2 x 384 x 2 = 3,072 B a token, which does not
+    # divide the sliding layers' 8,192 (unify_kv_cache_spec_page_size raises NotImplementedError). SGLang
+    # pages by token, and sizes its pool.
+    model = gemma4_variant(tmp_path, "odd", lambda c: c["text_config"].update(global_head_dim=384))
+    args = ("estimate", "memory", "--model", model, "--gpu", "h100-sxm")
+    result = cli(*args, "--engine", "vllm")
+    assert (result.code, result.out) == (3, "")
+    assert result.err == (
+        f"Error: {model}/config.json: The page size of the layer is not divisible by the maximum page size. Cannot "
+        "unify by adjusting block_size. (vLLM's refusal: its layers keep 3,072 and 8,192 B of KV a token)\n"
+    )
+    assert cli(*args, "--engine", "sglang").code == 0
+
+
 def test_global_kv_heads_that_do_not_divide_the_query_heads_are_refused(cli, tmp_path):
     model = gemma4_variant(tmp_path, "three", lambda c: c["text_config"].update(num_global_key_value_heads=3))
     result = cli("estimate", "kv", "--model", model, "--tokens", "8k")

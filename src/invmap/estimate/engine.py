@@ -15,7 +15,7 @@ from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, From, Inputs, gpu_part, model_part
 from invmap.estimate.kvshape import KvShape, kv_shape
 from invmap.estimate.layout import Layout, layout_of
-from invmap.estimate.refusals import Refused
+from invmap.estimate.refusals import Refused, RefusedFile
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
 from invmap.estimate.weights import Weights, count, encoder_sentences, rope_caches, round_up, vllm_mxfp4_experts
@@ -221,6 +221,7 @@ def engine_estimate(options: dict[str, Any], model: Model | None, gpu: Gpu | Non
     shape, tp_lines, notes = kv_shape(inputs, model, layout)
     weights = count(model, inputs.pick("quantization"))
     setup = _setup(inputs, model, layout, gpu, shape, weights)
+    _check_pages(setup, shape, model)
     stages = [_stage(setup, model, layout, weights, s) for s in _stage_layers(layout.layers, setup.pp)]
     pool = _pool(setup, shape, stages)
     formulas = [*_formulas(setup, weights, stages, pool), *tp_lines]
@@ -546,6 +547,20 @@ def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers:
             "pipeline_parallel",
         )
     return Stage(layers, held, activation, non_torch, words, windows)
+
+
+def _check_pages(setup: Setup, shape: KvShape, model: Model) -> None:
+    """vLLM V1's refusal where layers' pages cannot be made one size by a larger block
+    (`unify_kv_cache_spec_page_size`: the largest page must be a multiple of every other)."""
+    sizes = sorted({shape.layer_token(w) for w in shape.windows})
+    if setup.engine == "vllm" and any(sizes[-1] % b for b in sizes):
+        raise RefusedFile(
+            "config",
+            model.where,
+            "The page size of the layer is not divisible by the maximum page size. Cannot unify by adjusting "
+            f"block_size. (vLLM's refusal: its layers keep {' and '.join(f'{b:,}' for b in sizes)} B of KV a token)",
+            "global_head_dim",
+        )
 
 
 def _rope_bytes(setup: Setup) -> int:
