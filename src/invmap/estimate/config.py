@@ -20,7 +20,7 @@ MAX_CONFIG = 64 * 1024**2  # bytes: a config.json is a page of JSON
 
 
 # A multimodal config's encoders beside its language model: their weights load with it (the estimates
-# count those of the families `weights.ENCODER_COUNTS` declares, and say which they leave out).
+# count those of the families `encoders.ENCODER_COUNTS` declares, and say which they leave out).
 ENCODER_KEYS = ("vision_config", "audio_config")
 
 

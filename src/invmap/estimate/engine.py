@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from invmap.estimate.checks import FLAGS
 from invmap.estimate.config import Model, optional_int
+from invmap.estimate.encoders import encoder_sentences
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, From, Inputs, gpu_part, model_part
 from invmap.estimate.kvshape import KvShape, kv_shape
@@ -18,7 +19,7 @@ from invmap.estimate.layout import Layout, layout_of
 from invmap.estimate.refusals import Refused, RefusedFile
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
-from invmap.estimate.weights import Weights, count, encoder_sentences, rope_caches, round_up, vllm_mxfp4_experts
+from invmap.estimate.weights import Weights, count, rope_caches, round_up, vllm_mxfp4_experts
 from invmap.quantities import INPUTS, read_version, vllm_serve_batch
 
 GIB = 2**30

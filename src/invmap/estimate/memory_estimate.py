@@ -8,6 +8,7 @@ from typing import Any
 
 from invmap.estimate.checks import check, check_all, check_clashes, check_needs
 from invmap.estimate.config import Model
+from invmap.estimate.encoders import encoder_sentences
 from invmap.estimate.engine import engine_estimate
 from invmap.estimate.gpus import Gpu
 from invmap.estimate.inputs import MODEL, OPTION, From, Inputs, gpu_part, model_part
@@ -17,7 +18,7 @@ from invmap.estimate.parameters import parameters_of, safetensors_total
 from invmap.estimate.refusals import Refused
 from invmap.estimate.result import Estimate, Said, estimate_result
 from invmap.estimate.units import human_bytes, parse_size
-from invmap.estimate.weights import count, encoder_sentences
+from invmap.estimate.weights import count
 
 MEMORY_LIMITATIONS = [
     "It leaves out CUDA graphs, runtime workspaces, allocator slack and fragmentation, non-torch memory (CUDA "
