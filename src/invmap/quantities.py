@@ -27,6 +27,7 @@ MAX_MEMORY = 10**15  # bytes: a petabyte on one device
 MAX_RATE = 1e21  # operations or bytes per second
 MAX_AMOUNT = 1e30  # operations or bytes in one modelled step
 MAX_WEIGHTS = MAX_PARAMETERS * MAX_BYTES_PER_ELEMENT  # bytes of weights (a safetensors index's total_size)
+MAX_ROPE_FACTOR = 1024  # a rope's scaling factor (Gemma 3's linear 8, gpt-oss's YaRN 32, DeepSeek's 40)
 
 KINDS = ("kv", "memory", "roofline")  # the estimates
 # Engines `estimate memory --engine` models the start-up of: vLLM's V1 engine (the default since v0.8 and

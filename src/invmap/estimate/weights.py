@@ -14,6 +14,7 @@ from invmap.estimate.config import Model, head_dim_of, need, optional_int
 from invmap.estimate.encoders import encoder_parameters
 from invmap.estimate.layout import full_attention_keys
 from invmap.estimate.refusals import Refused, RefusedFile
+from invmap.quantities import MAX_ROPE_FACTOR
 
 # The modules a count is made of; a quantized checkpoint quantizes the linear ones (not embeddings,
 # norms or routers), less those its config excludes.
@@ -258,11 +259,6 @@ def rope_caches(c: dict[str, Any], where: str) -> list[tuple[int, int]]:
         if c.get("rope_local_base_freq") is not None and sliding:
             ropes.append(({"rope_type": "default"}, head))
     return [(_rope_rows(p, positions, where), _rope_columns(p, h, c)) for p, h in ropes]
-
-
-# A rope's scaling factor as configs give it (Gemma 3's linear 8, gpt-oss's YaRN 32, DeepSeek's 40):
-# a factor past this is the file's mistake, not a rope.
-MAX_ROPE_FACTOR = 1024
 
 
 def _rope_rows(rope: dict[str, Any], positions: int, where: str) -> int:
