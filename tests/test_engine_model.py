@@ -542,6 +542,31 @@ def test_a_rope_factor_that_cannot_be_is_the_files_mistake(cli, tmp_path, factor
     )
 
 
+def test_sglang_pages_layers_of_two_sizes_by_the_token(cli):
+    # SGLang's pool is tokens of every layer's K and V (blocks of one token), with no page unification.
+    found = run_json(
+        cli,
+        "estimate",
+        "memory",
+        "--engine",
+        "sglang",
+        "--model",
+        str(GEMMA4),
+        "--gpu",
+        "a100-sxm-80gb",
+        "--max-model-len",
+        "8k",
+    )
+    per_token = 25 * 8 * 256 * 2 * 2 + 5 * 2 * 512 * 2 * 2
+    tokens = found["results"]["kv_available_bytes"] // per_token
+    assert (found["results"]["kv_bytes_per_token"], found["results"]["kv_pool_tokens"]) == (per_token, tokens)
+    assert found["units"]["kv_blocks"] == "blocks of 1 token"
+    assert (
+        f"KV per token = {per_token:,} B (25 layers of 8,192 B a token; 5 layers of 4,096 B a token); pool = "
+        f"{tokens:,} blocks of 1 token = {tokens:,} tokens (floor(available / (block x KV per token)))"
+    ) in found["formulas"]
+
+
 def test_layers_whose_pages_vllm_cannot_make_one_size_are_its_refusal(cli, tmp_path):
     # global_head_dim 384: the full-attention layers keep 2 x 2 x 384 x 2 = 3,072 B a token, which does not
     # divide the sliding layers' 8,192 (unify_kv_cache_spec_page_size raises NotImplementedError). SGLang
