@@ -764,6 +764,34 @@ def test_full_attention_layers_with_their_own_dimensions_keep_their_own_kv(cli):
     ) in given["notes"]
 
 
+def test_the_rooflines_kv_bytes_are_the_kv_estimates_for_layers_of_two_sizes(cli):
+    # The roofline sums a sequence's KV by layer group (phase.StepCosts); it must agree with the layer-by-layer
+    # sum of `estimate kv` when the full-attention layers keep other bytes a token than the sliding ones.
+    kv = run_json(cli, "estimate", "kv", "--model", str(GEMMA4), "--tokens", "8000", "--concurrency", "1")
+    found = run_json(
+        cli,
+        "estimate",
+        "roofline",
+        "--model",
+        str(GEMMA4),
+        "--parameters",
+        "4000000000",
+        "--peak",
+        "1e15",
+        "--bandwidth",
+        "3e12",
+        "--scenario",
+        "decode",
+        "--batch-size",
+        "1",
+        "--context-tokens",
+        "8000",
+    )
+    per_sequence = kv["results"]["bytes_per_sequence"]
+    assert per_sequence == 5 * 8000 * 2 * 512 * 2 * 2 + 25 * 1024 * 8 * 256 * 2 * 2
+    assert f"D = weights_bytes + B x KV of C tokens = 8,000,000,000 + 1 x {per_sequence:,} = " in found["formulas"][1]
+
+
 @pytest.mark.parametrize("tp", [1, 2])
 def test_vllm_pages_layers_of_two_sizes_with_one_page_and_larger_blocks_for_the_smaller(cli, tp):
     # vLLM V1's unify_kv_cache_spec_page_size: the full-attention layers' page (16 x 2 x 2/TP heads x 512 x 2 B)
