@@ -125,6 +125,14 @@ def broken(**changes):
             broken(bandwidth={"value": 3.35, "unit": "TB/s", "source": "https://e.com/d", "seen": 1}),
             "unknown key 'seen'",
         ),
+        (
+            broken(multiprocessors={"value": 131.5, "unit": "SMs", "source": "https://example.com/d"}),
+            "h100-sxm.multiprocessors: value must be a whole number of multiprocessors, not 131.5",
+        ),
+        (
+            broken(multiprocessors={"value": 132, "unit": "cores", "source": "https://example.com/d"}),
+            "h100-sxm.multiprocessors: unit 'cores' is not one of SMs, CUs",
+        ),
         (broken(clock={"value": 1}), "h100-sxm: unknown key 'clock'"),
         (broken(vendor="Intel"), "h100-sxm: vendor must be one of NVIDIA, AMD"),
         (broken(name="H100 SXM"), "a name is lower-case words joined by '-', not 'H100 SXM'"),
@@ -161,6 +169,9 @@ def test_the_h100_sxm_reads_nvidias_figures(cli):
     )
     assert h100["memory"]["base"] == 80 * 10**9 and h100["memory_reported"]["base"] == round(79.22 * 2**30)
     assert h100["bandwidth"]["source"].startswith("https://github.com/ai-dynamo/aiconfigurator/blob/")
+    sms = h100["multiprocessors"]
+    assert (sms["value"], sms["unit"], sms["base"]) == (132, "SMs", 132) and isinstance(sms["base"], int)
+    assert sms["source"].startswith("https://github.com/openxla/xla/blob/")
 
 
 # Totals read from two logs that name the part and print the same figure (docs/gpus.md, "How memory is

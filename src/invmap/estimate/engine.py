@@ -98,7 +98,7 @@ SAMPLER_PATHS: dict[str, SamplerPath] = {
         "vLLM's Triton top-k/top-p kernel: float32 logits, probabilities and noise, 4 + 4 + 4",
         "left out of it is the cached buffer of vLLM's Triton top-k/top-p kernel, min(next power of 2 of "
         "min(SMs, R), SMs) x V x 4 bytes (about 0.06 GiB for a 128k vocabulary on 132 SMs), as invmap's GPU "
-        "table has no SM count.",
+        "table gives no SM count for the device.",
     ),
     "flashinfer": SamplerPath(
         12,
@@ -125,6 +125,20 @@ SAMPLER_PATHS: dict[str, SamplerPath] = {
 # v0.19.0's apply_top_k_top_p runs the Triton kernel for 8 rows or more, the PyTorch sort below
 # (topk_topp_sampler.py:251-255).
 TRITON_MIN_ROWS = 8
+# The Triton kernel's one buffer, kept in a module-level cache once made and alive with the probabilities
+# and the noise (apply_top_k_top_p_triton, vllm/v1/sample/ops/topk_topp_triton.py, _TRITON_BUFFER_CACHE):
+# logits.new_empty((size, V)) in float32, size = min(next_power_of_2(min(SMs, R)), SMs), SMs the device's
+# multiprocessor count (num_compute_units); the GPU's `multiprocessors` figure in data/gpus.toml.
+TRITON_BUFFER_BYTES = 4
+# PyTorch's cuBLAS workspace (aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize and
+# setCublasWorkspace): one a (device, stream), from torch's caching allocator at the first cuBLAS call
+# and kept, so the profile's first matmul puts it in the torch peak; cuBLASLt shares it where torch
+# unifies the two (the default from pytorch/pytorch#168175), else keeps its own of 1 MiB, left out.
+# The default, CUBLAS_WORKSPACE_CONFIG unset: ":4096:2:16:8" (4096 KiB x 2 + 16 KiB x 8) below compute
+# capability 9.0, 32 MiB (4096 KiB x 8) on 9.x (pytorch/pytorch#89027, re-landed as #91564 in January
+# 2023). On 10.x and 12.x it moved between torch releases (32 MiB from #175344, February 2026), and ROCm's
+# hipBLAS default was not read at the torch vLLM pins for it, so there it is left out. By capability // 10:
+CUBLAS_WORKSPACE: dict[int, int] = {7: (4096 * 2 + 16 * 8) * 1024, 8: (4096 * 2 + 16 * 8) * 1024, 9: 4096 * 8 * 1024}
 # The sampler a vLLM release runs by default, from its first release on (--engine-version; ENGINES.md,
 # "Sampler path by version", first releases): #26859 (FlashInfer's sampler opt-in, the PyTorch sort
 # otherwise) is first in v0.11.1, by its documentation page; #33538 (the Triton kernel) in v0.17.0, by
@@ -190,6 +204,7 @@ class Setup:
     gpu: Gpu | None  # the GPU of invmap's table (its capability, link, vendor), None for a device given by --memory
     moe_workspace: int = 0  # vLLM V1's fused-MoE workspace, held from the forward through the sampler run
     moe_words: str = ""  # how it was sized, or why it is not counted ("" for a dense model)
+    cublas: int = 0  # PyTorch's cuBLAS workspace, taken by the profile's first matmul (0: not counted)
     release: str = ""  # --engine-version as given ("" when not)
     rope: list[tuple[int, int]] = field(default_factory=list)  # the RoPE caches (rows, columns), on every stage
 
@@ -197,6 +212,16 @@ class Setup:
     def sampled(self) -> int:
         """R, the rows the sampler's dummy run samples: one a sequence, at most one a token."""
         return min(self.batched_tokens, self.seqs)
+
+    @property
+    def triton_rows(self) -> int:
+        """The rows of the Triton kernel's cached buffer, min(next power of 2 of min(SMs, R), SMs); 0 when
+        the profile does not run the kernel or the GPU's SM count is not known."""
+        sms = self.gpu.multiprocessors if self.gpu is not None else None
+        if self.sampler != "triton" or self.sampled < TRITON_MIN_ROWS or not sms:
+            return 0
+        programs = min(sms, self.sampled)
+        return min(1 << (programs - 1).bit_length(), sms)
 
 
 @dataclass
@@ -292,6 +317,7 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
     sampler = _sampler(inputs, engine, model, weights)
     workspace, workspace_words = _moe_workspace(model, weights, engine, tp, batched, layout.dtype_bytes or 2)
     rope = rope_caches(model.config, model.where)
+    cublas = _cublas_workspace(gpu) if engine == "vllm" else 0
     return Setup(
         engine,
         experts,
@@ -309,9 +335,32 @@ def _setup(inputs: Inputs, model: Model, layout: Layout, gpu: Gpu | None, shape:
         gpu,
         workspace,
         workspace_words,
+        cublas,
         str(inputs.options.get("engine_version") or ""),
         rope,
     )
+
+
+def _cublas_words(setup: Setup) -> str:
+    """Where the cuBLAS workspace's size comes from, or why it is not counted."""
+    gpu = setup.gpu
+    if setup.cublas:
+        shown = gpu.reading("compute_capability").value  # type: ignore[union-attr]
+        return f"PyTorch's default for compute capability {shown}"
+    if gpu is None:
+        return "a device given by --memory has no compute capability"
+    if gpu.vendor != "NVIDIA":
+        return "ROCm's hipBLAS default was not read at the torch vLLM pins for it"
+    if gpu.capability is None:
+        return "invmap's table gives no compute capability for the device"
+    return "on compute capability 10.x and later PyTorch's default moved between releases"
+
+
+def _cublas_workspace(gpu: Gpu | None) -> int:
+    """PyTorch's default cuBLAS workspace for the GPU's compute capability (CUBLAS_WORKSPACE); 0 where
+    invmap does not count it (no capability in the table, 10.x and later, an AMD GPU)."""
+    capability = gpu.capability if gpu is not None and gpu.vendor == "NVIDIA" else None
+    return CUBLAS_WORKSPACE.get(capability // 10, 0) if capability else 0
 
 
 def _moe_workspace(model: Model, weights: Weights, engine: str, tp: int, tokens: int, b: int) -> tuple[int, str]:
@@ -659,11 +708,11 @@ def _activation(setup: Setup, model: Model, last: bool) -> int:
     else:
         forward += tokens * 3 * (inter // setup.tp) * b
     if not last:
-        return forward
+        return setup.cublas + forward
     if setup.engine == "vllm-v0":
         vocab = optional_int(c, "vocab_size", where) or 0
         return forward + setup.seqs * vocab * (b + 4 * V0_SAMPLER_FLOAT_COPIES)
-    return max(forward, setup.moe_workspace + _sampler_phase(setup, model))
+    return setup.cublas + max(forward, setup.moe_workspace + _sampler_phase(setup, model))
 
 
 def _sampler_phase(setup: Setup, model: Model) -> int:
@@ -671,7 +720,8 @@ def _sampler_phase(setup: Setup, model: Model) -> int:
     hidden = optional_int(c, "hidden_size", where) or 0
     vocab = optional_int(c, "vocab_size", where) or 0
     rows = setup.sampled
-    return (setup.batched_tokens + 2 * rows) * hidden * b + rows * vocab * (b + _sampler_bytes(setup)[0])
+    buffer = setup.triton_rows * vocab * TRITON_BUFFER_BYTES
+    return (setup.batched_tokens + 2 * rows) * hidden * b + rows * vocab * (b + _sampler_bytes(setup)[0]) + buffer
 
 
 def _sampler_bytes(setup: Setup) -> tuple[int, str]:
@@ -884,7 +934,15 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
             shape = (
                 f"max(forward, sampler): forward = {forward}; sampler (last stage) = {held}(T + 2R) x H x b + "
                 f"R x V x ({b} + {size}) ({words})"
+                + (
+                    f" + S x V x {TRITON_BUFFER_BYTES} (the Triton kernel's cached buffer, S = min(next power of 2 "
+                    f"of min(SMs {setup.gpu.multiprocessors}, R), SMs) = {setup.triton_rows})"  # type: ignore[union-attr]
+                    if setup.triton_rows
+                    else ""
+                )
             )
+            if setup.cublas:
+                shape = f"cuBLAS workspace {setup.cublas:,} B ({_cublas_words(setup)}) + {shape}"
         if setup.moe_words:
             lines.append(setup.moe_words)
         lines.append(
@@ -946,7 +1004,7 @@ def _assumptions(setup: Setup, model: Model, weights: Weights, gpu: Gpu | None, 
         said.append(
             "Non-torch memory counts only buffers whose size vLLM's source declares (v0.19.0: the FlashInfer "
             "all-reduce fusion workspace under TP). Left out, as vLLM measures it rather than sizing it: whatever "
-            "else is allocated outside torch while loading and profiling (communication buffers, cuBLAS and "
+            "else is allocated outside torch while loading and profiling (communication buffers, "
             "attention-backend workspaces, CUDA modules, its CUDA-graph estimate's graphs) and, on a GPU without a "
             "stated driver granularity, the workspace's rounding to it; vLLM's DEBUG line 'non-torch forward increase "
             "memory' prints the measured total. The CUDA context and NCCL's start-up are in its start snapshot, "
@@ -969,6 +1027,17 @@ def _assumptions(setup: Setup, model: Model, weights: Weights, gpu: Gpu | None, 
             )
         )
     return said
+
+
+def _sampler_left_out(setup: Setup) -> str:
+    """What the reading of the profile's sampler leaves out; the Triton kernel's buffer is counted
+    where the GPU's SM count is known."""
+    if setup.sampler == "triton" and setup.triton_rows:
+        return (
+            "it counts the Triton kernel's cached buffer at the device's "
+            f"{setup.gpu.multiprocessors} SMs and leaves nothing of the kernel out."  # type: ignore[union-attr]
+        )
+    return SAMPLER_PATHS[setup.sampler].left_out
 
 
 def _limitations(setup: Setup) -> list[str]:
@@ -1005,8 +1074,13 @@ def _limitations(setup: Setup) -> list[str]:
             + (
                 "V0's sampler term is invmap's reading too (the source's, read since, depends on the release)."
                 if setup.engine == "vllm-v0"
-                else f"the sampler phase is read in source; {SAMPLER_PATHS[setup.sampler].left_out}"
+                else f"the sampler phase is read in source; {_sampler_left_out(setup)}"
             )
+        )
+    if setup.engine == "vllm" and not setup.cublas:
+        out.append(
+            "PyTorch's cuBLAS workspace, which the profile's first matmul takes (32 MiB on an H100), is left out: "
+            f"{_cublas_words(setup)}."
         )
     return out
 

@@ -60,8 +60,15 @@ FIGURES: tuple[Figure, ...] = (
         "CUDA compute capability (what vLLM's capability-gated paths test)",
         words=("7.0", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.3", "12.0"),
     ),
+    Figure(
+        "multiprocessors",
+        "streaming multiprocessors as the device reports them (CUDA's multiProcessorCount; ROCm's compute units)",
+        {"SMs": 1, "CUs": 1},
+        "multiprocessors",
+    ),
 )
 BY_KEY: dict[str, Figure] = {f.key: f for f in FIGURES}
+COUNTED = ("multiprocessors",)  # base units counted in whole numbers: a value must be an integer
 ENTRY_KEYS = ("name", "display", "vendor", "aliases", "note", *BY_KEY)
 READING_KEYS = ("value", "unit", "source", "note")
 VENDORS = ("NVIDIA", "AMD")
@@ -83,7 +90,8 @@ class Reading:
         if self.value is None or not figure.amount or self.unit is None:
             return None
         scaled = Decimal(str(self.value)) * Decimal(figure.units[self.unit])  # 2.039 TB/s is 2,039 GB/s exactly
-        return int(scaled.to_integral_value()) if figure.base_unit == "bytes" else float(scaled)
+        whole = figure.base_unit == "bytes" or figure.base_unit in COUNTED
+        return int(scaled.to_integral_value()) if whole else float(scaled)
 
     def shown(self) -> str:
         """`3.35 TB/s`, `1,555 GB/s`, `HBM3`; empty when the figure is not known."""
@@ -152,6 +160,10 @@ class Gpu:
     @property
     def int8_peak(self) -> float | None:
         return self.base("int8_dense")
+
+    @property
+    def multiprocessors(self) -> int | None:  # SMs (CUs on AMD) as the device reports them
+        return self.base("multiprocessors")  # type: ignore[return-value]
 
     @property
     def capability(self) -> int | None:
@@ -234,6 +246,8 @@ def _amount_problems(figure: Figure, value: Any, unit: Any) -> list[str]:
     found = [] if unit in figure.units else [f"unit {unit!r} is not one of {', '.join(figure.units)}"]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         found.append(f"value must be a positive finite number, not {value!r}")
+    elif figure.base_unit in COUNTED and not isinstance(value, int):
+        found.append(f"value must be a whole number of {figure.base_unit}, not {value!r}")
     return found
 
 
