@@ -9,12 +9,14 @@ lower them. benchmarks/capacity.py prints every log's error and the median and p
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 import startup_cases
 
 from invmap.estimate import engine as engine_model
+from invmap.estimate import sampling
 from invmap.quantities import ENGINES, INPUTS, SAMPLERS
 
 CASES = startup_cases.cases()
@@ -78,6 +80,10 @@ CUBLAS_H100 = 32 * 2**20  # PyTorch's cuBLAS workspace on compute capability 9.0
 # vllm-gemma-2-9b-it-h100-1.log from -2.4% to +0.8% (weights 17.21 GiB against 17.22 loaded).
 # The RoPE caches vLLM builds with the model (cos_sin_cache) were counted in the weights: Llama 3.1 8B's,
 # Gemma 2 9B's and Qwen3 8B's then agree with "Model loading took" to 0.01 GiB; Gemma 4 moved to +1.8%.
+# Floors unchanged when vLLM's Triton sampler buffer (at the GPU's SM count), PyTorch's cuBLAS workspace and
+# the caching allocator's rounding of the weights were counted: the torch peak and "Model loading took" of
+# the v0.19.0 H100 logs then agree to the digits printed; Qwen2.5-72B at TP 2 moved from +25.7% to +19.7%
+# (0.60 GiB over, all of it non-torch memory vLLM measures), SGLang's QwQ-32B at TP 4 from +9.0% to +1.3%.
 MIN_WITHIN = {False: 27, True: 26}
 MIN_JUDGED = 56
 
@@ -503,11 +509,14 @@ def gemma4_variant(tmp_path: Path, name: str, edit) -> str:
     return variant(tmp_path, GEMMA4, name, edit)
 
 
-def weights_of(cli, model: str, *flags: str) -> int:
+def weights_of(cli, model: str, *flags: str, rounded: bool = True) -> int:
+    """The weights per GPU; without `rounded`, less the allocator's rounding the formula states."""
     found = run_json(
         cli, "estimate", "memory", *flags, "--model", model, "--gpu", "a100-sxm-80gb", "--max-model-len", "8k"
     )
-    return found["results"]["weights_bytes"]
+    line = next((f for f in found["formulas"] if f.startswith("weights (per GPU) = ")), "")
+    extra = re.search(r", \+ allocator rounding ([\d,]+) B ", line)
+    return found["results"]["weights_bytes"] - (0 if rounded or not extra else int(extra[1].replace(",", "")))
 
 
 @pytest.mark.parametrize("engine", [None, *ENGINES])
@@ -565,7 +574,7 @@ def test_an_engines_weights_hold_its_rope_caches_beside_the_parameters(cli, engi
     # MedGemma 27B: its global layers' linear rope (factor 8) over 131,072 positions x 128, and its sliding
     # layers' default rope, 131,072 x 128.
     rope = (131072 * 8 * 128 + 131072 * 128) * 2
-    assert weights_of(cli, str(MEDGEMMA), "--engine", engine) - weights_of(cli, str(MEDGEMMA)) == rope
+    assert weights_of(cli, str(MEDGEMMA), "--engine", engine, rounded=False) - weights_of(cli, str(MEDGEMMA)) == rope
     for tp in ("1", "2"):  # whole on each GPU: the buffers are not split
         args = ("estimate", "memory", "--engine", engine, "--model", str(MEDGEMMA), "--gpu", "h100-sxm", "-tp", tp)
         found = run_json(cli, *args)
@@ -577,7 +586,7 @@ def test_online_fp8_puts_every_linear_layer_at_one_byte(cli, engine):
     # Llama 3.1 8B: 32 layers of q/k/v/o (4,096 x (4,096 + 2 x 1,024 + 4,096)) and a gated MLP (3 x 4,096 x
     # 14,336) go from two bytes to one; the embeddings, the output head and the norms stay at two.
     linear = 32 * (4096 * 10240 + 3 * 4096 * 14336)
-    bf16 = weights_of(cli, "llama-3.1-8b", "--engine", engine)
+    bf16 = weights_of(cli, "llama-3.1-8b", "--engine", engine, rounded=False)  # FP8's tensors are not listed
     assert bf16 - weights_of(cli, "llama-3.1-8b", "--engine", engine, "--quantization", "fp8") == linear
     # A checkpoint quantized the same way keeps its own format (DeepSeek-V3's FP8 blocks and their scales).
     given = weights_of(cli, "deepseek-v3", "--engine", engine, "-tp", "8", "-q", "fp8")
@@ -659,11 +668,21 @@ def test_global_kv_heads_that_do_not_divide_the_query_heads_are_refused(cli, tmp
     )
 
 
-# Logs whose "Model loading took" the weights give to the 0.01 GiB it is printed in, with what they show.
+# Logs whose "Model loading took" (SGLang: "mem usage") the weights give to the digits it is printed in
+# (0.01 GiB; where the log prints four decimals, to half a MiB: small tensors' 512-byte rounding and the
+# rope's float32 temporaries are not replayed), with what they show.
 LOADED = {
     "vllm-llama-3.1-8b-instruct-h100-2.log": "its llama3 rope's cache (131,072 x 128 x 2 B, 32 MiB) beside 14.96",
     "vllm-gemma-2-9b-it-h100-1.log": "its head tied, as Gemma2Config ties it when the config says nothing",
     "vllm-qwen3-8b-h100-1.log": "its q and k norms and its rope's cache",
+    # phi-2: counted as a gated three its MLPs made 6.74 GiB
+    "vllm-phi-2-h100-1.log": "its MLP two biased linears, fc1 and fc2",
+    "vllm-qwen2-7b-a100-80g-1.log": "57 MiB of blocks the allocator does not split (14.2488 GiB, four decimals)",
+    "vllm-qwen2-7b-a100-80g-3.log": "at TP 2, 21.5 MiB of them (7.1217)",
+    "vllm-qwen2.5-72b-instruct-h100-1.log": "at TP 2, each layer's 231 MiB down projection in a 232 MiB block",
+    "vllm-qwen2.5-72b-instruct-l40s-1.log": "at TP 4, 120 MiB of whole blocks",
+    "vllm-phi-4-h100-1.log": "its q/k/v (75 MiB) and down (175 MiB) projections in whole blocks",
+    "vllm-qwen2.5-7b-instruct-h100-1.log": "at TP 4, nothing left over",
 }
 
 
@@ -677,13 +696,39 @@ def loaded(name: str) -> tuple[float, float]:
 @pytest.mark.parametrize("name", LOADED)
 def test_the_weights_are_what_vllm_loaded(name):
     estimated, logged = loaded(name)
-    assert round(estimated, 2) == logged
+    if len(repr(logged).partition(".")[2]) > 2:
+        assert abs(estimated - logged) < 0.5 * 2**20 / 2**30, (estimated, logged)
+    else:
+        assert round(estimated, 2) == logged
 
 
-def test_phis_mlp_is_two_biased_linears():
-    # phi-2 loaded 5.19 GiB; counted as a gated three its MLPs made 6.74. What is left (0.01 GiB) is not read.
-    estimated, logged = loaded("vllm-phi-2-h100-1.log")
-    assert abs(estimated - logged) < 0.02
+def test_sglangs_weights_are_the_segments_the_allocator_reserves():
+    """SGLang's pool starts from the free memory after the weights load, so the weights take whole
+    segments: QwQ-32B at TP 4 on L4s, 15.51 GiB against the 15.54 logged and the 15.29 of parameters."""
+    estimated, logged = loaded("sglang-qwq-32b-l4-1.log")
+    assert abs(estimated - logged) < 0.05 and logged - estimated < logged - 15.29
+    outcome = startup_cases.core.run(JUDGED["sglang-qwq-32b-l4-1.log"].case.scenario)
+    line = next(f for f in outcome.estimate.as_json()["formulas"] if f.startswith("weights (per GPU) = "))
+    assert "B (the segments torch's caching allocator reserves, rounded up to 2 MiB)" in line, line
+
+
+def test_the_allocators_rounding_is_a_term_of_the_weights_or_said_to_be_left_out(cli):
+    """Qwen2.5-72B at TP 2: 80 MiB of blocks beside the parameters and the rope's cache. gpt-oss's MXFP4
+    tensors are not listed: no rounding, and the limitations say why."""
+    result = run_json(
+        cli, "estimate", "memory", "--engine", "vllm", "--model", str(CONFIGS / "Qwen--Qwen2.5-72B-Instruct"),
+        "--gpu", "h100-sxm", "-tp", "2", "--max-model-len", "8192",
+    )  # fmt: skip
+    line = next(f for f in result["formulas"] if f.startswith("weights (per GPU) = "))
+    assert ", + allocator rounding 83,886,080 B (the blocks torch's caching allocator hands out whole" in line, line
+    assert not any("PyTorch's caching allocator hands out whole blocks" in s for s in result["limitations"])
+    quantized = run_json(cli, "estimate", "memory", "--engine", "vllm", "--model", "gpt-oss-20b", "--gpu", "h100-sxm")
+    line = next(f for f in quantized["formulas"] if f.startswith("weights (per GPU) = "))
+    assert "allocator rounding" not in line, line
+    said = " ".join(quantized["limitations"])
+    assert (
+        "not counted: quantized weights keep their packed values and scales in tensors invmap does not list." in said
+    ), said
 
 
 @pytest.mark.parametrize("engine", [None, *ENGINES])
@@ -1084,7 +1129,7 @@ def sampled(cli, sampler: str, *more: str) -> dict:
 
 
 def test_every_declared_sampler_has_its_reading_and_nothing_else_does():
-    assert list(engine_model.SAMPLER_PATHS) == list(SAMPLERS)
+    assert list(sampling.SAMPLER_PATHS) == list(SAMPLERS)
 
 
 @pytest.mark.parametrize("sampler", SAMPLERS)
@@ -1094,9 +1139,9 @@ def test_each_sampler_sizes_the_sampler_phase_by_its_bytes_an_element(cli, sampl
     kernel's buffer (132 x V x 4 on an H100 SXM) for any other sampler, and the formula and the
     limitations name the sampler's own reading."""
     result, default = sampled(cli, sampler), sampled(cli, "triton")
-    size, words, left_out = engine_model.SAMPLER_PATHS[sampler]
+    size, words, left_out = sampling.SAMPLER_PATHS[sampler]
     buffer = 0 if sampler == "triton" else 132 * LLAMA_VOCAB * 4
-    extra = LLAMA_ROWS * LLAMA_VOCAB * (size - engine_model.SAMPLER_PATHS["triton"].bytes) - buffer
+    extra = LLAMA_ROWS * LLAMA_VOCAB * (size - sampling.SAMPLER_PATHS["triton"].bytes) - buffer
     assert result["results"]["activation_bytes"] == default["results"]["activation_bytes"] + extra
     assert result["results"]["kv_available_bytes"] == default["results"]["kv_available_bytes"] - extra
     peak = next(f for f in result["formulas"] if f.startswith("activation peak = "))
@@ -1170,14 +1215,14 @@ def sampler_input(result: dict) -> tuple[str, str]:
     return found["value"], found["from"]
 
 
-@pytest.mark.parametrize(("since", "sampler"), engine_model.SAMPLER_SINCE)
+@pytest.mark.parametrize(("since", "sampler"), sampling.SAMPLER_SINCE)
 def test_a_release_from_its_first_version_on_takes_its_sampler(cli, since, sampler):
     """--engine-version decides --sampler's default from the release each change is first in: at that
     release and after it, not before (the release before the first change leaves it to --sampler)."""
     first = ".".join(map(str, since))
     assert sampler_input(sampled_at(cli, first)) == (sampler, f"vLLM {first}'s default")
     assert sampler_input(sampled_at(cli, f"v{first}.post1")) == (sampler, f"vLLM v{first}.post1's default")
-    earlier = [s for s in engine_model.SAMPLER_SINCE if s[0] < since]
+    earlier = [s for s in sampling.SAMPLER_SINCE if s[0] < since]
     before = f"{since[0]}.{since[1] - 1}.9"
     if earlier:
         assert sampler_input(sampled_at(cli, before))[0] == earlier[-1][1]
@@ -1276,7 +1321,7 @@ def test_a_release_before_v1_was_the_default_asks_for_the_v0_engine(cli):
         f"Error: vLLM {before} runs its V0 engine by default (V1 is the default from v0.8.0): give --engine "
         "vllm-v0, or leave --engine-version out and give --sampler for V1 on that release\n"
     )
-    first = ".".join(map(str, engine_model.V1_DEFAULT_SINCE))
+    first = ".".join(map(str, sampling.V1_DEFAULT_SINCE))
     assert "runs its V0 engine" not in cli("estimate", "memory", *V1_LLAMA, "--engine-version", first).err
 
 
@@ -1309,14 +1354,14 @@ def test_model_runner_v2_takes_the_models_its_release_notes_name(cli):
             assert found == (mrv2[0], mrv2[1].format(release)), (model, release)
         else:
             assert found == ("triton", f"vLLM {release}'s default"), (model, release)
-    assert [r[0] for r in engine_model.MRV2_SINCE] == [(0, 22, 0), (0, 23, 0), (0, 24, 0), (0, 25, 0)]
+    assert [r[0] for r in sampling.MRV2_SINCE] == [(0, 22, 0), (0, 23, 0), (0, 24, 0), (0, 25, 0)]
 
 
 def test_model_runner_v2_says_it_subtracts_nothing_for_cuda_graphs(cli):
     result = run_json(cli, "estimate", "memory", *V1_LLAMA, "--sampler", "greedy")
     said = " ".join(result["limitations"])
     assert said.startswith("Model Runner V2 estimates its CUDA graphs at 0")
-    assert engine_model.SAMPLER_PATHS["greedy"].left_out in said
+    assert sampling.SAMPLER_PATHS["greedy"].left_out in said
     peak = next(f for f in result["formulas"] if f.startswith("activation peak = "))
     assert "R x V x (2 + 4) (Model Runner V2's greedy dummy run: float32 logits 4)" in peak
 

@@ -17,7 +17,7 @@ import pytest
 import startup_cases
 import tomli
 
-from invmap.estimate.engine import SAMPLER_SINCE
+from invmap.estimate.sampling import SAMPLER_SINCE
 from invmap.quantities import INPUTS, read_version
 
 FOLDER = Path(__file__).parent / "fixtures" / "startup-logs"

@@ -128,10 +128,10 @@ def vllm_mxfp4_experts(model: Model, tp: int, backend: str) -> int:
         inter = round_up(inter, 64)
     w13 = 2 * inter * (hidden // 2 + hidden // 32 + 2)
     w2 = hidden * (inter // 2 + inter // 32 + 2)
-    return (_experts(c, where) or 1) * (w13 + w2)
+    return (experts_of(c, where) or 1) * (w13 + w2)
 
 
-def _experts(c: dict[str, Any], where: str) -> int | None:
+def experts_of(c: dict[str, Any], where: str) -> int | None:
     """The routed experts of each MoE layer, by whichever key the family names them with."""
     return (
         optional_int(c, "num_local_experts", where)
@@ -140,11 +140,21 @@ def _experts(c: dict[str, Any], where: str) -> int | None:
     )
 
 
-def _moe_layers(c: dict[str, Any], layers: int, where: str) -> set[int]:
+def moe_keys(model: Model) -> tuple[int | None, int | None]:
+    """(experts a token is routed to, an expert's intermediate size) where the config gives them as
+    integers, else None: a dense model has neither."""
+    c, where = model.config, model.where
+    return tuple(  # type: ignore[return-value]
+        optional_int(c, key, where) if isinstance(c.get(key), int) else None
+        for key in ("num_experts_per_tok", "moe_intermediate_size")
+    )
+
+
+def moe_layers(c: dict[str, Any], layers: int, where: str) -> set[int]:
     """The layers whose MLP is a mixture of experts (none when the config names no experts): all but
     DeepSeek's `first_k_dense_replace` first layers and Qwen's `mlp_only_layers`, every
     `decoder_sparse_step`-th."""
-    if not _experts(c, where):
+    if not experts_of(c, where):
         return set()
     dense_first = c.get("first_k_dense_replace") if isinstance(c.get("first_k_dense_replace"), int) else 0
     only = c.get("mlp_only_layers")
@@ -296,7 +306,7 @@ def _mlp(c: dict[str, Any], where: str, moe: bool) -> list[tuple[str, int, bool]
         if c.get("model_type") in TWO_LAYER_MLP:
             return [("mlp", 2 * hidden * inter + inter + hidden, True)]
         return [("mlp", 3 * hidden * inter + ((2 * inter + hidden) if bias else 0), True)]
-    experts = _experts(c, where) or 1
+    experts = experts_of(c, where) or 1
     inter = optional_int(c, "moe_intermediate_size", where) or need(c, "intermediate_size", where)
     one = 3 * hidden * inter + ((2 * inter + hidden) if bias else 0)
     out = [("experts", experts * one, True), ("router", hidden * experts + (experts if bias else 0), False)]
@@ -318,7 +328,7 @@ def count(model: Model, online: str | None = None) -> Weights:
     layers = need(c, "num_hidden_layers", where)
     hidden = need(c, "hidden_size", where)
     vocab = need(c, "vocab_size", where)
-    moe = _moe_layers(c, layers, where)
+    moe = moe_layers(c, layers, where)
     attention = _attention_by_layer(c, where, layers)
     norms = _layer_norms(c, where)
     per_layer_outside, per_layer_input = _per_layer_embeddings(c, where, layers)
