@@ -10,6 +10,7 @@ import importlib
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 from test_measure import _decoding, evidence, levels, run, write
@@ -380,3 +381,11 @@ def test_triage_reads_the_bandwidth_from_the_gpu_and_derates_it(cli, tmp_path):
         "weights and the KV of 4 requests of 1,100 tokens at 1.68 TB/s (0.5 x 3.35 TB/s, H100 SXM): decode is "
         "memory-bandwidth bound"
     ]
+
+
+def test_the_estimates_page_lists_every_key_of_gpus_json():
+    """docs/estimates.md's `gpus --json` keys are the entry's words and every declared figure, in order."""
+    page = " ".join((Path(__file__).parents[1] / "docs" / "estimates.md").read_text(encoding="utf-8").split())
+    found = re.search(r"`gpus --json`: `\[\{([^}]*)\}\]`", page)
+    assert found, "docs/estimates.md names no gpus --json keys"
+    assert [k.strip() for k in found[1].split(",")] == list(gpus_module.ENTRY_KEYS)
