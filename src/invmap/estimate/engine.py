@@ -905,8 +905,9 @@ def _limitations(setup: Setup) -> list[str]:
         )
     if setup.unlisted:
         out.append(
-            "PyTorch's caching allocator hands out whole blocks where a weight tensor would leave 1 MiB or less "
-            f"of its segment (up to 1 MiB a tensor), which the weights would count; not counted: {setup.unlisted}."
+            "The weights leave out what PyTorch's caching allocator holds beyond their bytes (whole blocks where a "
+            "tensor would leave 1 MiB or less of its segment; SGLang: the segments, rounded up to 2 MiB), as "
+            f"invmap lists this model's tensors only in total: {setup.unlisted}."
         )
     if setup.engine == "vllm" and not setup.cublas:
         out.append(
