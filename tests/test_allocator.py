@@ -4,6 +4,7 @@ parameter count for every stored config they list."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,23 @@ def test_the_tensors_hold_the_counted_parameters(folder):
     tables = 1 if c.get("tie_word_embeddings") else 2
     encoders = sum(weights.part_bytes(p) for p in weights.parts if p.module == "encoder")
     assert sum(tensors) == counted - encoders + tables * padding, folder.name
+
+
+def test_a_biased_mixture_of_experts_lists_its_biases(tmp_path):
+    """gpt-oss stored unquantized (its config without quantization_config, as a BF16 re-save is): the
+    router, w13 and w2 carry biases and q/k/v too, and the tensors still hold the counted parameters."""
+    source = json.loads((CONFIGS / "openai--gpt-oss-20b" / "config.json").read_text(encoding="utf-8"))
+    del source["quantization_config"]
+    (tmp_path / "config.json").write_text(json.dumps(source), encoding="utf-8")
+    model = load_model(str(tmp_path))
+    weights = count(model)
+    assert unlisted(model, weights) == ""
+    layers = range(weights.layers)
+    tensors = weight_tensors(model, weights, 1, layers, True, True, [])
+    assert sum(tensors) == weights.per_gpu_bytes(1, layers, True, True, False)
+    experts, inter, hidden = source["num_local_experts"], source["intermediate_size"], source["hidden_size"]
+    assert tensors.count(experts * 2) == source["num_hidden_layers"]  # each layer's router bias
+    assert experts * 2 * inter * 2 in tensors and experts * hidden * 2 in tensors  # w13's and w2's biases
 
 
 def test_a_model_not_listed_says_why():

@@ -284,6 +284,11 @@ DEVICE_TERMS = {
         "on compute capability 10.x and later PyTorch's default moved between releases",
     ),
     "mi300x": (("--gpu", "mi300x"), 304, 0, None, "ROCm's hipBLAS default was not read at the torch vLLM pins for it"),
+    # no compute capability in the table: neither is counted
+    "a10g": (
+        ("--gpu", "a10g", "--memory", "22GiB"), 0, 0, "table gives no SM count for the device",
+        "invmap's table gives no compute capability for the device",
+    ),
     "--memory": (
         ("--memory", "80GiB"), 0, 0, "table gives no SM count for the device",
         "a device given by --memory has no compute capability",

@@ -417,11 +417,11 @@ def _stage_layers(layers: int, pp: int) -> list[range]:
 def _stage(setup: Setup, model: Model, layout: Layout, weights: Weights, layers: range) -> Stage:
     first, last = layers.start == 0, layers.stop == layout.layers
     tied = bool(model.config.get("tie_word_embeddings"))
-    extra = 0
-    if not setup.unlisted:
-        rope = [rows * columns * setup.compute_bytes for rows, columns in setup.rope]
-        extra = rounding(model, weights, setup.tp, layers, first, last, rope, setup.engine == "sglang")
-    held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts) + _rope_bytes(setup) + extra
+    rope = _rope_sizes(setup)
+    extra = (
+        0 if setup.unlisted else rounding(model, weights, setup.tp, layers, first, last, rope, setup.engine == "sglang")
+    )
+    held = weights.per_gpu_bytes(setup.tp, layers, first, last, tied, setup.experts) + sum(rope) + extra
     activation = _activation(setup, model, last)
     non_torch, words = _non_torch(setup, model)
     kv_end = layout.layers - layout.kv_shared  # the layers after it keep no KV of their own
@@ -450,9 +450,9 @@ def _check_pages(setup: Setup, shape: KvShape, model: Model) -> None:
         )
 
 
-def _rope_bytes(setup: Setup) -> int:
-    """The RoPE caches' bytes on one GPU (whole on each: the buffers are not split by TP)."""
-    return sum(rows * columns for rows, columns in setup.rope) * setup.compute_bytes
+def _rope_sizes(setup: Setup) -> list[int]:
+    """Each RoPE cache's bytes on one GPU (whole on each: the buffers are not split by TP)."""
+    return [rows * columns * setup.compute_bytes for rows, columns in setup.rope]
 
 
 def _non_torch(setup: Setup, model: Model) -> tuple[int, str]:
@@ -746,7 +746,7 @@ def _formulas(setup: Setup, weights: Weights, stages: list[Stage], pool: Pool) -
         + (f", layers {s.layers.start}-{s.layers.stop - 1} of {len(stages)} stages" if setup.pp > 1 else "")
         + (
             f", + RoPE caches {' + '.join(f'{r:,} x {c}' for r, c in setup.rope)} x {setup.compute_bytes} B "
-            f"({human_bytes(_rope_bytes(setup))})"
+            f"({human_bytes(sum(_rope_sizes(setup)))})"
             if setup.rope
             else ""
         )

@@ -24,7 +24,9 @@ from invmap.estimate.weights import (
     QK_NORMED,
     TWO_LAYER_MLP,
     Weights,
+    attention_biased,
     experts_of,
+    mlp_biased,
     moe_layers,
     round_up,
 )
@@ -92,7 +94,7 @@ def _attention(c: dict[str, Any], where: str, tp: int, b: int) -> list[int]:
     q, kv_gpu = heads // tp, max(1, kv // tp)
     width = (q + 2 * kv_gpu) * d
     out = [width * hidden * b]
-    if c.get("attention_bias") or c.get("model_type") in ("qwen2", *TWO_LAYER_MLP):
+    if attention_biased(c):
         out.append(width * b)
     out.append(hidden * q * d * b)
     if c.get("model_type") in TWO_LAYER_MLP:
@@ -107,7 +109,7 @@ def _dense(c: dict[str, Any], where: str, tp: int, b: int, inter: int) -> list[i
     hidden, share = need(c, "hidden_size", where), inter // tp
     if c.get("model_type") in TWO_LAYER_MLP:
         return [share * hidden * b, share * b, hidden * share * b, hidden * b]
-    bias = bool(c.get("mlp_bias"))
+    bias = mlp_biased(c)
     return [
         2 * share * hidden * b,
         *([2 * share * b] if bias else []),
@@ -118,12 +120,15 @@ def _dense(c: dict[str, Any], where: str, tp: int, b: int, inter: int) -> list[i
 
 def _moe(c: dict[str, Any], where: str, tp: int, b: int) -> list[int]:
     """A mixture-of-experts MLP: the router (whole), FusedMoE's w13 (E x 2 x I/TP x H) and w2
-    (E x H x I/TP), then the shared experts or the dense MLP beside them where the family has one."""
+    (E x H x I/TP), each with its bias where the family has them (`mlp_biased`: w13's split, w2's
+    E x H whole), then the shared experts or the dense MLP beside them where the family has one."""
     hidden = need(c, "hidden_size", where)
     experts = experts_of(c, where) or 1
     inter = optional_int(c, "moe_intermediate_size", where) or need(c, "intermediate_size", where)
-    share = inter // tp
-    out = [experts * hidden * b, experts * 2 * share * hidden * b, experts * hidden * share * b]
+    share, bias = inter // tp, mlp_biased(c)
+    out = [experts * hidden * b, *([experts * b] if bias else [])]
+    out += [experts * 2 * share * hidden * b, *([experts * 2 * share * b] if bias else [])]
+    out += [experts * hidden * share * b, *([experts * hidden * b] if bias else [])]
     shared_inter = optional_int(c, "shared_expert_intermediate_size", where)
     shared = c.get("n_shared_experts")
     if shared_inter:

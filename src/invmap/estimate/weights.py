@@ -164,6 +164,16 @@ def moe_layers(c: dict[str, Any], layers: int, where: str) -> set[int]:
     return {i for i in range(layers) if i >= dense_first and i not in only_dense and (i + 1) % step == 0}
 
 
+def attention_biased(c: dict[str, Any]) -> bool:
+    """Whether q, k and v (and, for TWO_LAYER_MLP's families, the output projection) carry biases."""
+    return bool(c.get("attention_bias")) or c.get("model_type") in ("qwen2", *TWO_LAYER_MLP)
+
+
+def mlp_biased(c: dict[str, Any]) -> bool:
+    """Whether a gated MLP's (or an expert's) projections and a router carry biases (gpt-oss's do)."""
+    return bool(c.get("mlp_bias")) or c.get("model_type") == "gpt_oss"
+
+
 def attention_parameters(c: dict[str, Any], where: str) -> int:
     """One layer's attention projections: q, k, v and o (biases too), or latent attention's down and
     up projections (multi-head latent attention: `kv_lora_rank`)."""
@@ -181,7 +191,7 @@ def attention_parameters(c: dict[str, Any], where: str) -> int:
     head_dim = head_dim_of(c, heads, where)
     q, kv = heads * head_dim, kv_heads * head_dim
     total = hidden * q + 2 * hidden * kv + q * hidden
-    if c.get("attention_bias") or c.get("model_type") in ("qwen2", *TWO_LAYER_MLP):
+    if attention_biased(c):
         total += q + 2 * kv + (hidden if c.get("model_type") in TWO_LAYER_MLP else 0)
     return total
 
@@ -300,7 +310,7 @@ def _mlp(c: dict[str, Any], where: str, moe: bool) -> list[tuple[str, int, bool]
     """One layer's MLP as (module, parameters, split): gated (3 x H x I), experts with their router
     and shared experts, biases where the config has them."""
     hidden = need(c, "hidden_size", where)
-    bias = bool(c.get("mlp_bias")) or c.get("model_type") == "gpt_oss"
+    bias = mlp_biased(c)
     if not moe:
         inter = need(c, "intermediate_size", where)
         if c.get("model_type") in TWO_LAYER_MLP:
