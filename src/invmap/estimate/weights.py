@@ -12,14 +12,13 @@ from typing import Any
 
 from invmap.estimate.config import Model, head_dim_of, need, optional_int
 from invmap.estimate.encoders import encoder_parameters
-from invmap.estimate.layout import full_attention_keys
+from invmap.estimate.layout import TORCH_DTYPES, full_attention_keys
 from invmap.estimate.refusals import Refused, RefusedFile
 from invmap.quantities import MAX_ROPE_FACTOR
 
 # The modules a count is made of; a quantized checkpoint quantizes the linear ones (not embeddings,
 # norms or routers), less those its config excludes.
 LINEAR = ("attention", "mlp", "experts")
-DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2, "float": 4, "half": 2}
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
 # Families whose MLP is two biased linears, fc1 H x I and fc2 I x H (transformers' PhiMLP; vLLM's phi.py
 # builds them as Column/RowParallelLinear with biases), and whose q, k, v and output projections
@@ -380,7 +379,7 @@ def online_format(c: dict[str, Any], where: str, method: str) -> Format:
 
 def _dtype_bytes(c: dict[str, Any]) -> int:
     name = c.get("torch_dtype") or c.get("dtype")
-    return DTYPE_BYTES.get(str(name).removeprefix("torch."), 2)
+    return TORCH_DTYPES.get(str(name).removeprefix("torch."), 2)
 
 
 def _excluded(names: list[Any]) -> tuple[str, ...]:
